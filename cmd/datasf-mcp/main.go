@@ -1,0 +1,187 @@
+// Command datasf-mcp is an MCP server for San Francisco's open data portal
+// (data.sfgov.org) and any other Socrata portal, with dual responses: the
+// model gets a sample, the exact total and a link; the full result is served
+// over REST.
+//
+// Usage:
+//
+//	datasf-mcp [flags]                      MCP over stdio + REST listener
+//	datasf-mcp serve --http ADDR [flags]    Streamable HTTP at /mcp + REST at /resources/
+//	datasf-mcp search QUERY [flags]         search the catalog, print JSON
+//	datasf-mcp schema DATASET_ID [flags]    print a dataset's schema as JSON
+//	datasf-mcp query DATASET_ID SOQL        print the dual response as JSON
+//	datasf-mcp fetch URL [--format csv|ndjson|json] [-o FILE]
+//
+// Run `datasf-mcp --help` for the flags and their environment variables.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	cfg, err := parseConfig(os.Args[1:], os.Getenv, os.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		os.Exit(0)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "datasf-mcp:", err)
+		fmt.Fprintln(os.Stderr, "Run 'datasf-mcp --help' for usage.")
+		os.Exit(2)
+	}
+	cfg.Stdin, cfg.Stdout, cfg.Stderr = os.Stdin, os.Stdout, os.Stderr
+	if err := run(ctx, cfg); err != nil && !errors.Is(err, context.Canceled) {
+		fmt.Fprintln(os.Stderr, "datasf-mcp:", err)
+		os.Exit(1)
+	}
+}
+
+// usage is the text of --help.
+const usage = `datasf-mcp: an MCP server for San Francisco's open data (any Socrata portal works).
+
+Query results come back as dual responses: the model sees a small sample, the
+exact total and a link; the complete result is served at that link by a REST
+endpoint (paged JSON, CSV/NDJSON/JSON export).
+
+Usage:
+  datasf-mcp [flags]                        MCP over stdio, REST listener on --rest-addr
+  datasf-mcp serve --http ADDR [flags]      Streamable HTTP at /mcp and REST at /resources/ on ADDR
+  datasf-mcp search QUERY [flags]           search the catalog (prints JSON)
+  datasf-mcp schema DATASET_ID [flags]      a dataset's columns and row count (prints JSON)
+  datasf-mcp query DATASET_ID SOQL [flags]  run SoQL, print the dual response (JSON)
+  datasf-mcp fetch URL [flags]              download a full result (resource URL) to stdout or -o FILE
+
+Examples:
+  datasf-mcp --offline                                   # stdio server on the built-in snapshot
+  datasf-mcp serve --http 127.0.0.1:8080 --offline
+  datasf-mcp query wg3w-h783 "SELECT incident_category, count(*) AS n GROUP BY incident_category ORDER BY n DESC" --offline
+  datasf-mcp fetch http://127.0.0.1:8765/resources/ID --format csv -o result.csv
+
+Flags (each falls back to the environment variable shown):
+`
+
+const usageTail = `
+Environment only:
+  SOCRATA_APP_TOKEN   Socrata app token, sent as X-App-Token (never printed or logged)
+`
+
+// config is everything run needs. parseConfig builds it from flags and env.
+type config struct {
+	Command string   // "" (stdio), "serve", "search", "schema", "query", "fetch"
+	Args    []string // positional arguments of the command
+
+	Domain       string
+	BaseURL      string
+	DiscoveryURL string
+	AppToken     string
+	Offline      bool
+	DataDir      string
+	RESTAddr     string
+	PublicURL    string
+	HTTPAddr     string
+	Store        string
+	SampleSize   int
+	LogLevel     string
+	RESTToken    string
+	Format       string
+	Output       string
+	Expiration   string
+
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+}
+
+var commands = map[string]bool{"serve": true, "search": true, "schema": true, "query": true, "fetch": true}
+
+// parseConfig reads the command line and the environment. Flags may come
+// before or after the command's positional arguments.
+func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
+	var cfg config
+	if len(args) > 0 && commands[args[0]] {
+		cfg.Command, args = args[0], args[1:]
+	}
+	fs := flag.NewFlagSet("datasf-mcp", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	env := func(name, def string) string {
+		if v := getenv(name); v != "" {
+			return v
+		}
+		return def
+	}
+	str := func(p *string, name, envName, def, help string) {
+		fs.StringVar(p, name, env(envName, def), help+" (env "+envName+")")
+	}
+	str(&cfg.Domain, "domain", "DATASF_DOMAIN", "data.sfgov.org", "Socrata portal domain")
+	str(&cfg.BaseURL, "base-url", "DATASF_BASE_URL", "", "base URL of the portal's APIs (default https://DOMAIN)")
+	str(&cfg.DiscoveryURL, "discovery-url", "DATASF_DISCOVERY_URL", "https://api.us.socrata.com", "Socrata Discovery API base URL")
+	str(&cfg.DataDir, "data", "DATASF_DATA", "", "with --offline: also load dataset files from this directory (the format of shared/fixtures/datasets)")
+	str(&cfg.RESTAddr, "rest-addr", "DATASF_REST_ADDR", "127.0.0.1:8765", "stdio mode: address of the REST listener for full results")
+	str(&cfg.PublicURL, "public-url", "DATASF_PUBLIC_URL", "", "base URL used in result links, when behind a proxy (default http://LISTEN-ADDR)")
+	str(&cfg.HTTPAddr, "http", "DATASF_HTTP", "", "serve: listen address for Streamable HTTP and REST, e.g. 127.0.0.1:8080")
+	str(&cfg.Store, "store", "DATASF_STORE", "memory", "result store: memory | sqlite:PATH | redis://HOST:PORT/DB")
+	str(&cfg.LogLevel, "log-level", "DATASF_LOG_LEVEL", "info", "log level: debug | info | warn | error (logs go to stderr)")
+	str(&cfg.Format, "format", "DATASF_FORMAT", "csv", "fetch: output format csv | ndjson | json")
+	str(&cfg.Output, "o", "DATASF_OUTPUT", "", "fetch: write to this file instead of stdout")
+	str(&cfg.Expiration, "expiration", "DATASF_EXPIRATION", "15m", "how long a stored result stays available after its last access")
+	fs.BoolVar(&cfg.Offline, "offline", env("DATASF_OFFLINE", "") == "true" || env("DATASF_OFFLINE", "") == "1",
+		"serve a built-in generated snapshot from an in-process fake Socrata server; no network (env DATASF_OFFLINE=true)")
+	fs.IntVar(&cfg.SampleSize, "sample-size", 15, "sample rows returned to the model per query (1-100)")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), usage)
+		fs.PrintDefaults()
+		fmt.Fprint(fs.Output(), usageTail)
+	}
+
+	// Interleave flags and positional arguments.
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return cfg, err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		positional = append(positional, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	cfg.Args = positional
+	cfg.AppToken = getenv("SOCRATA_APP_TOKEN")
+	cfg.RESTToken = getenv("DATASF_REST_TOKEN")
+
+	want := map[string]int{"": 0, "serve": 0, "search": 1, "schema": 1, "query": 2, "fetch": 1}
+	if n := want[cfg.Command]; len(cfg.Args) != n {
+		if cfg.Command == "" {
+			return cfg, fmt.Errorf("unknown command %q; commands: serve, search, schema, query, fetch", cfg.Args[0])
+		}
+		return cfg, fmt.Errorf("%s takes %d argument(s), got %d", cfg.Command, n, len(cfg.Args))
+	}
+	if cfg.Command == "serve" && cfg.HTTPAddr == "" {
+		return cfg, errors.New("serve needs --http ADDR (for example --http 127.0.0.1:8080)")
+	}
+	if cfg.SampleSize < 1 || cfg.SampleSize > 100 {
+		return cfg, fmt.Errorf("--sample-size must be between 1 and 100; got %d", cfg.SampleSize)
+	}
+	switch cfg.Format {
+	case "csv", "ndjson", "json":
+	default:
+		return cfg, fmt.Errorf("--format must be csv, ndjson or json; got %q", cfg.Format)
+	}
+	switch cfg.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		return cfg, fmt.Errorf("--log-level must be debug, info, warn or error; got %q", cfg.LogLevel)
+	}
+	if cfg.DataDir != "" && !cfg.Offline {
+		return cfg, errors.New("--data needs --offline (it loads files into the in-process fake portal)")
+	}
+	return cfg, nil
+}

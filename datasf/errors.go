@@ -1,0 +1,101 @@
+package datasf
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/datasf-mcp/datasf-mcp/socrata"
+)
+
+// Error types reported to the model in the error_type field.
+const (
+	errValidation = "validation"
+	errNotFound   = "not_found"
+	errRateLimit  = "rate_limit"
+	errTimeout    = "timeout"
+	errAPI        = "api_error"
+)
+
+// toolError is the body of every isError tool result. It is sent as the text
+// content (not as structuredContent, which clients validate against the
+// tool's output schema).
+type toolError struct {
+	Error     string         `json:"error"`
+	ErrorType string         `json:"error_type"`
+	Details   map[string]any `json:"details,omitempty"`
+}
+
+// result renders the error as an isError tool result.
+func (e toolError) result() *mcp.CallToolResult {
+	b, err := json.Marshal(e)
+	if err != nil { // cannot happen for these types; keep the message anyway
+		b = []byte(fmt.Sprintf(`{"error":%q,"error_type":%q}`, e.Error, e.ErrorType))
+	}
+	return &mcp.CallToolResult{
+		Content: []mcp.Content{mcp.NewTextContent(string(b))},
+		IsError: true,
+	}
+}
+
+func validationError(msg string, details map[string]any) *mcp.CallToolResult {
+	return toolError{Error: msg, ErrorType: errValidation, Details: details}.result()
+}
+
+// upstreamError translates an error from the Socrata client into a result the
+// model can act on. what names the operation ("dataset rqzj-sfat", "search").
+func upstreamError(err error, what string, hint string) *mcp.CallToolResult {
+	var (
+		rl  *socrata.RateLimitError
+		to  *socrata.TimeoutError
+		api *socrata.APIError
+	)
+	switch {
+	case errors.Is(err, socrata.ErrNotFound):
+		msg := what + " was not found on the portal."
+		if hint != "" {
+			msg += " " + hint
+		}
+		return toolError{Error: msg, ErrorType: errNotFound}.result()
+	case errors.As(err, &rl):
+		secs := int(math.Ceil(rl.RetryAfter.Seconds()))
+		if secs < 1 {
+			secs = 1
+		}
+		return toolError{
+			Error:     fmt.Sprintf("The portal is rate limiting requests. Wait %d seconds and try again.", secs),
+			ErrorType: errRateLimit,
+			Details:   map[string]any{"retry_after_seconds": secs},
+		}.result()
+	case errors.As(err, &to), errors.Is(err, context.DeadlineExceeded):
+		return toolError{
+			Error:     "The portal did not answer in time for " + what + ". Try again, or narrow the query (add a WHERE clause or a LIMIT).",
+			ErrorType: errTimeout,
+		}.result()
+	case errors.As(err, &api):
+		details := map[string]any{"status": api.StatusCode}
+		if api.Code != "" {
+			details["code"] = api.Code
+		}
+		if api.Message != "" {
+			details["socrata_message"] = api.Message
+		}
+		msg := "The portal rejected the request for " + what
+		if api.Message != "" {
+			msg += ": " + api.Message
+		} else {
+			msg += fmt.Sprintf(" (HTTP %d)", api.StatusCode)
+		}
+		if strings.HasPrefix(api.Code, "query.") {
+			msg += ". Fix the SoQL and try again; get_schema lists the real column names."
+		}
+		return toolError{Error: msg, ErrorType: errAPI, Details: details}.result()
+	default:
+		return toolError{Error: "The request for " + what + " failed: " + err.Error(), ErrorType: errAPI}.result()
+	}
+}

@@ -1,0 +1,178 @@
+package datasf
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/datasf-mcp/datasf-mcp/dualresp"
+	"github.com/datasf-mcp/datasf-mcp/socrata"
+	"github.com/datasf-mcp/datasf-mcp/soql"
+)
+
+// QueryKind is the dualresp.Query kind of the queries this package stores.
+const QueryKind = "soql"
+
+// exportPageSize is the page size used to stream a whole result; Socrata
+// serves up to 50,000 rows a request.
+const exportPageSize = 50_000
+
+// Executor re-executes stored SoQL queries against a Socrata portal. It is the
+// dualresp.Executor the REST endpoint uses to serve pages and exports.
+type Executor struct {
+	client *socrata.Client
+}
+
+// NewExecutor returns an Executor that runs queries through c.
+func NewExecutor(c *socrata.Client) *Executor { return &Executor{client: c} }
+
+// storedQuery builds the dualresp query definition for a SoQL query on a dataset.
+func storedQuery(datasetID string, q *soql.Query) dualresp.Query {
+	return dualresp.Query{Kind: QueryKind, Text: q.String(), Params: map[string]string{"dataset_id": datasetID}}
+}
+
+func (e *Executor) parse(q dualresp.Query) (string, *soql.Query, error) {
+	if q.Kind != QueryKind {
+		return "", nil, fmt.Errorf("datasf: cannot execute a stored query of kind %q", q.Kind)
+	}
+	id := q.Params["dataset_id"]
+	if id == "" {
+		return "", nil, errors.New("datasf: stored query has no dataset_id")
+	}
+	parsed, err := soql.Parse(q.Text)
+	if err != nil {
+		return "", nil, fmt.Errorf("datasf: stored query does not parse: %w", err)
+	}
+	return id, parsed, nil
+}
+
+// Count returns the exact number of rows the stored query returns.
+func (e *Executor) Count(ctx context.Context, q dualresp.Query) (int64, error) {
+	id, parsed, err := e.parse(q)
+	if err != nil {
+		return 0, err
+	}
+	return countRows(ctx, e.client, id, parsed)
+}
+
+// Page returns one page of the stored query's rows, as raw JSON objects.
+func (e *Executor) Page(ctx context.Context, q dualresp.Query, req dualresp.PageRequest) ([]json.RawMessage, error) {
+	id, parsed, err := e.parse(q)
+	if err != nil {
+		return nil, err
+	}
+	parsed = withSort(parsed, req.Sort)
+	rows, _, err := rawRows(ctx, e.client, id, parsed.WithPage(req.Offset, req.Limit))
+	return rows, err
+}
+
+// Stream passes every row of the stored query to fn, page by page, without
+// decoding rows.
+func (e *Executor) Stream(ctx context.Context, q dualresp.Query, sort []dualresp.SortField, fn func(json.RawMessage) error) error {
+	id, parsed, err := e.parse(q)
+	if err != nil {
+		return err
+	}
+	parsed = withSort(parsed, sort)
+	for offset := int64(0); ; offset += exportPageSize {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		stream, err := e.client.QueryStream(ctx, id, parsed.WithPage(offset, exportPageSize).String())
+		if err != nil {
+			return err
+		}
+		n := 0
+		for {
+			raw, err := stream.NextRaw()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				stream.Close()
+				return err
+			}
+			n++
+			if err := fn(raw); err != nil {
+				stream.Close()
+				return err
+			}
+		}
+		if err := stream.Close(); err != nil {
+			return err
+		}
+		if n < exportPageSize {
+			return nil
+		}
+	}
+}
+
+// withSort puts the requested sort fields (already checked by dualresp to be
+// result columns) in front of the query's stable order, which stays as the
+// tie-breaker so pages remain deterministic.
+func withSort(q *soql.Query, sort []dualresp.SortField) *soql.Query {
+	if len(sort) == 0 {
+		return q
+	}
+	q = q.Clone()
+	last := q.Stages[len(q.Stages)-1]
+	order := make([]*soql.OrderItem, 0, len(sort)+len(last.OrderBy))
+	for _, s := range sort {
+		order = append(order, &soql.OrderItem{Expr: &soql.Ident{Name: s.Field, Quoted: true, Raw: "`" + s.Field + "`"}, Desc: s.Desc})
+	}
+	last.OrderBy = append(order, last.OrderBy...)
+	return q
+}
+
+// countRows runs `<q> |> SELECT count(*)` and returns the count.
+func countRows(ctx context.Context, c *socrata.Client, datasetID string, q *soql.Query) (int64, error) {
+	res, err := c.Query(ctx, datasetID, q.CountQuery().String())
+	if err != nil {
+		return 0, err
+	}
+	if len(res.Rows) != 1 {
+		return 0, fmt.Errorf("datasf: count query returned %d rows, want 1", len(res.Rows))
+	}
+	for _, v := range res.Rows[0] {
+		switch v := v.(type) {
+		case string:
+			return strconv.ParseInt(v, 10, 64)
+		case float64:
+			return int64(v), nil
+		case json.Number:
+			return v.Int64()
+		}
+	}
+	return 0, errors.New("datasf: count query returned no count")
+}
+
+// rawRows runs q and returns its rows as raw JSON objects plus the result's
+// columns from the X-SODA2-Fields and X-SODA2-Types headers.
+func rawRows(ctx context.Context, c *socrata.Client, datasetID string, q *soql.Query) ([]json.RawMessage, []dualresp.Column, error) {
+	stream, err := c.QueryStream(ctx, datasetID, q.String())
+	if err != nil {
+		return nil, nil, err
+	}
+	defer stream.Close()
+	cols := make([]dualresp.Column, len(stream.Fields))
+	for i, f := range stream.Fields {
+		cols[i].Name = f
+		if i < len(stream.Types) {
+			cols[i].Type = stream.Types[i]
+		}
+	}
+	var rows []json.RawMessage
+	for {
+		raw, err := stream.NextRaw()
+		if errors.Is(err, io.EOF) {
+			return rows, cols, nil
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		rows = append(rows, raw)
+	}
+}

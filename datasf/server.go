@@ -1,0 +1,104 @@
+package datasf
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/datasf-mcp/datasf-mcp/dualresp"
+	"github.com/datasf-mcp/datasf-mcp/schemacache"
+	"github.com/datasf-mcp/datasf-mcp/socrata"
+)
+
+// Version is the server version reported to MCP clients.
+const Version = "0.1.0"
+
+// Instructions tell the model how to use the tools.
+const Instructions = `Tools for the open data portal %s (Socrata).
+Workflow: 1) search_datasf (or list_datasf) to find a dataset and its 4x4 id; 2) get_schema to learn its exact column fieldNames and types; 3) query_datasf with SoQL (SELECT ... WHERE ... GROUP BY ... ORDER BY ... LIMIT ..., no FROM).
+query_datasf returns a dual response: "results" is only a SAMPLE of the rows; metadata.total_count is the exact number of rows; resource.url holds the complete result (paged JSON, CSV/NDJSON export) for the user or application. Do not try to page through the full result yourself: aggregate with GROUP BY and count(*)/sum()/avg() instead, and give the user the link.
+Column names are corrected automatically when slightly wrong (see metadata.corrections). Text comparison is case-sensitive; use upper(col) = 'VALUE' when unsure of case. Timestamps are compared as '2024-01-01T00:00:00'.`
+
+// Options configures NewServer. Client and Results are required.
+type Options struct {
+	// Client talks to the Socrata portal.
+	Client *socrata.Client
+	// Results stores dual responses and serves their full results. Build it
+	// with NewExecutor(Client) as its executor.
+	Results *dualresp.Server
+	// Schemas caches dataset schemas. Default: a schemacache.Cache over Client.
+	Schemas *schemacache.Cache
+	// DefaultSampleSize is the sample size when the caller gives none
+	// (default: the Results server's default).
+	DefaultSampleSize int
+	// Logger receives diagnostics (default: discard). Never stdout.
+	Logger *slog.Logger
+	// ServerOptions are passed to mcp-go (for example server.WithOutputSchemaValidation()).
+	ServerOptions []server.ServerOption
+}
+
+// Server holds the tool handlers. MCP returns the mcp-go server.
+type Server struct {
+	client  *socrata.Client
+	results *dualresp.Server
+	schemas *schemacache.Cache
+	sample  int
+	log     *slog.Logger
+	mcp     *server.MCPServer
+}
+
+// NewServer returns the DataSF MCP server with its four tools and the
+// resource://{id} template for stored results.
+func NewServer(opts Options) (*Server, error) {
+	if opts.Client == nil {
+		return nil, errors.New("datasf: Options.Client is required")
+	}
+	if opts.Results == nil {
+		return nil, errors.New("datasf: Options.Results is required")
+	}
+	s := &Server{
+		client:  opts.Client,
+		results: opts.Results,
+		schemas: opts.Schemas,
+		sample:  opts.DefaultSampleSize,
+		log:     opts.Logger,
+	}
+	if s.schemas == nil {
+		s.schemas = schemacache.New(opts.Client, schemacache.Options{})
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	mopts := []server.ServerOption{
+		server.WithToolCapabilities(false),
+		server.WithResourceCapabilities(false, false),
+		server.WithInstructions(instructions(opts.Client.Domain())),
+		server.WithRecovery(),
+	}
+	mopts = append(mopts, opts.ServerOptions...)
+	s.mcp = server.NewMCPServer("datasf-mcp", Version, mopts...)
+	for _, t := range s.tools() {
+		s.mcp.AddTool(t.Tool, t.Handler)
+	}
+	s.mcp.AddResourceTemplate(
+		mcp.NewResourceTemplate("resource://{id}", "Stored query result",
+			mcp.WithTemplateDescription("A stored query_datasf result: its metadata and first page of rows. The full result is at the resource's url."),
+			mcp.WithTemplateMIMEType("application/json"),
+		),
+		s.readResource,
+	)
+	return s, nil
+}
+
+// MCP returns the mcp-go server, to serve over stdio or Streamable HTTP.
+func (s *Server) MCP() *server.MCPServer { return s.mcp }
+
+// Tools returns the tool definitions with their handlers.
+func (s *Server) Tools() []server.ServerTool { return s.tools() }
+
+func instructions(domain string) string {
+	return fmt.Sprintf(Instructions, domain)
+}

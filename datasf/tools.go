@@ -1,0 +1,440 @@
+package datasf
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/datasf-mcp/datasf-mcp/dualresp"
+	"github.com/datasf-mcp/datasf-mcp/fuzzymatch"
+	"github.com/datasf-mcp/datasf-mcp/socrata"
+	"github.com/datasf-mcp/datasf-mcp/soql"
+	"github.com/datasf-mcp/datasf-mcp/validate"
+)
+
+// readOnly sets the four annotations explicitly: every tool only reads a
+// remote portal.
+func readOnly(title string) mcp.ToolOption {
+	return mcp.WithToolAnnotation(mcp.ToolAnnotation{
+		Title:           title,
+		ReadOnlyHint:    mcp.ToBoolPtr(true),
+		DestructiveHint: mcp.ToBoolPtr(false),
+		IdempotentHint:  mcp.ToBoolPtr(true),
+		OpenWorldHint:   mcp.ToBoolPtr(true),
+	})
+}
+
+func (s *Server) tools() []server.ServerTool {
+	return []server.ServerTool{
+		{
+			Tool: mcp.NewTool("search_datasf",
+				mcp.WithDescription("Search the open data portal's catalog for datasets by keywords. Returns dataset ids (4x4, e.g. wg3w-h783), names and descriptions. Next step: get_schema on a dataset id."),
+				mcp.WithRawInputSchema(searchInputSchema),
+				mcp.WithRawOutputSchema(searchOutputSchema),
+				readOnly("Search datasets"),
+			),
+			Handler: s.search,
+		},
+		{
+			Tool: mcp.NewTool("list_datasf",
+				mcp.WithDescription("List the portal's datasets, most recently updated first, optionally only one category (e.g. \"Public Safety\"). Next step: get_schema on a dataset id."),
+				mcp.WithRawInputSchema(listInputSchema),
+				mcp.WithRawOutputSchema(listOutputSchema),
+				readOnly("List datasets"),
+			),
+			Handler: s.list,
+		},
+		{
+			Tool: mcp.NewTool("get_schema",
+				mcp.WithDescription("Get a dataset's columns (display name, fieldName to use in SoQL, data type, description) and its exact row count. Call it before query_datasf."),
+				mcp.WithRawInputSchema(schemaInputSchema),
+				mcp.WithRawOutputSchema(schemaOutputSchema),
+				readOnly("Dataset schema"),
+			),
+			Handler: s.schema,
+		},
+		{
+			Tool: mcp.NewTool("query_datasf",
+				mcp.WithDescription("Run a SoQL query on a dataset. Returns a small SAMPLE of the rows (results), the exact total (metadata.total_count) and a link (resource.url) to the complete result for the user or application. Prefer aggregation (GROUP BY, count(*), sum) to answer questions; never page through the full result yourself."),
+				mcp.WithRawInputSchema(queryInputSchema),
+				mcp.WithRawOutputSchema(queryOutputSchema),
+				readOnly("Query a dataset"),
+			),
+			Handler: s.query,
+		},
+	}
+}
+
+// decodeArgs decodes the tool arguments into v strictly: unknown arguments
+// and wrong JSON types are errors that name the argument.
+func decodeArgs(req mcp.CallToolRequest, v any) *mcp.CallToolResult {
+	raw, err := json.Marshal(req.GetRawArguments())
+	if err != nil {
+		return validationError("arguments could not be read: "+err.Error(), nil)
+	}
+	if string(raw) == "null" {
+		raw = []byte("{}")
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var te *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &te):
+			return validationError(fmt.Sprintf("%s must be a %s, not a JSON %s", te.Field, jsonKind(te.Type.Kind().String()), te.Value),
+				map[string]any{"field": te.Field})
+		case strings.HasPrefix(err.Error(), "json: unknown field "):
+			name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+			return validationError(fmt.Sprintf("unknown argument %q; accepted arguments: %s", name, strings.Join(jsonFields(v), ", ")),
+				map[string]any{"field": name})
+		default:
+			return validationError("arguments must be a JSON object: "+err.Error(), nil)
+		}
+	}
+	return nil
+}
+
+func jsonKind(goKind string) string {
+	switch goKind {
+	case "string":
+		return "string"
+	case "bool", "ptr":
+		return "boolean"
+	case "int", "int64", "int32", "float64":
+		return "number"
+	}
+	return goKind
+}
+
+// invalid turns a validation error into a tool result.
+func invalid(err error) *mcp.CallToolResult {
+	var verr *validate.Error
+	if errors.As(err, &verr) {
+		fields := make([]string, 0, len(verr.Fields))
+		for _, f := range verr.Fields {
+			fields = append(fields, f.Field)
+		}
+		return validationError(err.Error(), map[string]any{"fields": fields})
+	}
+	return validationError(err.Error(), nil)
+}
+
+type datasetItem struct {
+	ID          string   `json:"id"`
+	Name        string   `json:"name"`
+	Description string   `json:"description"`
+	Category    string   `json:"category,omitempty"`
+	UpdatedAt   string   `json:"updated_at,omitempty"`
+	Link        string   `json:"link,omitempty"`
+	Columns     []string `json:"columns,omitempty"`
+}
+
+func datasetItems(ds []socrata.Dataset, limit int) []datasetItem {
+	items := make([]datasetItem, 0, len(ds))
+	for _, d := range ds {
+		if len(items) == limit {
+			break
+		}
+		it := datasetItem{ID: d.ID, Name: d.Name, Description: d.Description, Category: d.Category, Link: d.Link, Columns: d.Columns}
+		if !d.UpdatedAt.IsZero() {
+			it.UpdatedAt = d.UpdatedAt.UTC().Format(time.RFC3339)
+		}
+		items = append(items, it)
+	}
+	return items
+}
+
+type catalogResult struct {
+	Summary  string        `json:"summary"`
+	Query    string        `json:"query,omitempty"`
+	Category string        `json:"category,omitempty"`
+	Count    int           `json:"count"`
+	Results  []datasetItem `json:"results"`
+}
+
+func (s *Server) search(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var in validate.SearchInput
+	if res := decodeArgs(req, &in); res != nil {
+		return res, nil
+	}
+	if err := validate.Struct(&in); err != nil {
+		return invalid(err), nil
+	}
+	ds, err := s.client.Search(ctx, in.Query, in.Limit)
+	if err != nil {
+		return upstreamError(err, "the catalog search", ""), nil
+	}
+	out := catalogResult{Query: in.Query, Results: datasetItems(ds, in.Limit)}
+	out.Count = len(out.Results)
+	out.Summary = fmt.Sprintf("%d datasets match %q.", out.Count, in.Query)
+	if out.Count == 0 {
+		out.Summary += " Try other or fewer words, or list_datasf to browse."
+	} else {
+		out.Summary += " Call get_schema with a dataset id to see its columns."
+	}
+	return render(in.Format, out, out.Summary, catalogTable(out.Results)), nil
+}
+
+func (s *Server) list(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var in validate.ListInput
+	if res := decodeArgs(req, &in); res != nil {
+		return res, nil
+	}
+	if err := validate.Struct(&in); err != nil {
+		return invalid(err), nil
+	}
+	ds, err := s.client.List(ctx, in.Category, in.Limit)
+	if err != nil {
+		return upstreamError(err, "the catalog listing", ""), nil
+	}
+	out := catalogResult{Category: in.Category, Results: datasetItems(ds, in.Limit)}
+	out.Count = len(out.Results)
+	if in.Category != "" {
+		out.Summary = fmt.Sprintf("The %d most recently updated datasets in category %q.", out.Count, in.Category)
+	} else {
+		out.Summary = fmt.Sprintf("The %d most recently updated datasets.", out.Count)
+	}
+	return render(in.Format, out, out.Summary, catalogTable(out.Results)), nil
+}
+
+type schemaColumn struct {
+	Name        string `json:"name"`
+	FieldName   string `json:"fieldName"`
+	DataType    string `json:"dataType"`
+	Description string `json:"description,omitempty"`
+}
+
+type schemaResult struct {
+	Summary     string         `json:"summary"`
+	DatasetID   string         `json:"dataset_id"`
+	Name        string         `json:"name"`
+	Description string         `json:"description,omitempty"`
+	Category    string         `json:"category,omitempty"`
+	RowCount    int64          `json:"row_count"`
+	Cached      bool           `json:"cached"`
+	Columns     []schemaColumn `json:"columns"`
+}
+
+func (s *Server) schema(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var in validate.SchemaInput
+	if res := decodeArgs(req, &in); res != nil {
+		return res, nil
+	}
+	if err := validate.Struct(&in); err != nil {
+		return invalid(err), nil
+	}
+	sc, cached, err := s.schemas.Schema(ctx, in.DatasetID)
+	if err != nil {
+		return upstreamError(err, "dataset "+in.DatasetID, "Check the id with search_datasf."), nil
+	}
+	out := schemaResult{
+		DatasetID: in.DatasetID, Name: sc.Name, Description: sc.Description, Category: sc.Category,
+		RowCount: sc.RowCount, Cached: cached, Columns: make([]schemaColumn, 0, len(sc.Columns)),
+	}
+	for _, c := range sc.Columns {
+		out.Columns = append(out.Columns, schemaColumn{Name: c.Name, FieldName: c.FieldName, DataType: c.DataType, Description: c.Description})
+	}
+	out.Summary = fmt.Sprintf("%s (%s): %d columns, %d rows. Use the fieldName values in query_datasf.", sc.Name, in.DatasetID, len(out.Columns), sc.RowCount)
+	var table strings.Builder
+	table.WriteString("| fieldName | type | name |\n|---|---|---|\n")
+	for _, c := range out.Columns {
+		fmt.Fprintf(&table, "| %s | %s | %s |\n", cell(c.FieldName), cell(c.DataType), cell(c.Name))
+	}
+	return render(in.Format, out, out.Summary, table.String()), nil
+}
+
+func (s *Server) query(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var in validate.QueryInput
+	if res := decodeArgs(req, &in); res != nil {
+		return res, nil
+	}
+	if err := validate.Struct(&in); err != nil {
+		return invalid(err), nil
+	}
+	if _, err := soql.Parse(in.SoQL); err != nil {
+		return syntaxError(err), nil
+	}
+	sc, _, err := s.schemas.Schema(ctx, in.DatasetID)
+	if err != nil {
+		return upstreamError(err, "dataset "+in.DatasetID, "Check the id with search_datasf."), nil
+	}
+	text := in.SoQL
+	corrections := []fuzzymatch.Correction{}
+	var ambiguous []fuzzymatch.Ambiguity
+	if in.AutoCorrect == nil || *in.AutoCorrect {
+		fields := make([]string, len(sc.Columns))
+		for i, c := range sc.Columns {
+			fields[i] = c.FieldName
+		}
+		fixed, err := fuzzymatch.Correct(text, fields, fuzzymatch.Options{})
+		if err != nil {
+			return syntaxError(err), nil
+		}
+		text = fixed.Query
+		if fixed.Corrections != nil {
+			corrections = fixed.Corrections
+		}
+		ambiguous = fixed.Ambiguous
+	}
+	parsed, err := soql.Parse(text)
+	if err != nil {
+		return syntaxError(err), nil
+	}
+	stable := parsed.WithStableOrder()
+
+	sampleSize := in.SampleSize
+	if sampleSize == 0 {
+		sampleSize = s.sample
+	}
+	if sampleSize == 0 {
+		sampleSize = 15
+	}
+	var (
+		total  int64
+		sample []json.RawMessage
+		cols   []dualresp.Column
+	)
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) {
+		total, err = countRows(gctx, s.client, in.DatasetID, stable)
+		return err
+	})
+	g.Go(func() (err error) {
+		sample, cols, err = rawRows(gctx, s.client, in.DatasetID, stable.WithPage(0, int64(sampleSize)))
+		return err
+	})
+	if err := g.Wait(); err != nil {
+		return queryError(err, in.DatasetID, sc), nil
+	}
+
+	meta := map[string]any{
+		"dataset_id":   in.DatasetID,
+		"dataset_name": sc.Name,
+		"query":        stable.String(),
+		"corrections":  corrections,
+	}
+	if len(ambiguous) > 0 {
+		meta["ambiguous"] = ambiguous
+	}
+	if text != in.SoQL {
+		meta["original_query"] = in.SoQL
+	}
+	resp, err := s.results.CreateResponse(ctx, dualresp.Spec{
+		Name:        fmt.Sprintf("%s (%s)", sc.Name, in.DatasetID),
+		Description: stable.String(),
+		Query:       storedQuery(in.DatasetID, stable),
+		Columns:     cols,
+		SampleSize:  sampleSize,
+		Sample:      sample,
+		TotalCount:  &total,
+		Metadata:    meta,
+	})
+	if err != nil {
+		return toolError{Error: "The result could not be stored: " + err.Error(), ErrorType: errAPI}.result(), nil
+	}
+	res := resp.CallToolResult()
+	if in.Format == "json" {
+		b, _ := json.Marshal(res.StructuredContent)
+		res.Content[0] = mcp.NewTextContent(string(b))
+	}
+	return res, nil
+}
+
+// syntaxError answers a SoQL syntax error locally, with its position.
+func syntaxError(err error) *mcp.CallToolResult {
+	var se *soql.SyntaxError
+	if errors.As(err, &se) {
+		return validationError("soql has a syntax error: "+se.Error()+". Fix the query and call query_datasf again.",
+			map[string]any{"line": se.Pos.Line, "column": se.Pos.Column, "expected": se.Expected, "got": se.Got})
+	}
+	return validationError("soql could not be read: "+err.Error(), nil)
+}
+
+// queryError translates a failed query, adding the closest real columns when
+// Socrata says a column does not exist.
+func queryError(err error, datasetID string, sc *socrata.Schema) *mcp.CallToolResult {
+	var api *socrata.APIError
+	if errors.As(err, &api) && api.Code == "query.soql.no-such-column" {
+		col, _ := api.Data["column"].(string)
+		fields := make([]string, len(sc.Columns))
+		for i, c := range sc.Columns {
+			fields[i] = c.FieldName
+		}
+		close := fuzzymatch.Closest(col, fields, 5)
+		msg := fmt.Sprintf("No such column %q in dataset %s (%s).", col, datasetID, api.Message)
+		if len(close) > 0 {
+			msg += " Closest columns: " + strings.Join(close, ", ") + "."
+		}
+		msg += " Call get_schema for the full list."
+		return toolError{Error: msg, ErrorType: errValidation, Details: map[string]any{
+			"code": api.Code, "column": col, "closest_columns": close, "socrata_message": api.Message,
+		}}.result()
+	}
+	return upstreamError(err, "the query on dataset "+datasetID, "Check the id with search_datasf.")
+}
+
+// render builds a tool result: structured content plus text for clients that
+// show text (markdown by default, compact JSON for format=json).
+func render(format string, structured any, summary, table string) *mcp.CallToolResult {
+	var text string
+	if format == "json" {
+		b, err := json.Marshal(structured)
+		if err != nil {
+			text = summary
+		} else {
+			text = string(b)
+		}
+	} else {
+		text = summary + "\n\n" + table
+	}
+	return &mcp.CallToolResult{
+		Content:           []mcp.Content{mcp.NewTextContent(text)},
+		StructuredContent: structured,
+	}
+}
+
+func catalogTable(items []datasetItem) string {
+	var b strings.Builder
+	b.WriteString("| id | name | category | updated |\n|---|---|---|---|\n")
+	for _, it := range items {
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", cell(it.ID), cell(it.Name), cell(it.Category), cell(it.UpdatedAt))
+	}
+	return b.String()
+}
+
+// cell makes a value safe inside a markdown table cell.
+func cell(s string) string {
+	s = strings.ReplaceAll(s, "|", `\|`)
+	s = strings.ReplaceAll(s, "\n", " ")
+	if r := []rune(s); len(r) > 80 {
+		s = string(r[:77]) + "..."
+	}
+	return s
+}
+
+// jsonFields lists the JSON argument names of the struct v points to.
+func jsonFields(v any) []string {
+	t := reflect.TypeOf(v)
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	var names []string
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		if name != "" && name != "-" {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	return names
+}
