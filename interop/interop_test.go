@@ -1,0 +1,70 @@
+// Package interop checks datasf-mcp against an independent MCP client: the
+// official TypeScript SDK (@modelcontextprotocol/sdk, pinned in
+// package-lock.json). .ci/run installs it with `npm ci`.
+package interop
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// need fails the test when CI=true and skips it otherwise.
+func need(t *testing.T, what string, err error) {
+	t.Helper()
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("%s is required in CI: %v", what, err)
+	}
+	t.Skipf("skipping: %s not available (%v); run `npm ci` in interop/", what, err)
+}
+
+func TestTypeScriptSDKClient(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping the interop test in -short mode")
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		need(t, "node", err)
+	}
+	if _, err := os.Stat(filepath.Join("node_modules", "@modelcontextprotocol", "sdk")); err != nil {
+		need(t, "interop/node_modules (@modelcontextprotocol/sdk)", err)
+	}
+
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	bin := filepath.Join(t.TempDir(), "datasf-mcp")
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "../cmd/datasf-mcp")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+
+	cmd := exec.CommandContext(ctx, node, "client.mjs", bin, "--offline", "--rest-addr", "127.0.0.1:0")
+	cmd.Env = append(os.Environ(), "DATASF_LOG_LEVEL=warn")
+	out, err := cmd.Output()
+	if err != nil {
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		t.Fatalf("node client.mjs: %v\nstdout: %s\nstderr: %s", err, out, stderr)
+	}
+	var figures struct {
+		Tools      int    `json:"tools"`
+		Dataset    string `json:"dataset"`
+		TotalCount int    `json:"total_count"`
+		Fetched    int    `json:"fetched"`
+		Sample     int    `json:"sample"`
+	}
+	if err := json.Unmarshal(out, &figures); err != nil {
+		t.Fatalf("client output %q is not the figures line: %v", out, err)
+	}
+	if figures.Fetched != figures.TotalCount || figures.TotalCount == 0 {
+		t.Errorf("fetched %d rows through resource.url; total_count is %d", figures.Fetched, figures.TotalCount)
+	}
+	t.Logf("TypeScript SDK interop: %d tools listed, dataset %s, total_count %d, fetched %d rows through resource.url, sample %d",
+		figures.Tools, figures.Dataset, figures.TotalCount, figures.Fetched, figures.Sample)
+}

@@ -1,0 +1,93 @@
+// Browser check of the result viewer page in a real headless Chromium.
+//
+// usage: node viewer.mjs RESULT_URL SCREENSHOT.png
+//
+// Opens RESULT_URL/view, waits for the first page, goes to the last page,
+// sorts by the first column (descending after two clicks), and compares the
+// rows shown with what the REST API returns for the same page and order.
+// Prints one JSON line of figures; exits non-zero on any mismatch.
+import { chromium } from "playwright-core";
+
+const [resultURL, shot] = process.argv.slice(2);
+if (!resultURL || !shot) {
+  console.error("usage: node viewer.mjs RESULT_URL SCREENSHOT.png");
+  process.exit(2);
+}
+const executablePath = process.env.CHROMIUM || "/usr/bin/chromium";
+
+function check(cond, msg) {
+  if (!cond) throw new Error("check failed: " + msg);
+}
+
+async function api(body) {
+  const r = await fetch(resultURL, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
+  check(r.ok, `REST POST ${JSON.stringify(body)}: ${r.status}`);
+  return r.json();
+}
+
+function cellText(v) {
+  if (v === null || v === undefined) return "";
+  return typeof v === "object" ? JSON.stringify(v) : String(v);
+}
+
+async function shownRows(page) {
+  return page.$$eval("#rows tbody tr", (trs) => trs.map((tr) => [...tr.children].map((td) => td.textContent)));
+}
+
+async function waitLoaded(page, offset) {
+  await page.waitForFunction((o) => document.body.dataset.loaded === "true" && document.body.dataset.offset === String(o), offset, { timeout: 20000 });
+}
+
+const browser = await chromium.launch({
+  executablePath,
+  headless: true,
+  args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+});
+const timer = setTimeout(() => { console.error("viewer: timed out"); process.exit(1); }, 90_000);
+try {
+  const page = await browser.newPage();
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(String(e)));
+  await page.goto(resultURL + "/view");
+  await waitLoaded(page, 0);
+
+  const meta = await (await fetch(resultURL, { headers: { Accept: "application/json" } })).json();
+  const total = meta.total_count;
+  const columns = meta.columns.map((c) => c.name);
+  const headers = await page.$$eval("#rows thead th", (ths) => ths.map((th) => th.dataset.field));
+  check(JSON.stringify(headers) === JSON.stringify(columns), `headers ${headers} = columns ${columns}`);
+  check((await page.textContent("#total")).includes(String(total)), "total shown");
+
+  // Last page.
+  await page.click("#last");
+  const lastOffset = Math.floor((total - 1) / 100) * 100;
+  await waitLoaded(page, lastOffset);
+  const want = await api({ offset: lastOffset, limit: 100 });
+  const got = await shownRows(page);
+  check(got.length === want.data.length, `last page shows ${got.length} rows, REST has ${want.data.length}`);
+  got.forEach((row, i) => columns.forEach((c, j) => check(row[j] === cellText(want.data[i][c]), `last page row ${i} ${c}: ${row[j]} vs ${cellText(want.data[i][c])}`)));
+  check((await page.textContent("#range")).includes(`of ${total}`), "range text");
+
+  // Sort by the first column: one click ascending, a second descending.
+  const col = columns[0];
+  await page.click(`#rows thead th[data-field="${col}"]`);
+  await waitLoaded(page, 0);
+  await page.click(`#rows thead th[data-field="${col}"]`);
+  await page.waitForFunction((c) => document.querySelector(`#rows thead th[data-field="${c}"]`).dataset.order === "desc", col);
+  await waitLoaded(page, 0);
+  const sorted = await api({ offset: 0, limit: 100, sort: { field: col, order: "desc" } });
+  const gotSorted = await shownRows(page);
+  check(gotSorted.length === sorted.data.length, "sorted page length");
+  gotSorted.forEach((row, i) => check(row[0] === cellText(sorted.data[i][col]), `sorted row ${i}: ${row[0]} vs ${cellText(sorted.data[i][col])}`));
+
+  await page.screenshot({ path: shot, fullPage: false });
+  check(errors.length === 0, "no page errors: " + errors.join("; "));
+  console.log(JSON.stringify({ total, last_offset: lastOffset, last_page_rows: got.length, sorted_by: col, screenshot: shot }));
+  clearTimeout(timer);
+  await browser.close();
+} catch (err) {
+  console.error("viewer: " + (err && err.stack ? err.stack : err));
+  await browser.close();
+  process.exit(1);
+}
