@@ -1,0 +1,102 @@
+package dualresp
+
+import (
+	"errors"
+	"fmt"
+)
+
+var (
+	// ErrNotFound means no resource has the given id (it never existed, was
+	// deleted, or was cleaned up after it expired).
+	ErrNotFound = errors.New("dualresp: resource not found")
+	// ErrExpired means the resource exists but has expired.
+	ErrExpired = errors.New("dualresp: resource expired")
+	// ErrTimeout means a client request did not finish in time.
+	ErrTimeout = errors.New("dualresp: request timed out")
+	// ErrClosed is returned by a Store or Server used after Close.
+	ErrClosed = errors.New("dualresp: closed")
+)
+
+// QueryError reports that the Executor failed to run a query (for the
+// sample, a page or an export).
+type QueryError struct {
+	// Op is what was being done: "sample", "page" or "export".
+	Op  string
+	Err error
+}
+
+func (e *QueryError) Error() string { return fmt.Sprintf("dualresp: %s query failed: %v", e.Op, e.Err) }
+func (e *QueryError) Unwrap() error { return e.Err }
+
+// CountError reports that the Executor failed to count a query's rows.
+type CountError struct{ Err error }
+
+func (e *CountError) Error() string { return fmt.Sprintf("dualresp: count failed: %v", e.Err) }
+func (e *CountError) Unwrap() error { return e.Err }
+
+// StorageError reports that the Store failed.
+type StorageError struct {
+	// Op is the Store method: "save", "get", "touch", "pin", "delete",
+	// "delete expired".
+	Op  string
+	Err error
+}
+
+func (e *StorageError) Error() string { return fmt.Sprintf("dualresp: store %s: %v", e.Op, e.Err) }
+func (e *StorageError) Unwrap() error { return e.Err }
+
+// ParseError reports that a value given to Parse or returned by a server
+// could not be read as a dual response or a page.
+type ParseError struct {
+	// What describes the value being parsed.
+	What string
+	Err  error
+}
+
+func (e *ParseError) Error() string { return fmt.Sprintf("dualresp: parse %s: %v", e.What, e.Err) }
+func (e *ParseError) Unwrap() error { return e.Err }
+
+// FetchError reports a failed HTTP request made by a Client. StatusCode is
+// zero when no response arrived (a connection error). For 404 answers the
+// error also matches ErrNotFound or ErrExpired with errors.Is.
+type FetchError struct {
+	Method     string
+	URL        string
+	StatusCode int
+	// Code is the "error" field of the JSON error body, when there is one.
+	Code    string
+	Message string
+	Err     error
+
+	noRetry bool
+}
+
+func (e *FetchError) Error() string {
+	if e.StatusCode == 0 {
+		return fmt.Sprintf("dualresp: %s %s: %v", e.Method, e.URL, e.Err)
+	}
+	msg := e.Message
+	if msg == "" && e.Err != nil {
+		msg = e.Err.Error()
+	}
+	return fmt.Sprintf("dualresp: %s %s: HTTP %d: %s", e.Method, e.URL, e.StatusCode, msg)
+}
+
+func (e *FetchError) Unwrap() error { return e.Err }
+
+// Is makes a 404 FetchError match ErrNotFound or ErrExpired.
+func (e *FetchError) Is(target error) bool {
+	switch target {
+	case ErrNotFound:
+		return e.StatusCode == 404 && e.Code != "expired"
+	case ErrExpired:
+		return e.StatusCode == 404 && e.Code == "expired"
+	}
+	return false
+}
+
+// temporary reports whether a request that failed with err may succeed if
+// tried again.
+func (e *FetchError) temporary() bool {
+	return e.StatusCode == 0 || e.StatusCode >= 500 || e.StatusCode == 429 || e.StatusCode == 408
+}

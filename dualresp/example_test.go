@@ -1,0 +1,108 @@
+package dualresp_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log"
+	"net/http"
+	"net/http/httptest"
+
+	"github.com/datasf-mcp/datasf-mcp/dualresp"
+)
+
+// fruitExecutor is a tiny Executor: the "query" selects fruits whose name
+// starts with Query.Text. A real one would run SQL or SoQL.
+type fruitExecutor struct{}
+
+var fruits = []string{"apple", "apricot", "avocado", "banana", "blueberry", "cherry"}
+
+func (fruitExecutor) rows(q dualresp.Query) []json.RawMessage {
+	var rows []json.RawMessage
+	for i, f := range fruits {
+		if len(f) >= len(q.Text) && f[:len(q.Text)] == q.Text {
+			rows = append(rows, json.RawMessage(fmt.Sprintf(`{"id":%d,"fruit":%q}`, i, f)))
+		}
+	}
+	return rows
+}
+
+func (e fruitExecutor) Count(_ context.Context, q dualresp.Query) (int64, error) {
+	return int64(len(e.rows(q))), nil
+}
+
+func (e fruitExecutor) Page(_ context.Context, q dualresp.Query, req dualresp.PageRequest) ([]json.RawMessage, error) {
+	rows := e.rows(q)
+	lo := min(req.Offset, int64(len(rows)))
+	hi := min(lo+req.Limit, int64(len(rows)))
+	return rows[lo:hi], nil
+}
+
+func Example_server() {
+	srv, err := dualresp.New(dualresp.Options{
+		BaseURL:  "http://127.0.0.1:8765",
+		Executor: fruitExecutor{},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+	// Serve the full results: http.Handle("/resources/", srv.Handler())
+
+	resp, err := srv.CreateResponse(context.Background(), dualresp.Spec{
+		Name:       "Fruits starting with a",
+		Query:      dualresp.Query{Kind: "prefix", Text: "a"},
+		Columns:    []dualresp.Column{{Name: "id"}, {Name: "fruit"}},
+		SampleSize: 2,
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	sc := resp.StructuredContent() // the tool result's structuredContent
+	meta := sc["metadata"].(map[string]any)
+	fmt.Println("total:", meta["total_count"], "sample:", meta["sample_count"], "truncated:", meta["truncated"])
+	fmt.Println("results:", len(sc["results"].([]any)))
+	fmt.Println("content items:", len(resp.CallToolResult().Content))
+	// Output:
+	// total: 3 sample: 2 truncated: true
+	// results: 2
+	// content items: 2
+}
+
+func Example_client() {
+	// A server with its REST handler (normally another process).
+	mux := http.NewServeMux()
+	ts := httptest.NewServer(mux)
+	defer ts.Close()
+	srv, err := dualresp.New(dualresp.Options{BaseURL: ts.URL, Executor: fruitExecutor{}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+	mux.Handle("/resources/", srv.Handler())
+	resp, err := srv.CreateResponse(context.Background(), dualresp.Spec{
+		Query: dualresp.Query{Text: "b"}, SampleSize: 1,
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	toolResult := resp.CallToolResult() // what an MCP client receives
+
+	// The application reads the full result.
+	client, err := dualresp.NewClient(dualresp.ClientOptions{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	parsed := client.Parse(toolResult)
+	fmt.Println("sample rows:", len(parsed.Sample), "of", parsed.TotalCount)
+	for row, err := range parsed.Rows(context.Background()) {
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println(row)
+	}
+	// Output:
+	// sample rows: 1 of 2
+	// {"id":3,"fruit":"banana"}
+	// {"id":4,"fruit":"blueberry"}
+}

@@ -1,0 +1,221 @@
+package dualresp_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/datasf-mcp/datasf-mcp/dualresp"
+)
+
+// fakeClock is a clock tests move by hand.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newClock() *fakeClock {
+	return &fakeClock{t: time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)}
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// genExecutor serves a generated result of Total rows; row i is genRow(i).
+// It sorts by "i" (asc or desc) only. Query.Params["total"], when set,
+// overrides Total, so one executor can serve several results.
+type genExecutor struct {
+	Total    int64
+	CountErr error
+	PageErr  error
+	pages    atomic.Int64
+	counts   atomic.Int64
+}
+
+var genColumns = []dualresp.Column{
+	{Name: "i", Type: "number"}, {Name: "name", Type: "text"},
+	{Name: "even", Type: "checkbox"}, {Name: "tags", Type: "json"},
+}
+
+func genRow(i int64) json.RawMessage {
+	return json.RawMessage(fmt.Sprintf(`{"i":%d,"name":"row-%d","even":%t,"tags":["a",%d]}`, i, i, i%2 == 0, i%7))
+}
+
+func (g *genExecutor) total(q dualresp.Query) int64 {
+	if s, ok := q.Params["total"]; ok {
+		n, _ := strconv.ParseInt(s, 10, 64)
+		return n
+	}
+	return g.Total
+}
+
+func (g *genExecutor) Count(ctx context.Context, q dualresp.Query) (int64, error) {
+	g.counts.Add(1)
+	if g.CountErr != nil {
+		return 0, g.CountErr
+	}
+	return g.total(q), ctx.Err()
+}
+
+func (g *genExecutor) Page(ctx context.Context, q dualresp.Query, req dualresp.PageRequest) ([]json.RawMessage, error) {
+	g.pages.Add(1)
+	if g.PageErr != nil {
+		return nil, g.PageErr
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	desc := false
+	for _, s := range req.Sort {
+		if s.Field != "i" {
+			return nil, fmt.Errorf("genExecutor cannot sort by %q", s.Field)
+		}
+		desc = s.Desc
+	}
+	total := g.total(q)
+	var rows []json.RawMessage
+	for k := req.Offset; k < total && k < req.Offset+req.Limit; k++ {
+		i := k
+		if desc {
+			i = total - 1 - k
+		}
+		rows = append(rows, genRow(i))
+	}
+	return rows, nil
+}
+
+// streamExecutor is a genExecutor that also streams.
+type streamExecutor struct {
+	*genExecutor
+	streams atomic.Int64
+}
+
+func (s *streamExecutor) Stream(ctx context.Context, q dualresp.Query, _ []dualresp.SortField, fn func(json.RawMessage) error) error {
+	s.streams.Add(1)
+	total := s.total(q)
+	buf := make([]byte, 0, 128)
+	for i := range total {
+		if i%1024 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		buf = fmt.Appendf(buf[:0], `{"i":%d,"name":"row-%d","even":%t,"tags":["a",%d]}`, i, i, i%2 == 0, i%7)
+		if err := fn(buf); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// newServer returns a Server over exec with a fake clock and no cleanup
+// loop, closed when the test ends.
+func newServer(t *testing.T, exec dualresp.Executor, opts dualresp.Options) (*dualresp.Server, *fakeClock) {
+	t.Helper()
+	clock := newClock()
+	if opts.BaseURL == "" {
+		opts.BaseURL = "http://example.test"
+	}
+	opts.Executor = exec
+	if opts.Now == nil {
+		opts.Now = clock.Now
+	}
+	if opts.CleanupInterval == 0 {
+		opts.CleanupInterval = -1
+	}
+	srv, err := dualresp.New(opts)
+	if err != nil {
+		t.Fatalf("New() = %v", err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	return srv, clock
+}
+
+// startServer serves srv's handler on a loopback httptest server whose URL
+// is the server's BaseURL. wrap, when not nil, wraps the handler.
+func startServer(t *testing.T, exec dualresp.Executor, opts dualresp.Options, wrap func(http.Handler) http.Handler) (*dualresp.Server, *fakeClock, *httptest.Server) {
+	t.Helper()
+	var h http.Handler
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.ServeHTTP(w, r) }))
+	t.Cleanup(ts.Close)
+	opts.BaseURL = ts.URL
+	srv, clock := newServer(t, exec, opts)
+	mux := http.NewServeMux()
+	mux.Handle("/resources/", srv.Handler())
+	h = mux
+	if wrap != nil {
+		h = wrap(mux)
+	}
+	return srv, clock, ts
+}
+
+func create(t *testing.T, srv *dualresp.Server, spec dualresp.Spec) *dualresp.Response {
+	t.Helper()
+	if spec.Columns == nil {
+		spec.Columns = genColumns
+	}
+	if spec.Query.Kind == "" {
+		spec.Query = dualresp.Query{Kind: "gen", Text: "all rows"}
+	}
+	resp, err := srv.CreateResponse(t.Context(), spec)
+	if err != nil {
+		t.Fatalf("CreateResponse() = %v", err)
+	}
+	return resp
+}
+
+func newClient(t *testing.T, opts dualresp.ClientOptions) *dualresp.Client {
+	t.Helper()
+	if opts.RetryBackoff == 0 {
+		opts.RetryBackoff = time.Millisecond
+	}
+	c, err := dualresp.NewClient(opts)
+	if err != nil {
+		t.Fatalf("NewClient() = %v", err)
+	}
+	return c
+}
+
+func parse(t *testing.T, c *dualresp.Client, resp *dualresp.Response) *dualresp.Parsed {
+	t.Helper()
+	p := c.Parse(resp.CallToolResult())
+	if p == nil {
+		t.Fatalf("Parse(CallToolResult of %s) = nil", resp.ID())
+	}
+	return p
+}
+
+func isErr[T error](err error) bool {
+	var target T
+	return errors.As(err, &target)
+}
+
+// rowsExecutor serves fixed rows.
+type rowsExecutor struct{ rows []json.RawMessage }
+
+func (e *rowsExecutor) Count(context.Context, dualresp.Query) (int64, error) {
+	return int64(len(e.rows)), nil
+}
+
+func (e *rowsExecutor) Page(_ context.Context, _ dualresp.Query, req dualresp.PageRequest) ([]json.RawMessage, error) {
+	lo := min(req.Offset, int64(len(e.rows)))
+	hi := min(lo+req.Limit, int64(len(e.rows)))
+	return e.rows[lo:hi], nil
+}

@@ -1,0 +1,498 @@
+package dualresp
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// MIMEType is the MIME type of a resource's pages.
+const MIMEType = "application/json"
+
+// TruncationMark ends every value the byte budget cut.
+const TruncationMark = "…[truncated]"
+
+// Response is a created dual response: the sample for the model and the link
+// to the full result. Its rendering methods return fresh values each call.
+type Response struct {
+	rec        *Record
+	url, uri   string
+	budget     int
+	executedAt time.Time
+
+	once sync.Once
+	st   *buildState // what fits in the budget, decided once
+	rows []any       // the sample rows that fit
+}
+
+func newResponse(rec *Record, url, uri string, budget int, executedAt time.Time) *Response {
+	return &Response{rec: rec.Clone(), url: url, uri: uri, budget: budget, executedAt: executedAt}
+}
+
+// ID returns the resource id.
+func (r *Response) ID() string { return r.rec.ID }
+
+// URL returns the REST URL of the full result.
+func (r *Response) URL() string { return r.url }
+
+// URI returns the MCP resource URI (resource://id).
+func (r *Response) URI() string { return r.uri }
+
+// TotalCount returns the exact number of rows of the result.
+func (r *Response) TotalCount() int64 { return r.rec.TotalCount }
+
+// Record returns a copy of the stored record as it was created.
+func (r *Response) Record() *Record { return r.rec.Clone() }
+
+// ExecutedAt returns when the response was created.
+func (r *Response) ExecutedAt() time.Time { return r.executedAt }
+
+// ExpiresAt returns when the resource expires; zero when pinned.
+func (r *Response) ExpiresAt() time.Time { return r.rec.ExpiresAt }
+
+// name returns the resource's name, never empty.
+func (r *Response) name() string {
+	if r.rec.Name != "" {
+		return r.rec.Name
+	}
+	return "result " + r.rec.ID
+}
+
+// Summary returns the one-paragraph summary that opens the structured
+// content and the text content.
+func (r *Response) Summary() string {
+	return r.build().summary
+}
+
+// StructuredContent returns the structured content for the model:
+//
+//	{"summary": …, "results": [rows…],
+//	 "resource": {"uri", "url", "name", "mimeType"},
+//	 "metadata": {caller metadata…, "total_count", "sample_count", "truncated",
+//	              "columns", "executed_at", "expires_at", …}}
+//
+// Its JSON encoding stays within the Server's ByteBudget: when the full
+// sample does not fit, long values are cut (ending in TruncationMark, with
+// metadata.values_truncated = true) and rows are dropped (with
+// metadata.sample_reduced = true; metadata.sample_count counts the rows
+// included). Rows are decoded JSON objects (numbers as json.Number).
+func (r *Response) StructuredContent() map[string]any {
+	return r.build().content
+}
+
+// Content returns the unstructured content: a text block (the summary and
+// a compact markdown table of the sample) and a resource_link to the full
+// result.
+func (r *Response) Content() []mcp.Content {
+	b := r.build()
+	text := b.summary
+	if table := markdownTable(r.columnNames(b.rows), b.rows); table != "" {
+		text += "\n\n" + table
+	}
+	desc := fmt.Sprintf("%s. Full result (JSON pages): %s?offset=0&limit=%d; export: %s/export?format=csv|ndjson|json",
+		rowsPhrase(r.rec.TotalCount), r.url, DefaultPageSize, r.url)
+	if r.rec.Description != "" {
+		desc = r.rec.Description + " — " + desc
+	}
+	return []mcp.Content{
+		mcp.NewTextContent(text),
+		mcp.NewResourceLink(r.uri, r.name(), desc, MIMEType),
+	}
+}
+
+// CallToolResult returns a whole tool result: Content and
+// StructuredContent.
+func (r *Response) CallToolResult() *mcp.CallToolResult {
+	b := r.build()
+	res := &mcp.CallToolResult{StructuredContent: b.content}
+	res.Content = r.Content()
+	return res
+}
+
+func (r *Response) columnNames(rows []any) []string {
+	if len(r.rec.Columns) > 0 {
+		names := make([]string, len(r.rec.Columns))
+		for i, c := range r.rec.Columns {
+			names[i] = c.Name
+		}
+		return names
+	}
+	if len(rows) > 0 {
+		if m, ok := rows[0].(map[string]any); ok {
+			return slices.Sorted(maps.Keys(m))
+		}
+	}
+	return nil
+}
+
+// built is a rendering of a Response within its byte budget.
+type built struct {
+	content map[string]any
+	summary string
+	rows    []any
+}
+
+// Levels of string cutting the budget tries, in runes; 0 means none.
+var cutLevels = []int{0, 1024, 256, 64, 16}
+
+// minSampleRows is how many rows the budget tries to keep by cutting values
+// harder before it drops rows.
+const minSampleRows = 5
+
+func (r *Response) build() built {
+	r.once.Do(func() { r.st = r.fit() })
+	return r.st.render(r.rows)
+}
+
+// fit decides, once, what of the sample and metadata fits in the budget.
+func (r *Response) fit() *buildState {
+	meta := maps.Clone(r.rec.Metadata)
+	if _, ok := meta["query"]; !ok && r.rec.Query.Text != "" {
+		if meta == nil {
+			meta = map[string]any{}
+		}
+		meta["query"] = r.rec.Query.Text
+	}
+	st := &buildState{r: r, meta: meta, columns: r.rec.Columns, name: r.rec.Name}
+
+	// First make the fixed part (everything but rows) fit with room to spare.
+	st.fitFixed(r.budget)
+
+	n := len(r.rec.Sample)
+	full := make([]any, n) // decoded lazily
+	row := func(j int) any {
+		if full[j] == nil {
+			full[j] = decodeRow(r.rec.Sample[j])
+		}
+		return full[j]
+	}
+	want := min(n, minSampleRows)
+	overhead := st.overhead()
+	var rows []any
+	for i, level := range cutLevels {
+		cut := make([]any, 0, n)
+		changed := false
+		used := overhead
+		for j := range n {
+			cr, ch := cutRow(row(j), level)
+			used += len(mustJSON(cr))
+			if j > 0 {
+				used++ // comma
+			}
+			if used > r.budget {
+				break
+			}
+			cut = append(cut, cr)
+			changed = changed || ch
+		}
+		k := len(cut)
+		if k == n || k >= want || i == len(cutLevels)-1 {
+			rows = cut
+			st.valuesCut = st.valuesCut || changed
+			st.reduced = k < n
+			break
+		}
+	}
+	// The estimate may be a few bytes off (digits of counts): check exactly.
+	for len(rows) > 0 && len(mustJSON(st.render(rows).content)) > r.budget {
+		rows = rows[:len(rows)-1]
+		st.reduced = true
+	}
+	r.rows = rows
+	return st
+}
+
+// buildState holds the shrinkable parts of the structured content.
+type buildState struct {
+	r         *Response
+	name      string
+	meta      map[string]any
+	columns   []Column
+	valuesCut bool // a value (row or metadata) was cut
+	reduced   bool // sample rows were dropped
+	colsCut   bool // the column list was cut
+	metaCut   bool // caller metadata was dropped
+}
+
+// fitFixed shrinks caller metadata, name and columns until the content
+// without rows takes at most half the budget.
+func (st *buildState) fitFixed(budget int) {
+	limit := budget / 2
+	size := func() int { return len(mustJSON(st.render(nil).content)) }
+	if size() <= limit {
+		return
+	}
+	// Cut long values of the caller's metadata and the name.
+	m := make(map[string]any, len(st.meta))
+	for k, v := range st.meta {
+		cv, ch := cutValue(v, 256)
+		m[k] = cv
+		st.valuesCut = st.valuesCut || ch
+	}
+	st.meta = m
+	if n, ch := cutString(st.name, 256); ch {
+		st.name, st.valuesCut = n, true
+	}
+	if size() <= limit {
+		return
+	}
+	// Keep as many columns as fit.
+	all := st.columns
+	lo, hi := 0, len(all)
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		st.columns, st.colsCut = all[:mid], mid < len(all)
+		if size() <= limit {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	st.columns, st.colsCut = all[:lo], lo < len(all)
+	if size() <= limit {
+		return
+	}
+	// Last resort: drop the caller's metadata.
+	st.meta, st.metaCut = nil, len(st.meta) > 0
+}
+
+// overhead returns an upper bound of the size of the content without rows.
+func (st *buildState) overhead() int {
+	saved := st.reduced
+	st.reduced = true // flags present make the estimate an upper bound
+	n := len(mustJSON(st.render(nil).content)) + len(`,"values_truncated":true`) + len(" Long values are cut.")
+	st.reduced = saved
+	return n
+}
+
+func (st *buildState) render(rows []any) built {
+	r := st.r
+	rec := r.rec
+	sc := len(rows)
+	summary := fmt.Sprintf("%s. %s.", rowsPhrase(rec.TotalCount), sampleSentence(sc, rec.TotalCount))
+	if st.valuesCut {
+		summary += " Long values are cut."
+	}
+	summary += " Full result: " + r.url
+
+	meta := make(map[string]any, len(st.meta)+12)
+	for k, v := range st.meta {
+		meta[k] = v
+	}
+	cols := make([]any, len(st.columns))
+	for i, c := range st.columns {
+		m := map[string]any{"name": c.Name}
+		if c.Type != "" {
+			m["type"] = c.Type
+		}
+		cols[i] = m
+	}
+	meta["total_count"] = rec.TotalCount
+	meta["sample_count"] = sc
+	meta["truncated"] = int64(sc) < rec.TotalCount
+	meta["columns"] = cols
+	meta["executed_at"] = r.executedAt.UTC().Format(time.RFC3339)
+	if rec.Pinned || rec.ExpiresAt.IsZero() {
+		meta["expires_at"] = nil
+	} else {
+		meta["expires_at"] = rec.ExpiresAt.UTC().Format(time.RFC3339)
+	}
+	if st.valuesCut {
+		meta["values_truncated"] = true
+	}
+	if st.reduced {
+		meta["sample_reduced"] = true
+	}
+	if st.colsCut {
+		meta["columns_truncated"] = true
+		meta["column_count"] = len(rec.Columns)
+	}
+	if st.metaCut {
+		meta["metadata_truncated"] = true
+	}
+	results := make([]any, len(rows))
+	copy(results, rows)
+	name := st.name
+	if name == "" {
+		name = r.name()
+	}
+	return built{
+		summary: summary,
+		rows:    results,
+		content: map[string]any{
+			"summary": summary,
+			"results": results,
+			"resource": map[string]any{
+				"uri":      r.uri,
+				"url":      r.url,
+				"name":     name,
+				"mimeType": MIMEType,
+			},
+			"metadata": meta,
+		},
+	}
+}
+
+func rowsPhrase(total int64) string {
+	switch total {
+	case 0:
+		return "No rows match"
+	case 1:
+		return "1 row matches"
+	}
+	return fmt.Sprintf("%d rows match", total)
+}
+
+func sampleSentence(n int, total int64) string {
+	switch {
+	case total == 0:
+		return "There is no sample"
+	case int64(n) == total && n == 1:
+		return "It follows"
+	case int64(n) == total:
+		return fmt.Sprintf("All %d follow", n)
+	case n == 0:
+		return "No sample rows fit in this answer"
+	case n == 1:
+		return "1 sample row follows"
+	}
+	return fmt.Sprintf("%d sample rows follow", n)
+}
+
+// decodeRow decodes a raw row keeping numbers exact; a row that is not
+// JSON becomes its text.
+func decodeRow(b json.RawMessage) any {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil || v == nil {
+		return string(b)
+	}
+	return v
+}
+
+// cutRow returns row with every value cut to level runes (0: unchanged)
+// and whether anything changed.
+func cutRow(row any, level int) (any, bool) {
+	if level == 0 {
+		return row, false
+	}
+	m, ok := row.(map[string]any)
+	if !ok {
+		return cutValue(row, level)
+	}
+	cm := make(map[string]any, len(m))
+	changed := false
+	for k, v := range m {
+		cv, ch := cutValue(v, level)
+		cm[k] = cv
+		changed = changed || ch
+	}
+	return cm, changed
+}
+
+// cutValue cuts a string to level runes, and replaces an array or object
+// whose JSON is longer than level bytes by its cut JSON text.
+func cutValue(v any, level int) (any, bool) {
+	switch x := v.(type) {
+	case string:
+		return cutString(x, level)
+	case map[string]any, []any:
+		b := mustJSON(x)
+		if len(b) <= level || utf8.RuneCount(b) <= level {
+			return v, false
+		}
+		s, _ := cutString(string(b), level)
+		return s, true
+	}
+	return v, false
+}
+
+// cutString cuts s to n runes followed by TruncationMark.
+func cutString(s string, n int) (string, bool) {
+	if len(s) <= n || utf8.RuneCountInString(s) <= n {
+		return s, false
+	}
+	i := 0
+	for range n {
+		_, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+	}
+	return s[:i] + TruncationMark, true
+}
+
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		// Only caller metadata can fail to encode; show that in the size.
+		return []byte(fmt.Sprintf("%q", err.Error()))
+	}
+	return b
+}
+
+// Markdown table limits.
+const (
+	tableMaxColumns = 12
+	tableCellRunes  = 60
+)
+
+func markdownTable(cols []string, rows []any) string {
+	if len(cols) == 0 || len(rows) == 0 {
+		return ""
+	}
+	more := 0
+	if len(cols) > tableMaxColumns {
+		more = len(cols) - tableMaxColumns
+		cols = cols[:tableMaxColumns]
+	}
+	var sb strings.Builder
+	sb.WriteString("|")
+	for _, c := range cols {
+		sb.WriteString(" " + cell(c) + " |")
+	}
+	sb.WriteString("\n|")
+	for range cols {
+		sb.WriteString(" --- |")
+	}
+	for _, row := range rows {
+		m, _ := row.(map[string]any)
+		sb.WriteString("\n|")
+		for _, c := range cols {
+			sb.WriteString(" " + cell(m[c]) + " |")
+		}
+	}
+	if more > 0 {
+		fmt.Fprintf(&sb, "\n\n(%d more columns not shown)", more)
+	}
+	return sb.String()
+}
+
+func cell(v any) string {
+	var s string
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case string:
+		s = x
+	case json.Number:
+		s = x.String()
+	case bool, float64, int, int64:
+		s = fmt.Sprint(x)
+	default:
+		s = string(mustJSON(x))
+	}
+	if n := utf8.RuneCountInString(s); n > tableCellRunes {
+		s, _ = cutString(s, tableCellRunes-1)
+		s = strings.TrimSuffix(s, TruncationMark) + "…"
+	}
+	s = strings.NewReplacer("|", `\|`, "\r\n", " ", "\n", " ", "\r", " ").Replace(s)
+	return s
+}

@@ -1,0 +1,279 @@
+package dualresp_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/datasf-mcp/datasf-mcp/dualresp"
+	"github.com/google/go-cmp/cmp"
+	"github.com/mark3labs/mcp-go/mcp"
+	"pgregory.net/rapid"
+)
+
+func jsonValue(t interface{ Fatalf(string, ...any) }, v any) any {
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatalf("json.Marshal: %v", err)
+	}
+	var out any
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatalf("json.Unmarshal: %v", err)
+	}
+	return out
+}
+
+func TestStructuredContentShape(t *testing.T) {
+	t.Parallel()
+	srv, _ := newServer(t, &genExecutor{Total: 847}, dualresp.Options{BaseURL: "http://127.0.0.1:8765"})
+	resp := create(t, srv, dualresp.Spec{
+		Name:       "Generated rows",
+		SampleSize: 2,
+		Query:      dualresp.Query{Kind: "soql", Text: "SELECT * ORDER BY :id"},
+		Columns:    []dualresp.Column{{Name: "i", Type: "number"}, {Name: "name"}},
+		Metadata: map[string]any{
+			"dataset_id":   "rqzj-sfat",
+			"corrections":  []map[string]any{{"original": "nmae", "corrected": "name", "wasChanged": true}},
+			"total_count":  -1, // dualresp's own keys win
+			"caller_extra": 1,
+		},
+	})
+	id := resp.ID()
+	url := "http://127.0.0.1:8765/resources/" + id
+	want := fmt.Sprintf(`{
+	  "summary": "847 rows match. 2 sample rows follow. Full result: %[1]s",
+	  "results": [
+	    {"i": 0, "name": "row-0", "even": true, "tags": ["a", 0]},
+	    {"i": 1, "name": "row-1", "even": false, "tags": ["a", 1]}
+	  ],
+	  "resource": {"uri": "resource://%[2]s", "url": "%[1]s", "name": "Generated rows", "mimeType": "application/json"},
+	  "metadata": {
+	    "dataset_id": "rqzj-sfat",
+	    "query": "SELECT * ORDER BY :id",
+	    "corrections": [{"original": "nmae", "corrected": "name", "wasChanged": true}],
+	    "caller_extra": 1,
+	    "total_count": 847, "sample_count": 2, "truncated": true,
+	    "columns": [{"name": "i", "type": "number"}, {"name": "name"}],
+	    "executed_at": "2025-06-01T12:00:00Z", "expires_at": "2025-06-01T12:15:00Z"
+	  }
+	}`, url, id)
+	var wantV any
+	if err := json.Unmarshal([]byte(want), &wantV); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(wantV, jsonValue(t, resp.StructuredContent())); diff != "" {
+		t.Errorf("StructuredContent() mismatch (-want +got):\n%s", diff)
+	}
+
+	content := resp.Content()
+	if len(content) != 2 {
+		t.Fatalf("Content() has %d items; want 2", len(content))
+	}
+	text, ok := mcp.AsTextContent(content[0])
+	if !ok {
+		t.Fatalf("Content()[0] is %T; want text", content[0])
+	}
+	wantText := "847 rows match. 2 sample rows follow. Full result: " + url + "\n\n" +
+		"| i | name |\n| --- | --- |\n| 0 | row-0 |\n| 1 | row-1 |"
+	if text.Text != wantText {
+		t.Errorf("text content = %q; want %q", text.Text, wantText)
+	}
+	link, ok := content[1].(mcp.ResourceLink)
+	if !ok {
+		t.Fatalf("Content()[1] is %T; want mcp.ResourceLink", content[1])
+	}
+	if link.Type != "resource_link" || link.URI != "resource://"+id || link.Name != "Generated rows" || link.MIMEType != "application/json" || !strings.Contains(link.Description, url) {
+		t.Errorf("resource link = %+v", link)
+	}
+
+	// The whole tool result survives the wire.
+	b, err := json.Marshal(resp.CallToolResult())
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := json.RawMessage(b)
+	res, err := mcp.ParseCallToolResult(&raw)
+	if err != nil {
+		t.Fatalf("ParseCallToolResult: %v", err)
+	}
+	if diff := cmp.Diff(wantV, jsonValue(t, res.StructuredContent)); diff != "" {
+		t.Errorf("structuredContent on the wire mismatch (-want +got):\n%s", diff)
+	}
+	if len(res.Content) != 2 {
+		t.Fatalf("content on the wire has %d items", len(res.Content))
+	}
+	if _, ok := res.Content[1].(mcp.ResourceLink); !ok {
+		t.Errorf("content[1] on the wire is %T; want mcp.ResourceLink", res.Content[1])
+	}
+}
+
+func TestSummaries(t *testing.T) {
+	t.Parallel()
+	srv, _ := newServer(t, &genExecutor{}, dualresp.Options{})
+	tests := []struct {
+		total, sample string
+		want          string
+	}{
+		{"0", "15", "No rows match. There is no sample. Full result: "},
+		{"1", "15", "1 row matches. It follows. Full result: "},
+		{"3", "15", "3 rows match. All 3 follow. Full result: "},
+		{"40", "1", "40 rows match. 1 sample row follows. Full result: "},
+	}
+	for _, tt := range tests {
+		var size int
+		fmt.Sscan(tt.sample, &size)
+		resp := create(t, srv, dualresp.Spec{SampleSize: size, Query: dualresp.Query{Kind: "gen", Params: map[string]string{"total": tt.total}}})
+		if got, want := resp.Summary(), tt.want+resp.URL(); got != want {
+			t.Errorf("Summary() for %s rows = %q; want %q", tt.total, got, want)
+		}
+		meta := resp.StructuredContent()["metadata"].(map[string]any)
+		if tr := meta["truncated"].(bool); tr != (tt.total == "40") {
+			t.Errorf("truncated for %s rows = %v", tt.total, tr)
+		}
+	}
+}
+
+func TestPinnedStructuredContentHasNullExpiry(t *testing.T) {
+	t.Parallel()
+	srv, _ := newServer(t, &genExecutor{Total: 1}, dualresp.Options{})
+	resp := create(t, srv, dualresp.Spec{Expiration: -1})
+	meta := resp.StructuredContent()["metadata"].(map[string]any)
+	if v, ok := meta["expires_at"]; !ok || v != nil {
+		t.Errorf("metadata.expires_at = %v (present %v); want null", v, ok)
+	}
+}
+
+// TestByteBudgetProperty checks that the structured content stays within
+// the byte budget whatever the rows, columns and metadata, that it marks
+// what it cut, and that included rows are the leading sample rows.
+func TestByteBudgetProperty(t *testing.T) {
+	t.Parallel()
+	rapid.Check(t, func(rt *rapid.T) {
+		budget := rapid.SampledFrom([]int{0, 2048, 4096, 12 * 1024}).Draw(rt, "budget")
+		ncols := rapid.IntRange(1, 300).Draw(rt, "columns")
+		nrows := rapid.IntRange(0, 40).Draw(rt, "rows")
+		maxLen := rapid.SampledFrom([]int{5, 100, 2000, 20000}).Draw(rt, "maxLen")
+		char := rapid.SampledFrom([]string{"a", "é", "😀", `"`, "\n"}).Draw(rt, "char")
+		var cols []dualresp.Column
+		lens := make([]int, ncols)
+		for c := range ncols {
+			cols = append(cols, dualresp.Column{Name: fmt.Sprintf("column_%d", c), Type: "text"})
+			lens[c] = rapid.IntRange(0, maxLen).Draw(rt, fmt.Sprintf("len%d", c))
+		}
+		var rows []json.RawMessage
+		for r := range nrows {
+			m := map[string]any{}
+			for c := range ncols {
+				n := (lens[c] * (r + 1)) % (maxLen + 1)
+				switch c % 3 {
+				case 0:
+					m[cols[c].Name] = strings.Repeat(char, n)
+				case 1:
+					m[cols[c].Name] = r*1000 + c
+				default:
+					m[cols[c].Name] = map[string]any{"nested": strings.Repeat(char, n), "list": []int{1, 2, 3}}
+				}
+			}
+			b, _ := json.Marshal(m)
+			rows = append(rows, b)
+		}
+		metaLen := rapid.SampledFrom([]int{0, 100, 50000}).Draw(rt, "metaLen")
+		srv, err := dualresp.New(dualresp.Options{BaseURL: "http://127.0.0.1:8765", Executor: &rowsExecutor{rows: rows}, ByteBudget: budget, CleanupInterval: -1})
+		if err != nil {
+			rt.Fatal(err)
+		}
+		defer srv.Close()
+		resp, err := srv.CreateResponse(t.Context(), dualresp.Spec{
+			Name: strings.Repeat("n", metaLen), Columns: cols, SampleSize: max(nrows, 1),
+			Query:    dualresp.Query{Kind: "k", Text: strings.Repeat("q", metaLen)},
+			Metadata: map[string]any{"note": strings.Repeat(char, metaLen), "list": make([]int, metaLen/10)},
+		})
+		if err != nil {
+			rt.Fatal(err)
+		}
+		limit := budget
+		if limit == 0 {
+			limit = dualresp.DefaultByteBudget
+		}
+		limit = max(limit, dualresp.MinByteBudget)
+		sc := resp.StructuredContent()
+		b, err := json.Marshal(sc)
+		if err != nil {
+			rt.Fatal(err)
+		}
+		if len(b) > limit {
+			rt.Fatalf("structured content is %d bytes; budget %d", len(b), limit)
+		}
+		meta := sc["metadata"].(map[string]any)
+		results := sc["results"].([]any)
+		if meta["sample_count"] != len(results) {
+			rt.Errorf("sample_count = %v; results has %d", meta["sample_count"], len(results))
+		}
+		if len(results) < nrows && meta["sample_reduced"] != true {
+			rt.Errorf("%d of %d rows included but sample_reduced = %v", len(results), nrows, meta["sample_reduced"])
+		}
+		if len(results) == nrows && meta["sample_reduced"] != nil {
+			rt.Errorf("all rows included but sample_reduced = %v", meta["sample_reduced"])
+		}
+		cut := strings.Contains(string(b), dualresp.TruncationMark)
+		if cut && meta["values_truncated"] != true && meta["metadata_truncated"] != true {
+			rt.Errorf("values were cut but values_truncated = %v", meta["values_truncated"])
+		}
+		// Each included row is the corresponding sample row, possibly cut.
+		for i, r := range results {
+			var orig map[string]any
+			_ = json.Unmarshal(rows[i], &orig)
+			got := r.(map[string]any)
+			if len(got) != len(orig) {
+				rt.Fatalf("row %d has %d keys; want %d", i, len(got), len(orig))
+			}
+			for k, v := range got {
+				if s, ok := v.(string); ok && strings.HasSuffix(s, dualresp.TruncationMark) {
+					if !utf8.ValidString(s) {
+						rt.Errorf("row %d %s: cut value is not valid UTF-8", i, k)
+					}
+					continue
+				}
+				if diff := cmp.Diff(jsonValue(rt, orig[k]), jsonValue(rt, v)); diff != "" {
+					rt.Errorf("row %d %s changed without a mark (-want +got):\n%s", i, k, diff)
+				}
+			}
+		}
+	})
+}
+
+func TestByteBudgetKeepsSmallSamplesWhole(t *testing.T) {
+	t.Parallel()
+	srv, _ := newServer(t, &genExecutor{Total: 1000}, dualresp.Options{})
+	resp := create(t, srv, dualresp.Spec{})
+	meta := resp.StructuredContent()["metadata"].(map[string]any)
+	if meta["sample_count"] != 15 || meta["sample_reduced"] != nil || meta["values_truncated"] != nil {
+		t.Errorf("small rows: sample_count %v, sample_reduced %v, values_truncated %v; want 15, absent, absent",
+			meta["sample_count"], meta["sample_reduced"], meta["values_truncated"])
+	}
+}
+
+func TestByteBudgetCutsLongValuesBeforeDroppingRows(t *testing.T) {
+	t.Parallel()
+	var rows []json.RawMessage
+	for i := range 15 {
+		rows = append(rows, json.RawMessage(fmt.Sprintf(`{"i":%d,"text":%q}`, i, strings.Repeat("word ", 2000))))
+	}
+	srv, _ := newServer(t, &rowsExecutor{rows: rows}, dualresp.Options{})
+	resp := create(t, srv, dualresp.Spec{Columns: []dualresp.Column{{Name: "i"}, {Name: "text"}}})
+	sc := resp.StructuredContent()
+	meta := sc["metadata"].(map[string]any)
+	b, _ := json.Marshal(sc)
+	t.Logf("15 rows of 10,000-character text: %d bytes, sample_count %v", len(b), meta["sample_count"])
+	if meta["values_truncated"] != true {
+		t.Errorf("values_truncated = %v; want true", meta["values_truncated"])
+	}
+	if n := meta["sample_count"].(int); n < 5 {
+		t.Errorf("sample_count = %d; want at least 5 (values cut before rows dropped)", n)
+	}
+	if !strings.Contains(sc["summary"].(string), "Long values are cut") {
+		t.Errorf("summary %q does not say values were cut", sc["summary"])
+	}
+}

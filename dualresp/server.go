@@ -1,0 +1,492 @@
+package dualresp
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+)
+
+// Defaults used when the corresponding Options field is zero.
+const (
+	DefaultExpiration      = 15 * time.Minute
+	DefaultSampleSize      = 15
+	DefaultCleanupInterval = time.Minute
+	DefaultMaxPageSize     = 10_000
+	DefaultByteBudget      = 12 * 1024
+	// MinByteBudget is the smallest byte budget New accepts; smaller values
+	// are raised to it.
+	MinByteBudget = 2048
+	// DefaultPageSize is the page size of a REST page request without a limit.
+	DefaultPageSize = 1000
+	// MaxRequestBody is the largest request body the REST handler reads.
+	MaxRequestBody = 64 << 10
+)
+
+// SortField orders a page by one result column.
+type SortField struct {
+	Field string `json:"field"`
+	Desc  bool   `json:"desc,omitempty"`
+}
+
+// PageRequest asks an Executor for a slice of a query's rows. Sort fields
+// are always result columns (the REST handler rejects anything else); the
+// Executor must apply them before its own stable order, so that pages never
+// overlap or skip rows.
+type PageRequest struct {
+	Offset int64
+	Limit  int64
+	Sort   []SortField
+}
+
+// Executor re-executes stored queries. The caller supplies it; dualresp
+// never interprets a Query.
+type Executor interface {
+	// Count returns the exact number of rows of q.
+	Count(ctx context.Context, q Query) (int64, error)
+	// Page returns up to req.Limit rows of q starting at req.Offset, in a
+	// stable order, each a JSON object. The bytes are passed through to REST
+	// clients unchanged.
+	Page(ctx context.Context, q Query, req PageRequest) ([]json.RawMessage, error)
+}
+
+// Streamer is an optional interface of an Executor: when present, exports
+// call Stream instead of paging through Page. Stream calls fn for each row
+// of q in order and stops at the first error fn returns, returning it.
+type Streamer interface {
+	Stream(ctx context.Context, q Query, sort []SortField, fn func(row json.RawMessage) error) error
+}
+
+// Options configures a Server. Only BaseURL is required; every zero field
+// means the default.
+type Options struct {
+	// BaseURL is the absolute http(s) URL the REST handler is reachable at,
+	// without the /resources/ part, e.g. "http://127.0.0.1:8765".
+	BaseURL string
+	// Store keeps the records. Default: a MemoryStore bounded by
+	// MaxResources, closed by Server.Close. A Store given here is not closed
+	// by the Server.
+	Store Store
+	// MaxResources bounds the default MemoryStore (see MemoryStoreOptions).
+	MaxResources int
+	// Executor re-executes stored queries for pages and exports, and runs
+	// CreateResponse when the Spec has none.
+	Executor Executor
+	// DefaultExpiration is how long a response lives without access.
+	// Default 15 minutes.
+	DefaultExpiration time.Duration
+	// DefaultSampleSize is the number of sample rows. Default 15.
+	DefaultSampleSize int
+	// CleanupInterval is how often expired records are removed. Default one
+	// minute; negative disables the cleanup loop (call Cleanup yourself).
+	CleanupInterval time.Duration
+	// AccessExtension is how far each REST access pushes the expiry out
+	// (never closer). Default DefaultExpiration; negative disables.
+	AccessExtension time.Duration
+	// MaxPageSize caps the limit of a page. Default 10,000.
+	MaxPageSize int64
+	// ByteBudget bounds the JSON size of the structured content given to the
+	// model. Default 12 KiB; at least MinByteBudget.
+	ByteBudget int
+	// Now is the clock. Default time.Now.
+	Now func() time.Time
+	// Logger receives operational logs. Default: discard.
+	Logger *slog.Logger
+}
+
+// Server creates dual responses, keeps their records and serves them over
+// REST. It is safe for concurrent use.
+type Server struct {
+	base       string
+	store      Store
+	ownStore   bool
+	exec       Executor
+	expiration time.Duration
+	sampleSize int
+	extension  time.Duration
+	maxPage    int64
+	budget     int
+	now        func() time.Time
+	log        *slog.Logger
+
+	overrides sync.Map // id -> Executor given in a Spec
+
+	stop      context.CancelFunc
+	done      chan struct{}
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// New returns a Server, and starts its cleanup loop unless disabled.
+func New(opts Options) (*Server, error) {
+	base, err := checkBaseURL(opts.BaseURL)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{
+		base:       base,
+		store:      opts.Store,
+		exec:       opts.Executor,
+		expiration: opts.DefaultExpiration,
+		sampleSize: opts.DefaultSampleSize,
+		extension:  opts.AccessExtension,
+		maxPage:    opts.MaxPageSize,
+		budget:     opts.ByteBudget,
+		now:        opts.Now,
+		log:        opts.Logger,
+		done:       make(chan struct{}),
+	}
+	if s.store == nil {
+		s.store = NewMemoryStore(MemoryStoreOptions{MaxResources: opts.MaxResources})
+		s.ownStore = true
+	}
+	if s.expiration <= 0 {
+		s.expiration = DefaultExpiration
+	}
+	if s.sampleSize <= 0 {
+		s.sampleSize = DefaultSampleSize
+	}
+	if s.extension == 0 {
+		s.extension = s.expiration
+	}
+	if s.maxPage <= 0 {
+		s.maxPage = DefaultMaxPageSize
+	}
+	if s.budget == 0 {
+		s.budget = DefaultByteBudget
+	}
+	s.budget = max(s.budget, MinByteBudget)
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	interval := opts.CleanupInterval
+	if interval == 0 {
+		interval = DefaultCleanupInterval
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	s.stop = stop
+	if interval > 0 {
+		go s.cleanupLoop(ctx, interval)
+	} else {
+		close(s.done)
+	}
+	return s, nil
+}
+
+func checkBaseURL(raw string) (string, error) {
+	if raw == "" {
+		return "", errors.New("dualresp: Options.BaseURL is required (e.g. http://127.0.0.1:8765)")
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", fmt.Errorf("dualresp: Options.BaseURL %q must be an absolute http or https URL: %w", raw, err)
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", fmt.Errorf("dualresp: Options.BaseURL %q must be an absolute http or https URL", raw)
+	}
+	if u.RawQuery != "" || u.Fragment != "" {
+		return "", fmt.Errorf("dualresp: Options.BaseURL %q must not have a query or fragment", raw)
+	}
+	return strings.TrimRight(raw, "/"), nil
+}
+
+// URL returns the REST URL of the resource with the given id.
+func (s *Server) URL(id string) string { return s.base + "/resources/" + id }
+
+// URI returns the MCP resource URI of the resource with the given id.
+func (s *Server) URI(id string) string { return "resource://" + id }
+
+// Store returns the Server's store.
+func (s *Server) Store() Store { return s.store }
+
+// Spec describes a result to create a dual response for.
+type Spec struct {
+	// Name names the result for people, e.g. "Food trucks by status".
+	Name        string
+	Description string
+	// Query is stored and re-executed for pages and exports.
+	Query Query
+	// Columns are the result's columns; REST sort fields must be among them.
+	Columns []Column
+	// SampleSize is the number of sample rows. Zero means the Server's
+	// default; negative means no sample.
+	SampleSize int
+	// Expiration is how long the result lives without access. Zero means
+	// the Server's default; negative means never (the record is pinned).
+	Expiration time.Duration
+	// Metadata is merged into the structured content's metadata (dualresp's
+	// own keys win) and kept in the record. Values must be JSON-encodable.
+	Metadata map[string]any
+	// Owner is stored with the record for access control by the caller.
+	Owner string
+	// Executor, when set, runs this query instead of the Server's Executor
+	// in this process. The record must still be re-executable by the
+	// Server's Executor after a restart or on another instance.
+	Executor Executor
+}
+
+// CreateResponse counts the query's rows and fetches its sample
+// concurrently, stores the query (not the rows) and returns the response.
+// Errors are *CountError, *QueryError or *StorageError.
+func (s *Server) CreateResponse(ctx context.Context, spec Spec) (*Response, error) {
+	exec := spec.Executor
+	if exec == nil {
+		exec = s.exec
+	}
+	if exec == nil {
+		return nil, errors.New("dualresp: CreateResponse: no Executor in the Spec or the Server's Options")
+	}
+	size := spec.SampleSize
+	if size == 0 {
+		size = s.sampleSize
+	}
+	var (
+		total  int64
+		sample []json.RawMessage
+	)
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		n, err := exec.Count(gctx, spec.Query)
+		if err != nil {
+			return &CountError{Err: err}
+		}
+		if n < 0 {
+			return &CountError{Err: fmt.Errorf("negative count %d", n)}
+		}
+		total = n
+		return nil
+	})
+	if size > 0 {
+		g.Go(func() error {
+			rows, err := exec.Page(gctx, spec.Query, PageRequest{Offset: 0, Limit: int64(size)})
+			if err != nil {
+				return &QueryError{Op: "sample", Err: err}
+			}
+			sample = rows
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	if len(sample) > size && size > 0 {
+		sample = sample[:size]
+	}
+	if int64(len(sample)) > total {
+		// The data grew between the two queries; never claim fewer rows than shown.
+		total = int64(len(sample))
+	}
+	id, err := newID()
+	if err != nil {
+		return nil, &StorageError{Op: "id", Err: err}
+	}
+	now := s.now()
+	rec := &Record{
+		ID:          id,
+		Name:        spec.Name,
+		Description: spec.Description,
+		Query:       spec.Query,
+		Columns:     spec.Columns,
+		TotalCount:  total,
+		Sample:      sample,
+		Metadata:    spec.Metadata,
+		Owner:       spec.Owner,
+		CreatedAt:   now,
+		LastAccess:  now,
+	}
+	switch exp := spec.Expiration; {
+	case exp < 0:
+		rec.Pinned = true
+	case exp == 0:
+		rec.ExpiresAt = now.Add(s.expiration)
+	default:
+		rec.ExpiresAt = now.Add(exp)
+	}
+	rec = rec.Clone()
+	if err := s.store.Save(ctx, rec); err != nil {
+		return nil, &StorageError{Op: "save", Err: err}
+	}
+	if spec.Executor != nil {
+		s.overrides.Store(id, spec.Executor)
+	}
+	s.log.DebugContext(ctx, "dualresp: response created", "id", id, "total", total, "sample", len(sample))
+	return newResponse(rec, s.URL(id), s.URI(id), s.budget, now), nil
+}
+
+// newID returns 128 random bits as 32 hex digits.
+func newID() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b[:]), nil
+}
+
+// validID reports whether id looks like an id newID made.
+func validID(id string) bool {
+	if len(id) != 32 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// executor returns the executor for the record with the given id.
+func (s *Server) executor(id string) Executor {
+	if e, ok := s.overrides.Load(id); ok {
+		return e.(Executor)
+	}
+	return s.exec
+}
+
+// get returns the live record with the given id: ErrNotFound or ErrExpired
+// (wrapped) otherwise, or a *StorageError.
+func (s *Server) get(ctx context.Context, id string) (*Record, error) {
+	if !validID(id) {
+		return nil, fmt.Errorf("%w: %q", ErrNotFound, id)
+	}
+	r, err := s.store.Get(ctx, id)
+	if errors.Is(err, ErrNotFound) {
+		return nil, fmt.Errorf("%w: %q", ErrNotFound, id)
+	}
+	if err != nil {
+		return nil, &StorageError{Op: "get", Err: err}
+	}
+	if r.Expired(s.now()) {
+		return nil, fmt.Errorf("%w: %q expired at %s", ErrExpired, id, r.ExpiresAt.Format(time.RFC3339))
+	}
+	return r, nil
+}
+
+// Resource returns the record with the given id without counting an access.
+// It returns an error wrapping ErrNotFound or ErrExpired, or a
+// *StorageError.
+func (s *Server) Resource(ctx context.Context, id string) (*Record, error) {
+	return s.get(ctx, id)
+}
+
+// Access returns the record with the given id and counts one access:
+// AccessCount and LastAccess change and the expiry moves out by
+// AccessExtension. Errors are as for Resource.
+func (s *Server) Access(ctx context.Context, id string) (*Record, error) {
+	if _, err := s.get(ctx, id); err != nil {
+		return nil, err
+	}
+	ext := max(s.extension, 0)
+	r, err := s.store.Touch(ctx, id, s.now(), ext)
+	if errors.Is(err, ErrNotFound) {
+		return nil, fmt.Errorf("%w: %q", ErrNotFound, id)
+	}
+	if err != nil {
+		return nil, &StorageError{Op: "touch", Err: err}
+	}
+	return r, nil
+}
+
+// Pin makes the resource permanent and returns the updated record. Errors
+// are as for Resource.
+func (s *Server) Pin(ctx context.Context, id string) (*Record, error) {
+	if _, err := s.get(ctx, id); err != nil {
+		return nil, err
+	}
+	r, err := s.store.Pin(ctx, id)
+	if errors.Is(err, ErrNotFound) {
+		return nil, fmt.Errorf("%w: %q", ErrNotFound, id)
+	}
+	if err != nil {
+		return nil, &StorageError{Op: "pin", Err: err}
+	}
+	return r, nil
+}
+
+// Delete removes the resource. Deleting an expired resource removes it and
+// returns an error wrapping ErrExpired; errors are otherwise as for
+// Resource.
+func (s *Server) Delete(ctx context.Context, id string) error {
+	_, getErr := s.get(ctx, id)
+	if getErr != nil && !errors.Is(getErr, ErrExpired) {
+		return getErr
+	}
+	err := s.store.Delete(ctx, id)
+	s.overrides.Delete(id)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return fmt.Errorf("%w: %q", ErrNotFound, id)
+	case err != nil:
+		return &StorageError{Op: "delete", Err: err}
+	}
+	return getErr
+}
+
+// Cleanup removes the expired records now and returns how many went. The
+// cleanup loop calls it every CleanupInterval.
+func (s *Server) Cleanup(ctx context.Context) (int, error) {
+	n, err := s.store.DeleteExpired(ctx, s.now())
+	if err != nil {
+		return n, &StorageError{Op: "delete expired", Err: err}
+	}
+	// Forget executor overrides of records that are gone.
+	var firstErr error
+	s.overrides.Range(func(k, _ any) bool {
+		_, err := s.store.Get(ctx, k.(string))
+		if errors.Is(err, ErrNotFound) {
+			s.overrides.Delete(k)
+		} else if err != nil && firstErr == nil {
+			firstErr = err
+		}
+		return ctx.Err() == nil
+	})
+	if firstErr != nil {
+		return n, &StorageError{Op: "get", Err: firstErr}
+	}
+	return n, nil
+}
+
+func (s *Server) cleanupLoop(ctx context.Context, every time.Duration) {
+	defer close(s.done)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			n, err := s.Cleanup(ctx)
+			if err != nil && ctx.Err() == nil {
+				s.log.WarnContext(ctx, "dualresp: cleanup failed", "err", err)
+			} else if n > 0 {
+				s.log.DebugContext(ctx, "dualresp: expired resources removed", "count", n)
+			}
+		}
+	}
+}
+
+// Close stops the cleanup loop and closes the default store (a Store given
+// in Options is left open). It is safe to call more than once.
+func (s *Server) Close() error {
+	s.closeOnce.Do(func() {
+		s.stop()
+		<-s.done
+		if s.ownStore {
+			s.closeErr = s.store.Close()
+		}
+	})
+	return s.closeErr
+}
