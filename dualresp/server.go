@@ -235,6 +235,18 @@ type Spec struct {
 	// in this process. The record must still be re-executable by the
 	// Server's Executor after a restart or on another instance.
 	Executor Executor
+	// Precomputed, when set, holds a count and sample the caller has already
+	// run (for example because the same request also told it the result's
+	// columns); CreateResponse then runs neither and stores these.
+	Precomputed *Precomputed
+}
+
+// Precomputed is a count and a sample computed by the caller.
+type Precomputed struct {
+	TotalCount int64
+	// Sample is the first rows of the result in its stored order, each a JSON
+	// object. Rows beyond the sample size are dropped.
+	Sample []json.RawMessage
 }
 
 // CreateResponse counts the query's rows and fetches its sample
@@ -251,6 +263,16 @@ func (s *Server) CreateResponse(ctx context.Context, spec Spec) (*Response, erro
 	size := spec.SampleSize
 	if size == 0 {
 		size = s.sampleSize
+	}
+	if spec.Precomputed != nil {
+		if spec.Precomputed.TotalCount < 0 {
+			return nil, &CountError{Err: fmt.Errorf("negative precomputed count %d", spec.Precomputed.TotalCount)}
+		}
+		sample := spec.Precomputed.Sample
+		if size <= 0 {
+			sample = nil
+		}
+		return s.saveResponse(ctx, spec, spec.Precomputed.TotalCount, sample, size)
 	}
 	var (
 		total  int64
@@ -281,6 +303,11 @@ func (s *Server) CreateResponse(ctx context.Context, spec Spec) (*Response, erro
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
+	return s.saveResponse(ctx, spec, total, sample, size)
+}
+
+// saveResponse saves the record of a new response and returns the response.
+func (s *Server) saveResponse(ctx context.Context, spec Spec, total int64, sample []json.RawMessage, size int) (*Response, error) {
 	if len(sample) > size && size > 0 {
 		sample = sample[:size]
 	}
