@@ -1,6 +1,6 @@
 module github.com/datasf-mcp/datasf-mcp
 
-go 1.26
+go 1.26.0
 
 require (
 	github.com/go-playground/validator/v10 v10.30.6

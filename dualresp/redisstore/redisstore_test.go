@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -279,21 +280,10 @@ func TestPrefixIsolation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]string{"a:expiry", "a:rec:x"}, sortStrings(keys)); diff != "" {
+	slices.Sort(keys)
+	if diff := cmp.Diff([]string{"a:expiry", "a:rec:x"}, keys); diff != "" {
 		t.Errorf("keys on the server (-want +got):\n%s", diff)
 	}
-}
-
-func sortStrings(s []string) []string {
-	out := append([]string(nil), s...)
-	for i := range out {
-		for j := i + 1; j < len(out); j++ {
-			if out[j] < out[i] {
-				out[i], out[j] = out[j], out[i]
-			}
-		}
-	}
-	return out
 }
 
 // TestNanosecondTimes checks that times round-trip exactly, beyond the

@@ -29,7 +29,7 @@ import (
 // startTimeout bounds how long Start waits for the server to answer PING.
 const startTimeout = 10 * time.Second
 
-// Start starts a redis-server that keeps nothing on disk (--save ''
+// Start starts a redis-server that keeps nothing on disk (--save ""
 // --appendonly no), bound to 127.0.0.1 on a free port, waits until it
 // answers PING, and returns its address "127.0.0.1:PORT". The server is
 // stopped in tb.Cleanup.

@@ -1,0 +1,180 @@
+package socratatest
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"net/url"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// Request is one request the server received, as recorded by the request log.
+// The app token itself is never recorded, only whether one was sent.
+type Request struct {
+	Endpoint     string // "catalog", "views", "resource" or "other"
+	Method       string
+	Path         string
+	Query        url.Values
+	Header       http.Header // X-App-Token is replaced by "[redacted]"
+	AppTokenSent bool
+}
+
+type failure struct {
+	status     int
+	retryAfter time.Duration
+}
+
+// controls holds the test controls and the request log.
+type controls struct {
+	mu       sync.Mutex
+	failLeft int
+	fail     failure
+	latency  time.Duration
+	cutAfter int // -1: no cut; only the next response
+	cutArmed bool
+	token    string
+	counts   map[string]int
+	requests []Request
+}
+
+// decision is what the controls decided for one request.
+type decision struct {
+	fail         *failure
+	latency      time.Duration
+	cutAfter     int
+	tokenMissing bool
+}
+
+func (c *controls) record(r *http.Request, endpoint string) decision {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	h := r.Header.Clone()
+	tok := h.Get("X-App-Token")
+	if tok != "" {
+		h.Set("X-App-Token", "[redacted]")
+	}
+	c.counts[endpoint]++
+	c.requests = append(c.requests, Request{Endpoint: endpoint, Method: r.Method, Path: r.URL.Path,
+		Query: r.URL.Query(), Header: h, AppTokenSent: tok != ""})
+	d := decision{latency: c.latency, cutAfter: -1}
+	if c.failLeft > 0 {
+		c.failLeft--
+		f := c.fail
+		d.fail = &f
+		return d
+	}
+	if c.token != "" && tok != c.token {
+		d.tokenMissing = true
+	}
+	if c.cutArmed {
+		c.cutArmed = false
+		d.cutAfter = c.cutAfter
+	}
+	return d
+}
+
+// FailNext makes the next n requests (to any endpoint) fail with status. A
+// 429 carries a Retry-After header of retryAfter rounded up to whole
+// seconds (when retryAfter > 0). A later call replaces an earlier one.
+func (s *Server) FailNext(n int, status int, retryAfter time.Duration) {
+	s.ctl.mu.Lock()
+	defer s.ctl.mu.Unlock()
+	s.ctl.failLeft = n
+	s.ctl.fail = failure{status: status, retryAfter: retryAfter}
+}
+
+// SetLatency delays every response by d (0 turns it off). A request whose
+// context ends during the delay gets no response.
+func (s *Server) SetLatency(d time.Duration) {
+	s.ctl.mu.Lock()
+	defer s.ctl.mu.Unlock()
+	s.ctl.latency = d
+}
+
+// CutBodyAfter makes the next response send only its first n body bytes and
+// then close the connection, as a dropped connection would.
+func (s *Server) CutBodyAfter(n int) {
+	s.ctl.mu.Lock()
+	defer s.ctl.mu.Unlock()
+	s.ctl.cutAfter = max(n, 0)
+	s.ctl.cutArmed = true
+}
+
+// RequireAppToken makes every request without exactly this X-App-Token
+// header fail with 403. An empty token removes the requirement.
+func (s *Server) RequireAppToken(token string) {
+	s.ctl.mu.Lock()
+	defer s.ctl.mu.Unlock()
+	s.ctl.token = token
+}
+
+// RequestCount returns how many requests reached endpoint ("catalog",
+// "views", "resource", "other"); "" counts all of them.
+func (s *Server) RequestCount(endpoint string) int {
+	s.ctl.mu.Lock()
+	defer s.ctl.mu.Unlock()
+	if endpoint == "" {
+		return len(s.ctl.requests)
+	}
+	return s.ctl.counts[endpoint]
+}
+
+// Requests returns a copy of the request log, oldest first.
+func (s *Server) Requests() []Request {
+	s.ctl.mu.Lock()
+	defer s.ctl.mu.Unlock()
+	return append([]Request(nil), s.ctl.requests...)
+}
+
+// LastRequest returns the most recent request and whether there was one.
+func (s *Server) LastRequest() (Request, bool) {
+	s.ctl.mu.Lock()
+	defer s.ctl.mu.Unlock()
+	if len(s.ctl.requests) == 0 {
+		return Request{}, false
+	}
+	return s.ctl.requests[len(s.ctl.requests)-1], true
+}
+
+// Reset clears the test controls (failures, latency, cut, token
+// requirement) and the request log. Loaded data is kept.
+func (s *Server) Reset() {
+	s.ctl.mu.Lock()
+	defer s.ctl.mu.Unlock()
+	s.ctl.failLeft = 0
+	s.ctl.latency = 0
+	s.ctl.cutArmed = false
+	s.ctl.token = ""
+	s.ctl.counts = map[string]int{}
+	s.ctl.requests = nil
+}
+
+func writeFailure(w http.ResponseWriter, f failure) {
+	body := map[string]any{"error": true, "message": http.StatusText(f.status)}
+	switch f.status {
+	case http.StatusTooManyRequests:
+		if f.retryAfter > 0 {
+			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(f.retryAfter.Seconds()))))
+		}
+		body = map[string]any{"error": true, "message": "Too many requests"}
+	case http.StatusInternalServerError:
+		body = map[string]any{"error": true, "message": "Internal error", "status": 500}
+	case http.StatusAccepted:
+		body = map[string]any{"message": "Processing, please retry"}
+	}
+	writeJSON(w, f.status, body)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		b = []byte(fmt.Sprintf(`{"error":true,"message":%q}`, err.Error()))
+		status = http.StatusInternalServerError
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	w.Write(b) //nolint:errcheck // the client went away
+}
