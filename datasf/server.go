@@ -36,6 +36,9 @@ type Options struct {
 	DefaultSampleSize int
 	// Logger receives diagnostics (default: discard). Never stdout.
 	Logger *slog.Logger
+	// Executor re-executes stored results for resources/read. Default:
+	// NewExecutor(Client). Give the same one as the Results server's.
+	Executor dualresp.Executor
 	// ServerOptions are passed to mcp-go (for example server.WithOutputSchemaValidation()).
 	ServerOptions []server.ServerOption
 }
@@ -44,6 +47,7 @@ type Options struct {
 type Server struct {
 	client  *socrata.Client
 	results *dualresp.Server
+	exec    dualresp.Executor
 	schemas *schemacache.Cache
 	sample  int
 	log     *slog.Logger
@@ -65,6 +69,10 @@ func NewServer(opts Options) (*Server, error) {
 		schemas: opts.Schemas,
 		sample:  opts.DefaultSampleSize,
 		log:     opts.Logger,
+	}
+	s.exec = opts.Executor
+	if s.exec == nil {
+		s.exec = NewExecutor(opts.Client)
 	}
 	if s.schemas == nil {
 		s.schemas = schemacache.New(opts.Client, schemacache.Options{})

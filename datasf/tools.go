@@ -335,8 +335,7 @@ func (s *Server) query(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallT
 		Query:       storedQuery(in.DatasetID, stable),
 		Columns:     cols,
 		SampleSize:  sampleSize,
-		Sample:      sample,
-		TotalCount:  &total,
+		Precomputed: &dualresp.Precomputed{TotalCount: total, Sample: sample},
 		Metadata:    meta,
 	})
 	if err != nil {

@@ -1,0 +1,169 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/datasf-mcp/datasf-mcp/datasf"
+)
+
+// run executes the command cfg describes until it ends or ctx is cancelled.
+func run(ctx context.Context, cfg config) error {
+	log := newLogger(cfg)
+	if cfg.Command == "fetch" {
+		return runFetch(ctx, cfg, log)
+	}
+
+	// The listener comes first: result links need its real address.
+	addr := cfg.RESTAddr
+	if cfg.Command == "serve" {
+		addr = cfg.HTTPAddr
+	}
+	var ln net.Listener
+	if cfg.Command == "" || cfg.Command == "serve" {
+		var err error
+		ln, err = net.Listen("tcp", addr)
+		if err != nil {
+			return fmt.Errorf("listen on %s: %w", addr, err)
+		}
+		defer ln.Close()
+		addr = ln.Addr().String()
+	}
+	publicURL := cfg.PublicURL
+	if publicURL == "" {
+		publicURL = "http://" + addr
+	}
+
+	a, err := newApp(ctx, cfg, publicURL, log)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+
+	switch cfg.Command {
+	case "":
+		return serveStdio(ctx, cfg, a, ln, log)
+	case "serve":
+		return serveHTTP(ctx, a, ln, publicURL, log)
+	default:
+		return runSmoke(ctx, cfg, a)
+	}
+}
+
+func newLogger(cfg config) *slog.Logger {
+	var level slog.Level
+	_ = level.UnmarshalText([]byte(cfg.LogLevel))
+	return slog.New(slog.NewTextHandler(cfg.Stderr, &slog.HandlerOptions{Level: level}))
+}
+
+// serveStdio serves MCP on stdin/stdout and full results on ln, until stdin
+// ends or ctx is cancelled.
+func serveStdio(ctx context.Context, cfg config, a *app, ln net.Listener, log *slog.Logger) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	rest := &http.Server{Handler: a.restHandler(), ReadHeaderTimeout: 10 * time.Second}
+	restDone := make(chan error, 1)
+	go func() { restDone <- rest.Serve(ln) }()
+	log.Info("datasf-mcp serving MCP on stdio", "rest", "http://"+ln.Addr().String()+"/resources/", "domain", cfg.Domain, "offline", cfg.Offline)
+
+	stdio := server.NewStdioServer(a.mcp.MCP())
+	err := stdio.Listen(ctx, cfg.Stdin, cfg.Stdout)
+	log.Info("stdio closed; shutting down")
+	shutdownCtx, stop := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer stop()
+	_ = rest.Shutdown(shutdownCtx)
+	<-restDone
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
+		return nil
+	}
+	return err
+}
+
+// serveHTTP serves Streamable HTTP at /mcp and REST at /resources/ on ln.
+func serveHTTP(ctx context.Context, a *app, ln net.Listener, publicURL string, log *slog.Logger) error {
+	mux := http.NewServeMux()
+	streamable := server.NewStreamableHTTPServer(a.mcp.MCP(),
+		server.WithEndpointPath("/mcp"),
+		server.WithStreamableHTTPLogger(log),
+	)
+	mux.Handle("/mcp", streamable)
+	mux.Handle("/resources/", a.restHandler())
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"status":"ok"}`))
+	})
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	log.Info("datasf-mcp serving Streamable HTTP", "mcp", publicURL+"/mcp", "rest", publicURL+"/resources/")
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	shutdownCtx, stop := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer stop()
+	_ = streamable.Shutdown(shutdownCtx)
+	_ = srv.Shutdown(shutdownCtx)
+	return nil
+}
+
+// runSmoke runs one tool through an in-process MCP client and prints its
+// structured result as JSON.
+func runSmoke(ctx context.Context, cfg config, a *app) error {
+	c, err := client.NewInProcessClient(a.mcp.MCP())
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if err := c.Start(ctx); err != nil {
+		return err
+	}
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	init.Params.ClientInfo = mcp.Implementation{Name: "datasf-mcp-cli", Version: datasf.Version}
+	if _, err := c.Initialize(ctx, init); err != nil {
+		return err
+	}
+	req := mcp.CallToolRequest{}
+	switch cfg.Command {
+	case "search":
+		req.Params.Name = "search_datasf"
+		req.Params.Arguments = map[string]any{"query": cfg.Args[0], "limit": 10}
+	case "schema":
+		req.Params.Name = "get_schema"
+		req.Params.Arguments = map[string]any{"dataset_id": cfg.Args[0]}
+	case "query":
+		req.Params.Name = "query_datasf"
+		req.Params.Arguments = map[string]any{"dataset_id": cfg.Args[0], "soql": cfg.Args[1], "sample_size": cfg.SampleSize}
+	}
+	res, err := c.CallTool(ctx, req)
+	if err != nil {
+		return err
+	}
+	if res.IsError {
+		var texts []string
+		for _, c := range res.Content {
+			if tc, ok := c.(mcp.TextContent); ok {
+				texts = append(texts, tc.Text)
+			}
+		}
+		return fmt.Errorf("%s failed: %s", req.Params.Name, strings.Join(texts, " "))
+	}
+	enc := json.NewEncoder(cfg.Stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(res.StructuredContent)
+}
+
