@@ -34,39 +34,40 @@ func readOnly(title string) mcp.ToolOption {
 	})
 }
 
+// newTool builds a tool whose input schema is given as raw JSON.
+func newTool(name, description string, input json.RawMessage, opts ...mcp.ToolOption) mcp.Tool {
+	t := mcp.NewToolWithRawSchema(name, description, input)
+	for _, opt := range opts {
+		opt(&t)
+	}
+	return t
+}
+
 func (s *Server) tools() []server.ServerTool {
 	return []server.ServerTool{
 		{
-			Tool: mcp.NewTool("search_datasf",
-				mcp.WithDescription("Search the open data portal's catalog for datasets by keywords. Returns dataset ids (4x4, e.g. wg3w-h783), names and descriptions. Next step: get_schema on a dataset id."),
-				mcp.WithRawInputSchema(searchInputSchema),
+			Tool: newTool("search_datasf", "Search the open data portal's catalog for datasets by keywords. Returns dataset ids (4x4, e.g. wg3w-h783), names and descriptions. Next step: get_schema on a dataset id.", searchInputSchema,
 				mcp.WithRawOutputSchema(searchOutputSchema),
 				readOnly("Search datasets"),
 			),
 			Handler: s.search,
 		},
 		{
-			Tool: mcp.NewTool("list_datasf",
-				mcp.WithDescription("List the portal's datasets, most recently updated first, optionally only one category (e.g. \"Public Safety\"). Next step: get_schema on a dataset id."),
-				mcp.WithRawInputSchema(listInputSchema),
+			Tool: newTool("list_datasf", "List the portal's datasets, most recently updated first, optionally only one category (e.g. \"Public Safety\"). Next step: get_schema on a dataset id.", listInputSchema,
 				mcp.WithRawOutputSchema(listOutputSchema),
 				readOnly("List datasets"),
 			),
 			Handler: s.list,
 		},
 		{
-			Tool: mcp.NewTool("get_schema",
-				mcp.WithDescription("Get a dataset's columns (display name, fieldName to use in SoQL, data type, description) and its exact row count. Call it before query_datasf."),
-				mcp.WithRawInputSchema(schemaInputSchema),
+			Tool: newTool("get_schema", "Get a dataset's columns (display name, fieldName to use in SoQL, data type, description) and its exact row count. Call it before query_datasf.", schemaInputSchema,
 				mcp.WithRawOutputSchema(schemaOutputSchema),
 				readOnly("Dataset schema"),
 			),
 			Handler: s.schema,
 		},
 		{
-			Tool: mcp.NewTool("query_datasf",
-				mcp.WithDescription("Run a SoQL query on a dataset. Returns a small SAMPLE of the rows (results), the exact total (metadata.total_count) and a link (resource.url) to the complete result for the user or application. Prefer aggregation (GROUP BY, count(*), sum) to answer questions; never page through the full result yourself."),
-				mcp.WithRawInputSchema(queryInputSchema),
+			Tool: newTool("query_datasf", "Run a SoQL query on a dataset. Returns a small SAMPLE of the rows (results), the exact total (metadata.total_count) and a link (resource.url) to the complete result for the user or application. Prefer aggregation (GROUP BY, count(*), sum) to answer questions; never page through the full result yourself.", queryInputSchema,
 				mcp.WithRawOutputSchema(queryOutputSchema),
 				readOnly("Query a dataset"),
 			),

@@ -166,4 +166,3 @@ func runSmoke(ctx context.Context, cfg config, a *app) error {
 	enc.SetIndent("", "  ")
 	return enc.Encode(res.StructuredContent)
 }
-
