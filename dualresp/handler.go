@@ -42,7 +42,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("DELETE /resources/{id}", s.serveDelete)
 	mux.HandleFunc("GET /resources/{id}/export", s.serveExport)
 	mux.HandleFunc("/", s.serveUnknown)
-	return mux
+	return s.withAccess(mux)
 }
 
 // apiError is an error answer.

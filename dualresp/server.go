@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"net/url"
 	"strings"
 	"sync"
@@ -101,6 +102,14 @@ type Options struct {
 	Now func() time.Time
 	// Logger receives operational logs. Default: discard.
 	Logger *slog.Logger
+	// Authenticate, when set, identifies the caller of every REST request
+	// (for example BearerTokens(...)); an error answers 401. Records are then
+	// visible only to the owner that created them (see WithOwner); others
+	// get 404.
+	Authenticate func(*http.Request) (owner string, err error)
+	// CORSOrigins lists the browser origins allowed to call the REST API
+	// cross-origin ("*" for any). Empty (the default) sends no CORS headers.
+	CORSOrigins []string
 }
 
 // Server creates dual responses, keeps their records and serves them over
@@ -117,6 +126,9 @@ type Server struct {
 	budget     int
 	now        func() time.Time
 	log        *slog.Logger
+
+	authenticate func(*http.Request) (string, error)
+	cors         []string
 
 	overrides sync.Map // id -> Executor given in a Spec
 
@@ -144,6 +156,9 @@ func New(opts Options) (*Server, error) {
 		now:        opts.Now,
 		log:        opts.Logger,
 		done:       make(chan struct{}),
+
+		authenticate: opts.Authenticate,
+		cors:         opts.CORSOrigins,
 	}
 	if s.store == nil {
 		s.store = NewMemoryStore(MemoryStoreOptions{MaxResources: opts.MaxResources})
@@ -315,6 +330,9 @@ func (s *Server) saveResponse(ctx context.Context, spec Spec, total int64, sampl
 		// The data grew between the two queries; never claim fewer rows than shown.
 		total = int64(len(sample))
 	}
+	if spec.Owner == "" {
+		spec.Owner, _ = OwnerFrom(ctx)
+	}
 	id, err := newID()
 	if err != nil {
 		return nil, &StorageError{Op: "id", Err: err}
@@ -395,6 +413,9 @@ func (s *Server) get(ctx context.Context, id string) (*Record, error) {
 	}
 	if err != nil {
 		return nil, &StorageError{Op: "get", Err: err}
+	}
+	if !visible(ctx, r) {
+		return nil, fmt.Errorf("%w: %q", ErrNotFound, id)
 	}
 	if r.Expired(s.now()) {
 		return nil, fmt.Errorf("%w: %q expired at %s", ErrExpired, id, r.ExpiresAt.Format(time.RFC3339))

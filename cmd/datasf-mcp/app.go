@@ -58,14 +58,19 @@ func newApp(ctx context.Context, cfg config, publicURL string, log *slog.Logger)
 	if err != nil || expiration <= 0 {
 		return a, fmt.Errorf("--expiration must be a positive duration such as 15m; got %q", cfg.Expiration)
 	}
-	a.results, err = dualresp.New(dualresp.Options{
+	ropts := dualresp.Options{
 		BaseURL:           publicURL,
 		Store:             a.store,
 		Executor:          datasf.NewExecutor(client),
 		DefaultExpiration: expiration,
 		DefaultSampleSize: cfg.SampleSize,
 		Logger:            log,
-	})
+		CORSOrigins:       splitList(cfg.CORSOrigins),
+	}
+	if len(cfg.RESTTokens) > 0 {
+		ropts.Authenticate = dualresp.BearerTokens(cfg.RESTTokens...)
+	}
+	a.results, err = dualresp.New(ropts)
 	if err != nil {
 		return a, err
 	}
@@ -93,6 +98,16 @@ func (a *app) Close() {
 	if a.fake != nil {
 		a.fake.Close()
 	}
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, v := range strings.Split(s, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // openStore opens the result store named by --store.

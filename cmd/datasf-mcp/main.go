@@ -23,6 +23,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 )
 
@@ -72,6 +73,9 @@ Flags (each falls back to the environment variable shown):
 const usageTail = `
 Environment only:
   SOCRATA_APP_TOKEN   Socrata app token, sent as X-App-Token (never printed or logged)
+  DATASF_REST_TOKEN   comma-separated bearer tokens; when set, /resources/ and /mcp require
+                      "Authorization: Bearer TOKEN" and each result is visible only to the
+                      token that created it (stdio mode creates results as the first token)
 `
 
 // config is everything run needs. parseConfig builds it from flags and env.
@@ -91,7 +95,8 @@ type config struct {
 	Store        string
 	SampleSize   int
 	LogLevel     string
-	RESTToken    string
+	RESTTokens   []string
+	CORSOrigins  string
 	Format       string
 	Output       string
 	Expiration   string
@@ -131,6 +136,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	str(&cfg.LogLevel, "log-level", "DATASF_LOG_LEVEL", "info", "log level: debug | info | warn | error (logs go to stderr)")
 	str(&cfg.Format, "format", "DATASF_FORMAT", "csv", "fetch: output format csv | ndjson | json")
 	str(&cfg.Output, "o", "DATASF_OUTPUT", "", "fetch: write to this file instead of stdout")
+	str(&cfg.CORSOrigins, "cors-origins", "DATASF_CORS_ORIGINS", "", "comma-separated browser origins allowed to call the REST API cross-origin (default: none)")
 	str(&cfg.Expiration, "expiration", "DATASF_EXPIRATION", "15m", "how long a stored result stays available after its last access")
 	fs.BoolVar(&cfg.Offline, "offline", env("DATASF_OFFLINE", "") == "true" || env("DATASF_OFFLINE", "") == "1",
 		"serve a built-in generated snapshot from an in-process fake Socrata server; no network (env DATASF_OFFLINE=true)")
@@ -155,7 +161,11 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	}
 	cfg.Args = positional
 	cfg.AppToken = getenv("SOCRATA_APP_TOKEN")
-	cfg.RESTToken = getenv("DATASF_REST_TOKEN")
+	for _, tok := range strings.Split(getenv("DATASF_REST_TOKEN"), ",") {
+		if tok = strings.TrimSpace(tok); tok != "" {
+			cfg.RESTTokens = append(cfg.RESTTokens, tok)
+		}
+	}
 
 	want := map[string]int{"": 0, "serve": 0, "search": 1, "schema": 1, "query": 2, "fetch": 1}
 	if n := want[cfg.Command]; len(cfg.Args) != n {

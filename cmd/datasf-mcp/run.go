@@ -17,6 +17,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/datasf-mcp/datasf-mcp/datasf"
+	"github.com/datasf-mcp/datasf-mcp/dualresp"
 )
 
 // run executes the command cfg describes until it ends or ctx is cancelled.
@@ -56,7 +57,7 @@ func run(ctx context.Context, cfg config) error {
 	case "":
 		return serveStdio(ctx, cfg, a, ln, log)
 	case "serve":
-		return serveHTTP(ctx, a, ln, publicURL, log)
+		return serveHTTP(ctx, cfg, a, ln, publicURL, log)
 	default:
 		return runSmoke(ctx, cfg, a)
 	}
@@ -79,6 +80,11 @@ func serveStdio(ctx context.Context, cfg config, a *app, ln net.Listener, log *s
 	log.Info("datasf-mcp serving MCP on stdio", "rest", "http://"+ln.Addr().String()+"/resources/", "domain", cfg.Domain, "offline", cfg.Offline)
 
 	stdio := server.NewStdioServer(a.mcp.MCP())
+	if len(cfg.RESTTokens) > 0 {
+		// The local user owns what it creates: the first REST token reads it.
+		owner := dualresp.TokenOwner(cfg.RESTTokens[0])
+		stdio.SetContextFunc(func(ctx context.Context) context.Context { return dualresp.WithOwner(ctx, owner) })
+	}
 	err := stdio.Listen(ctx, cfg.Stdin, cfg.Stdout)
 	log.Info("stdio closed; shutting down")
 	shutdownCtx, stop := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
@@ -92,19 +98,9 @@ func serveStdio(ctx context.Context, cfg config, a *app, ln net.Listener, log *s
 }
 
 // serveHTTP serves Streamable HTTP at /mcp and REST at /resources/ on ln.
-func serveHTTP(ctx context.Context, a *app, ln net.Listener, publicURL string, log *slog.Logger) error {
-	mux := http.NewServeMux()
-	streamable := server.NewStreamableHTTPServer(a.mcp.MCP(),
-		server.WithEndpointPath("/mcp"),
-		server.WithStreamableHTTPLogger(log),
-	)
-	mux.Handle("/mcp", streamable)
-	mux.Handle("/resources/", a.restHandler())
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write([]byte(`{"status":"ok"}`))
-	})
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+func serveHTTP(ctx context.Context, cfg config, a *app, ln net.Listener, publicURL string, log *slog.Logger) error {
+	handler, streamable := httpHandler(cfg, a, log)
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	log.Info("datasf-mcp serving Streamable HTTP", "mcp", publicURL+"/mcp", "rest", publicURL+"/resources/")
@@ -118,6 +114,46 @@ func serveHTTP(ctx context.Context, a *app, ln net.Listener, publicURL string, l
 	_ = streamable.Shutdown(shutdownCtx)
 	_ = srv.Shutdown(shutdownCtx)
 	return nil
+}
+
+// httpHandler routes Streamable HTTP MCP at /mcp and REST at /resources/.
+// mcp-go's localhost (DNS-rebinding) protection stays on. With REST tokens,
+// /mcp requires one too and results belong to the token that created them.
+func httpHandler(cfg config, a *app, log *slog.Logger) (http.Handler, *server.StreamableHTTPServer) {
+	opts := []server.StreamableHTTPOption{
+		server.WithEndpointPath("/mcp"),
+		server.WithStreamableHTTPLogger(log),
+	}
+	var auth func(*http.Request) (string, error)
+	if len(cfg.RESTTokens) > 0 {
+		auth = dualresp.BearerTokens(cfg.RESTTokens...)
+		opts = append(opts, server.WithHTTPContextFunc(func(ctx context.Context, r *http.Request) context.Context {
+			if owner, err := auth(r); err == nil {
+				return dualresp.WithOwner(ctx, owner)
+			}
+			return ctx
+		}))
+	}
+	streamable := server.NewStreamableHTTPServer(a.mcp.MCP(), opts...)
+	var mcpHandler http.Handler = streamable
+	if auth != nil {
+		mcpHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if _, err := auth(r); err != nil {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="datasf-mcp"`)
+				http.Error(w, `{"error":"unauthorized","message":"send Authorization: Bearer <token>"}`, http.StatusUnauthorized)
+				return
+			}
+			streamable.ServeHTTP(w, r)
+		})
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", mcpHandler)
+	mux.Handle("/resources/", a.restHandler())
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"status":"ok"}`))
+	})
+	return mux, streamable
 }
 
 // runSmoke runs one tool through an in-process MCP client and prints its

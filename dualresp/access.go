@@ -1,0 +1,114 @@
+package dualresp
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"net/http"
+	"slices"
+	"strings"
+)
+
+// Access control. When a caller is identified (WithOwner), records created
+// for another owner are invisible to it: every method answers as if they did
+// not exist (ErrNotFound, REST 404), so ids cannot be probed.
+
+type ownerKey struct{}
+
+// WithOwner returns a context identifying the caller as owner. CreateResponse
+// stores it as the record's Owner when the Spec names none, and Resource,
+// Access, Pin and Delete treat records of other owners as not found.
+func WithOwner(ctx context.Context, owner string) context.Context {
+	return context.WithValue(ctx, ownerKey{}, owner)
+}
+
+// OwnerFrom returns the caller identified by WithOwner.
+func OwnerFrom(ctx context.Context) (string, bool) {
+	o, ok := ctx.Value(ownerKey{}).(string)
+	return o, ok
+}
+
+// visible reports whether the caller of ctx may see r.
+func visible(ctx context.Context, r *Record) bool {
+	owner, ok := OwnerFrom(ctx)
+	return !ok || r.Owner == "" || r.Owner == owner
+}
+
+// ErrUnauthorized is returned by an Authenticate function for a request
+// without valid credentials; the REST handler answers 401.
+var ErrUnauthorized = errors.New("dualresp: missing or invalid credentials")
+
+// BearerTokens returns an Authenticate function (see Options.Authenticate)
+// that accepts "Authorization: Bearer T" for any of tokens and identifies the
+// caller by TokenOwner(T). Tokens are compared in constant time.
+func BearerTokens(tokens ...string) func(*http.Request) (string, error) {
+	keys := make([][]byte, 0, len(tokens))
+	for _, t := range tokens {
+		if t != "" {
+			keys = append(keys, []byte(t))
+		}
+	}
+	return func(r *http.Request) (string, error) {
+		got, ok := BearerToken(r)
+		if !ok {
+			return "", ErrUnauthorized
+		}
+		match := 0
+		for _, k := range keys {
+			match |= subtle.ConstantTimeCompare([]byte(got), k)
+		}
+		if match != 1 {
+			return "", ErrUnauthorized
+		}
+		return TokenOwner(got), nil
+	}
+}
+
+// BearerToken returns the token of an "Authorization: Bearer" header.
+func BearerToken(r *http.Request) (string, bool) {
+	h := r.Header.Get("Authorization")
+	scheme, tok, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(tok) == "" {
+		return "", false
+	}
+	return strings.TrimSpace(tok), true
+}
+
+// TokenOwner is the owner identity of a token: a hash, so records never hold
+// the token itself.
+func TokenOwner(token string) string {
+	sum := sha256.Sum256([]byte("dualresp-owner\x00" + token))
+	return "token:" + hex.EncodeToString(sum[:12])
+}
+
+// withAccess wraps the REST handler with authentication and CORS.
+func (s *Server) withAccess(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if origin := r.Header.Get("Origin"); origin != "" && len(s.cors) > 0 {
+			if slices.Contains(s.cors, origin) || slices.Contains(s.cors, "*") {
+				h := w.Header()
+				h.Set("Access-Control-Allow-Origin", origin)
+				h.Add("Vary", "Origin")
+				h.Set("Access-Control-Allow-Methods", "GET, POST, PUT, DELETE, OPTIONS")
+				h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Accept")
+				h.Set("Access-Control-Max-Age", "600")
+				if r.Method == http.MethodOptions {
+					w.WriteHeader(http.StatusNoContent)
+					return
+				}
+			}
+		}
+		if s.authenticate != nil {
+			owner, err := s.authenticate(r)
+			if err != nil {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="dualresp"`)
+				writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "unauthorized", "message": "send Authorization: Bearer <token> with a token this server accepts"})
+				return
+			}
+			r = r.WithContext(WithOwner(r.Context(), owner))
+		}
+		next.ServeHTTP(w, r)
+	})
+}
