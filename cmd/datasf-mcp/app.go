@@ -136,8 +136,29 @@ func startOffline(cfg config, log *slog.Logger) (*socratatest.Server, error) {
 		return nil, err
 	}
 	start := time.Now()
+	if cfg.Catalog != "" {
+		if err := fake.LoadCatalog(cfg.Catalog); err != nil {
+			fake.Close()
+			return nil, fmt.Errorf("--catalog %s: %w", cfg.Catalog, err)
+		}
+	}
+	if cfg.DataDir != "" {
+		if err := fake.LoadFixturesDir(cfg.DataDir); err != nil {
+			fake.Close()
+			return nil, fmt.Errorf("--data %s: %w", cfg.DataDir, err)
+		}
+	}
+	// The snapshot fills in what the files did not provide: a dataset loaded
+	// from --data replaces the generated one with the same id.
+	loaded := map[string]bool{}
+	for _, id := range fake.Datasets() {
+		loaded[id] = true
+	}
 	rows := 0
 	for _, d := range snapshot.Datasets(snapshot.Options{}) {
+		if loaded[d.ID] {
+			continue
+		}
 		schema := socratatest.Schema{ID: d.ID, Name: d.Name, Description: d.Description, Category: d.Category, UpdatedAt: d.UpdatedAt}
 		for _, c := range d.Columns {
 			schema.Columns = append(schema.Columns, socratatest.Column{Name: c.Name, FieldName: c.FieldName, DataType: c.DataType, Description: c.Description})
@@ -147,12 +168,6 @@ func startOffline(cfg config, log *slog.Logger) (*socratatest.Server, error) {
 			return nil, fmt.Errorf("offline snapshot %s: %w", d.ID, err)
 		}
 		rows += d.Rows
-	}
-	if cfg.DataDir != "" {
-		if err := fake.LoadFixturesDir(cfg.DataDir); err != nil {
-			fake.Close()
-			return nil, fmt.Errorf("--data %s: %w", cfg.DataDir, err)
-		}
 	}
 	if err := fake.Start(); err != nil {
 		fake.Close()

@@ -89,6 +89,7 @@ type config struct {
 	AppToken     string
 	Offline      bool
 	DataDir      string
+	Catalog      string
 	RESTAddr     string
 	PublicURL    string
 	HTTPAddr     string
@@ -129,6 +130,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	str(&cfg.BaseURL, "base-url", "DATASF_BASE_URL", "", "base URL of the portal's APIs (default https://DOMAIN)")
 	str(&cfg.DiscoveryURL, "discovery-url", "DATASF_DISCOVERY_URL", "https://api.us.socrata.com", "Socrata Discovery API base URL")
 	str(&cfg.DataDir, "data", "DATASF_DATA", "", "with --offline: also load dataset files from this directory (the format of shared/fixtures/datasets)")
+	str(&cfg.Catalog, "catalog", "DATASF_CATALOG", "", "with --offline: load a catalog JSONL (one Views-like document per line, as shared/fixtures/catalog) for search and schemas")
 	str(&cfg.RESTAddr, "rest-addr", "DATASF_REST_ADDR", "127.0.0.1:8765", "stdio mode: address of the REST listener for full results")
 	str(&cfg.PublicURL, "public-url", "DATASF_PUBLIC_URL", "", "base URL used in result links, when behind a proxy (default http://LISTEN-ADDR)")
 	str(&cfg.HTTPAddr, "http", "DATASF_HTTP", "", "serve: listen address for Streamable HTTP and REST, e.g. 127.0.0.1:8080")
@@ -190,8 +192,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	default:
 		return cfg, fmt.Errorf("--log-level must be debug, info, warn or error; got %q", cfg.LogLevel)
 	}
-	if cfg.DataDir != "" && !cfg.Offline {
-		return cfg, errors.New("--data needs --offline (it loads files into the in-process fake portal)")
+	if (cfg.DataDir != "" || cfg.Catalog != "") && !cfg.Offline {
+		return cfg, errors.New("--data and --catalog need --offline (they load files into the in-process fake portal)")
 	}
 	return cfg, nil
 }

@@ -68,7 +68,7 @@ func TestParseConfig(t *testing.T) {
 		{name: "bad sample size", args: []string{"--sample-size", "0"}, wantErr: "--sample-size must be between 1 and 100"},
 		{name: "bad format", args: []string{"fetch", "http://x/resources/a", "--format", "xml"}, wantErr: "--format must be csv, ndjson or json"},
 		{name: "bad log level", args: []string{"--log-level", "loud"}, wantErr: "--log-level must be"},
-		{name: "data without offline", args: []string{"--data", "/tmp"}, wantErr: "--data needs --offline"},
+		{name: "data without offline", args: []string{"--data", "/tmp"}, wantErr: "--data and --catalog need --offline"},
 		{name: "unknown flag", args: []string{"--nope"}, wantErr: "flag provided but not defined: -nope"},
 	}
 	for _, tt := range tests {
