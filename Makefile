@@ -16,8 +16,16 @@ test: vet
 run:
 	$(GO) run ./cmd/datasf-mcp --offline
 
+# Runs every fuzz target of every package for FUZZTIME each. The seed corpora
+# (and saved crashers under testdata/fuzz) also run in `make test`.
 fuzz:
-	$(GO) test ./soql -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
+	@set -e; for pkg in $$($(GO) list ./...); do \
+		for target in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+			echo "fuzz: $$pkg $$target ($(FUZZTIME))"; \
+			$(GO) test $$pkg -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME); \
+		done; \
+	done
 
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./...
+	$(GO) test -run '^$$' -bench . -benchmem ./soql ./fuzzymatch
+	$(GO) run ./bench -out docs/benchmarks.md

@@ -290,8 +290,8 @@ func (c *Client) parseStructured(m map[string]any) *Parsed {
 	meta, _ := m["metadata"].(map[string]any)
 	results, hasResults := m["results"].([]any)
 	total, hasTotal := toInt64(meta["total_count"])
-	if !hasResults && !hasTotal {
-		return nil
+	if (!hasResults && !hasTotal) || total < 0 {
+		return nil // not a dual response (a negative total is never one)
 	}
 	p := &Parsed{client: c, ResourceURI: uri, Meta: meta}
 	p.Summary, _ = m["summary"].(string)
