@@ -28,11 +28,29 @@ const (
 type toolError struct {
 	Error     string         `json:"error"`
 	ErrorType string         `json:"error_type"`
+	Code      string         `json:"code"`
+	Message   string         `json:"message"`
 	Details   map[string]any `json:"details,omitempty"`
+}
+
+// defaultCodes are the machine-readable codes of each error type when no
+// more precise one is known.
+var defaultCodes = map[string]string{
+	errValidation: "invalid_argument",
+	errNotFound:   "dataset_not_found",
+	errRateLimit:  "rate_limited",
+	errTimeout:    "upstream_timeout",
+	errAPI:        "upstream_error",
 }
 
 // result renders the error as an isError tool result.
 func (e toolError) result() *mcp.CallToolResult {
+	if e.Code == "" {
+		e.Code = defaultCodes[e.ErrorType]
+	}
+	if e.Message == "" {
+		e.Message = e.Error
+	}
 	b, err := json.Marshal(e)
 	if err != nil { // cannot happen for these types; keep the message anyway
 		b = []byte(fmt.Sprintf(`{"error":%q,"error_type":%q}`, e.Error, e.ErrorType))
@@ -94,7 +112,7 @@ func upstreamError(err error, what string, hint string) *mcp.CallToolResult {
 		if strings.HasPrefix(api.Code, "query.") {
 			msg += ". Fix the SoQL and try again; get_schema lists the real column names."
 		}
-		return toolError{Error: msg, ErrorType: errAPI, Details: details}.result()
+		return toolError{Error: msg, ErrorType: errAPI, Code: api.Code, Details: details}.result()
 	default:
 		return toolError{Error: "The request for " + what + " failed: " + err.Error(), ErrorType: errAPI}.result()
 	}

@@ -354,8 +354,9 @@ func (s *Server) query(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallT
 func syntaxError(err error) *mcp.CallToolResult {
 	var se *soql.SyntaxError
 	if errors.As(err, &se) {
-		return validationError("soql has a syntax error: "+se.Error()+". Fix the query and call query_datasf again.",
-			map[string]any{"line": se.Pos.Line, "column": se.Pos.Column, "expected": se.Expected, "got": se.Got})
+		return toolError{Error: "soql has a syntax error: " + se.Error() + ". Fix the query and call query_datasf again.",
+			ErrorType: errValidation, Code: "soql_syntax",
+			Details: map[string]any{"line": se.Pos.Line, "column": se.Pos.Column, "expected": se.Expected, "got": se.Got}}.result()
 	}
 	return validationError("soql could not be read: "+err.Error(), nil)
 }
@@ -376,7 +377,7 @@ func queryError(err error, datasetID string, sc *socrata.Schema) *mcp.CallToolRe
 			msg += " Closest columns: " + strings.Join(close, ", ") + "."
 		}
 		msg += " Call get_schema for the full list."
-		return toolError{Error: msg, ErrorType: errValidation, Details: map[string]any{
+		return toolError{Error: msg, ErrorType: errValidation, Code: "no_such_column", Details: map[string]any{
 			"code": api.Code, "column": col, "closest_columns": close, "socrata_message": api.Message,
 		}}.result()
 	}
