@@ -104,6 +104,9 @@ func upstreamError(err error, what string, hint string) *mcp.CallToolResult {
 			details["socrata_message"] = api.Message
 		}
 		msg := "The portal rejected the request for " + what
+		if api.StatusCode < 400 {
+			msg = "The portal's answer for " + what + " could not be used"
+		}
 		if api.Message != "" {
 			msg += ": " + api.Message
 		} else {
