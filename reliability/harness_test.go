@@ -29,11 +29,11 @@ import (
 type fault int
 
 const (
-	faultNone fault = iota
-	faultHTML       // 200 with an HTML page
-	faultReset      // close the connection without an answer
-	faultCut        // send half of the real body, then close
-	faultStatus     // answer status (with Retry-After when set)
+	faultNone   fault = iota
+	faultHTML         // 200 with an HTML page
+	faultReset        // close the connection without an answer
+	faultCut          // send half of the real body, then close
+	faultStatus       // answer status (with Retry-After when set)
 )
 
 // faulty sits between the client and the fake portal and injects faults
@@ -291,4 +291,3 @@ func errorOf(t *testing.T, res *mcp.CallToolResult) toolErr {
 	}
 	return e
 }
-

@@ -372,3 +372,27 @@ func TestStdioExitsOnEOFAndServeOnSIGTERM(t *testing.T) {
 		t.Fatal("serve did not exit within 30s of SIGTERM")
 	}
 }
+
+func TestAppTokenNotPrintedByTheBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	t.Parallel()
+	const token = "SECRET-cli-token-51be0e77"
+	for _, args := range [][]string{
+		{"query", "rqzj-sfat", "SELECT applicant", "--offline", "--log-level", "debug"},
+		{"query", "rqzj-sfat", "SELECT nosuch", "--offline", "--log-level", "debug"},
+		{"schema", "zzzz-9999", "--offline", "--log-level", "debug"},
+		{"--help"},
+	} {
+		cmd := exec.Command(binary(t), args...)
+		cmd.Env = append(os.Environ(), "SOCRATA_APP_TOKEN="+token)
+		out, _ := cmd.CombinedOutput()
+		if bytes.Contains(out, []byte(token)) {
+			t.Errorf("datasf-mcp %q printed the app token:\n%s", args, out)
+		}
+		if len(out) == 0 {
+			t.Errorf("datasf-mcp %q printed nothing; the check proves nothing", args)
+		}
+	}
+}
