@@ -153,8 +153,23 @@ func (s *Server) info(r *Record) info {
 	return in
 }
 
+// checkParams rejects query parameters a route does not know, so that a
+// misspelt one is an error instead of being silently ignored.
+func checkParams(q map[string][]string, allowed ...string) error {
+	for name := range q {
+		if !slices.Contains(allowed, name) {
+			return badRequest("unknown query parameter %q; accepted: %s", name, strings.Join(allowed, ", "))
+		}
+	}
+	return nil
+}
+
 func (s *Server) serveGet(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
+	if err := checkParams(q, "offset", "skip", "limit"); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	if !q.Has("offset") && !q.Has("skip") && !q.Has("limit") {
 		rec, err := s.Access(r.Context(), r.PathValue("id"))
 		if err != nil {
@@ -269,7 +284,7 @@ func readPostBody(w http.ResponseWriter, r *http.Request) (pageParams, error) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&b); err != nil {
-		return p, badRequest("request body: %v (want {\"offset\":0,\"limit\":100,\"sort\":{\"field\":\"name\",\"order\":\"asc\"}})", jsonErrorText(err))
+		return p, badRequest("request body is not valid JSON of the right shape: %v (want {\"offset\":0,\"limit\":100,\"sort\":{\"field\":\"name\",\"order\":\"asc\"}})", jsonErrorText(err))
 	}
 	if dec.More() {
 		return p, badRequest("request body: more than one JSON value")
@@ -358,13 +373,19 @@ func columnList(cols []Column) string {
 func (s *Server) servePage(w http.ResponseWriter, r *http.Request, p pageParams) {
 	ctx := r.Context()
 	id := r.PathValue("id")
-	rec, err := s.Access(ctx, id)
+	// Check the request against the record before counting an access, so a
+	// bad request changes nothing.
+	rec, err := s.Resource(ctx, id)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
 	sort, err := sortFields(rec, p.sort)
 	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if rec, err = s.Access(ctx, id); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -461,6 +482,10 @@ var exportTypes = map[string]string{
 func (s *Server) serveExport(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	id := r.PathValue("id")
+	if err := checkParams(r.URL.Query(), "format"); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	format := r.URL.Query().Get("format")
 	if format == "" {
 		format = "csv"

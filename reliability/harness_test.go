@@ -291,3 +291,11 @@ func errorOf(t *testing.T, res *mcp.CallToolResult) toolErr {
 	}
 	return e
 }
+
+// readResource reads a resource URI through the MCP session.
+func (st *stack) readResource(t *testing.T, uri string) (*mcp.ReadResourceResult, error) {
+	t.Helper()
+	req := mcp.ReadResourceRequest{}
+	req.Params.URI = uri
+	return st.mcp.ReadResource(t.Context(), req)
+}
