@@ -1,0 +1,180 @@
+package reliability
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/datasf-mcp/datasf-mcp/dualresp"
+	"github.com/datasf-mcp/datasf-mcp/dualresp/sqlitestore"
+)
+
+// rowsExec serves a generated result whose size is in the query text.
+type rowsExec struct{}
+
+func (rowsExec) Count(_ context.Context, q dualresp.Query) (int64, error) {
+	return strconv.ParseInt(q.Text, 10, 64)
+}
+
+func (rowsExec) Page(_ context.Context, q dualresp.Query, req dualresp.PageRequest) ([]json.RawMessage, error) {
+	n, err := strconv.ParseInt(q.Text, 10, 64)
+	if err != nil {
+		return nil, err
+	}
+	var rows []json.RawMessage
+	for i := req.Offset; i < n && i < req.Offset+req.Limit; i++ {
+		rows = append(rows, json.RawMessage(fmt.Sprintf(`{"i":%d,"q":%q}`, i, q.Text)))
+	}
+	return rows, nil
+}
+
+// loadSeconds is how long each load test runs (DATASF_LOAD_SECONDS, default 30).
+func loadSeconds() time.Duration {
+	if s, err := strconv.Atoi(os.Getenv("DATASF_LOAD_SECONDS")); err == nil && s > 0 {
+		return time.Duration(s) * time.Second
+	}
+	return 30 * time.Second
+}
+
+// A bounded loopback load test: 64 concurrent clients for a fixed time (and
+// at most a fixed number of operations each) create results and page
+// through them over HTTP, against the memory and the SQLite stores.
+func TestBoundedLoad(t *testing.T) {
+	if testing.Short() {
+		t.Skip("load test")
+	}
+	t.Parallel()
+	const (
+		clients  = 64
+		maxOps   = 5_000 // per client: the loop stops by itself even if time does not
+		memCap   = 1_000
+		pageSize = 25
+	)
+	sqlite, err := sqlitestore.Open(t.Context(), filepath.Join(t.TempDir(), "load.db"), sqlitestore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sqlite.Close() })
+	mem := dualresp.NewMemoryStore(dualresp.MemoryStoreOptions{MaxResources: memCap})
+	for _, store := range []struct {
+		name  string
+		store dualresp.Store
+	}{{"memory", mem}, {"sqlite", sqlite}} {
+		t.Run(store.name, func(t *testing.T) {
+			t.Parallel()
+			var handler http.Handler
+			ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.ServeHTTP(w, r) }))
+			defer ts.Close()
+			srv, err := dualresp.New(dualresp.Options{BaseURL: ts.URL, Store: store.store, Executor: rowsExec{}, CleanupInterval: -1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer srv.Close()
+			handler = srv.Handler()
+			httpClient := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: clients}, Timeout: 30 * time.Second}
+			defer httpClient.CloseIdleConnections()
+
+			ctx, cancel := context.WithTimeout(t.Context(), loadSeconds())
+			defer cancel()
+			var (
+				requests, creates, errorsN, lost atomic.Int64
+				mu                                sync.Mutex
+				latencies                         []time.Duration
+				ids                               []string
+			)
+			began := time.Now()
+			var wg sync.WaitGroup
+			for c := range clients {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					var mine []time.Duration
+					defer func() { mu.Lock(); latencies = append(latencies, mine...); mu.Unlock() }()
+					for op := 0; op < maxOps && ctx.Err() == nil; op++ {
+						rows := int64(1 + (c*31+op*7)%120)
+						resp, err := srv.CreateResponse(context.WithoutCancel(ctx), dualresp.Spec{
+							Name: "load", Query: dualresp.Query{Kind: "gen", Text: strconv.FormatInt(rows, 10)},
+							Columns: []dualresp.Column{{Name: "i"}, {Name: "q"}}, SampleSize: 3,
+						})
+						if err != nil {
+							errorsN.Add(1)
+							continue
+						}
+						creates.Add(1)
+						mu.Lock()
+						ids = append(ids, resp.ID())
+						mu.Unlock()
+						got := int64(0)
+						for off := int64(0); off < rows; off += pageSize {
+							start := time.Now()
+							r, err := httpClient.Get(fmt.Sprintf("%s?offset=%d&limit=%d", resp.URL(), off, pageSize))
+							if err != nil {
+								errorsN.Add(1)
+								break
+							}
+							var page struct {
+								Data []json.RawMessage `json:"data"`
+							}
+							err = json.NewDecoder(r.Body).Decode(&page)
+							_, _ = io.Copy(io.Discard, r.Body)
+							r.Body.Close()
+							mine = append(mine, time.Since(start))
+							requests.Add(1)
+							switch {
+							case r.StatusCode == http.StatusNotFound:
+								lost.Add(1)
+							case r.StatusCode != http.StatusOK || err != nil:
+								errorsN.Add(1)
+							}
+							got += int64(len(page.Data))
+						}
+						if got != rows {
+							lost.Add(1)
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			elapsed := time.Since(began).Round(time.Millisecond)
+			if errorsN.Load() != 0 || lost.Load() != 0 {
+				t.Errorf("%s store: %d errors, %d lost resources or rows; want none", store.name, errorsN.Load(), lost.Load())
+			}
+			if requests.Load() == 0 {
+				t.Fatal("no requests were made")
+			}
+			slices.Sort(latencies)
+			p50 := latencies[len(latencies)/2]
+			p99 := latencies[len(latencies)*99/100]
+			if store.name == "memory" {
+				if n := mem.Len(); n > memCap {
+					t.Errorf("memory store holds %d results; its cap is %d", n, memCap)
+				}
+			} else {
+				// Nothing is lost in the durable store: every result is still there.
+				missing := 0
+				for _, id := range ids {
+					if _, err := srv.Resource(context.Background(), id); err != nil {
+						missing++
+					}
+				}
+				if missing != 0 {
+					t.Errorf("sqlite store lost %d of %d results", missing, len(ids))
+				}
+			}
+			t.Logf("load (%s store): %d clients for %v: %d results created, %d page requests, %.0f requests/s, p50 %v, p99 %v, errors %d, lost %d",
+				store.name, clients, elapsed, creates.Load(), requests.Load(), float64(requests.Load())/elapsed.Seconds(),
+				p50.Round(time.Microsecond), p99.Round(time.Microsecond), errorsN.Load(), lost.Load())
+		})
+	}
+}
