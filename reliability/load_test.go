@@ -89,9 +89,9 @@ func TestBoundedLoad(t *testing.T) {
 			defer cancel()
 			var (
 				requests, creates, errorsN, lost atomic.Int64
-				mu                                sync.Mutex
-				latencies                         []time.Duration
-				ids                               []string
+				mu                               sync.Mutex
+				latencies                        []time.Duration
+				ids                              []string
 			)
 			began := time.Now()
 			var wg sync.WaitGroup
