@@ -183,7 +183,7 @@ func (s *Server) search(ctx context.Context, req mcp.CallToolRequest) (*mcp.Call
 	} else {
 		out.Summary += " Call get_schema with a dataset id to see its columns."
 	}
-	return render(in.Format, out, out.Summary, catalogTable(out.Results)), nil
+	return render(responseFormat(ctx, in.Format), out, out.Summary, catalogTable(out.Results)), nil
 }
 
 func (s *Server) list(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -205,7 +205,7 @@ func (s *Server) list(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallTo
 	} else {
 		out.Summary = fmt.Sprintf("The %d most recently updated datasets.", out.Count)
 	}
-	return render(in.Format, out, out.Summary, catalogTable(out.Results)), nil
+	return render(responseFormat(ctx, in.Format), out, out.Summary, catalogTable(out.Results)), nil
 }
 
 type schemaColumn struct {
@@ -251,7 +251,7 @@ func (s *Server) schema(ctx context.Context, req mcp.CallToolRequest) (*mcp.Call
 	for _, c := range out.Columns {
 		fmt.Fprintf(&table, "| %s | %s | %s |\n", cell(c.FieldName), cell(c.DataType), cell(c.Name))
 	}
-	return render(in.Format, out, out.Summary, table.String()), nil
+	return render(responseFormat(ctx, in.Format), out, out.Summary, table.String()), nil
 }
 
 func (s *Server) query(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -343,7 +343,7 @@ func (s *Server) query(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallT
 		return toolError{Error: "The result could not be stored: " + err.Error(), ErrorType: errAPI}.result(), nil
 	}
 	res := resp.CallToolResult()
-	if in.Format == "json" {
+	if responseFormat(ctx, in.Format) == FormatJSON {
 		b, _ := json.Marshal(res.StructuredContent)
 		res.Content[0] = mcp.NewTextContent(string(b))
 	}

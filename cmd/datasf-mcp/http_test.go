@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
@@ -85,6 +86,23 @@ func TestStreamableHTTPKeepsDNSRebindingProtection(t *testing.T) {
 	}
 	if _, err := mcpQuery(t, ts.URL, nil); err != nil {
 		t.Errorf("a loopback client with a loopback Host is refused: %v", err)
+	}
+
+	// X-Response-Format picks the text content's format; structuredContent stays.
+	for _, format := range []string{"json", "markdown"} {
+		res, err := mcpQuery(t, ts.URL, map[string]string{"X-Response-Format": format})
+		if err != nil || res.IsError || res.StructuredContent == nil {
+			t.Fatalf("query with X-Response-Format %s: %v %+v", format, err, res)
+		}
+		text := res.Content[0].(mcp.TextContent).Text
+		var v map[string]any
+		isJSON := json.Unmarshal([]byte(text), &v) == nil && v["metadata"] != nil
+		if (format == "json") != isJSON {
+			t.Errorf("X-Response-Format %s: text content is JSON = %v: %.120s", format, isJSON, text)
+		}
+		if format == "markdown" && !strings.Contains(text, "| applicant") {
+			t.Errorf("X-Response-Format markdown: no table in %.200s", text)
+		}
 	}
 }
 

@@ -127,13 +127,16 @@ func httpHandler(cfg config, a *app, log *slog.Logger) (http.Handler, *server.St
 	var auth func(*http.Request) (string, error)
 	if len(cfg.RESTTokens) > 0 {
 		auth = dualresp.BearerTokens(cfg.RESTTokens...)
-		opts = append(opts, server.WithHTTPContextFunc(func(ctx context.Context, r *http.Request) context.Context {
+	}
+	opts = append(opts, server.WithHTTPContextFunc(func(ctx context.Context, r *http.Request) context.Context {
+		ctx = datasf.FormatFromHeader(ctx, r)
+		if auth != nil {
 			if owner, err := auth(r); err == nil {
 				return dualresp.WithOwner(ctx, owner)
 			}
-			return ctx
-		}))
-	}
+		}
+		return ctx
+	}))
 	streamable := server.NewStreamableHTTPServer(a.mcp.MCP(), opts...)
 	var mcpHandler http.Handler = streamable
 	if auth != nil {
