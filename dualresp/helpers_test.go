@@ -152,17 +152,18 @@ func newServer(t *testing.T, exec dualresp.Executor, opts dualresp.Options) (*du
 // is the server's BaseURL. wrap, when not nil, wraps the handler.
 func startServer(t *testing.T, exec dualresp.Executor, opts dualresp.Options, wrap func(http.Handler) http.Handler) (*dualresp.Server, *fakeClock, *httptest.Server) {
 	t.Helper()
-	var h http.Handler
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.ServeHTTP(w, r) }))
+	outer := http.NewServeMux() // the handler is added once the server's URL is known
+	ts := httptest.NewServer(outer)
 	t.Cleanup(ts.Close)
 	opts.BaseURL = ts.URL
 	srv, clock := newServer(t, exec, opts)
 	mux := http.NewServeMux()
 	mux.Handle("/resources/", srv.Handler())
-	h = mux
+	var h http.Handler = mux
 	if wrap != nil {
 		h = wrap(mux)
 	}
+	outer.Handle("/", h)
 	return srv, clock, ts
 }
 

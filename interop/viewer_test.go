@@ -105,17 +105,15 @@ func TestViewerInChromium(t *testing.T) {
 			"amount":      fmt.Sprint((i * 37) % 1000),
 		})
 	}
-	var handler http.Handler
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.ServeHTTP(w, r) }))
+	mux := http.NewServeMux() // routes are added once the server's URL is known
+	ts := httptest.NewServer(mux)
 	defer ts.Close()
 	results, err := dualresp.New(dualresp.Options{BaseURL: ts.URL, Executor: exec1, CleanupInterval: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer results.Close()
-	mux := http.NewServeMux()
 	mux.Handle("/resources/", viewer.Wrap("/resources/", results.Handler()))
-	handler = mux
 	resp, err := results.CreateResponse(t.Context(), dualresp.Spec{
 		Name:    "Generated incidents",
 		Query:   dualresp.Query{Kind: "test", Text: "SELECT incident_id, district, amount ORDER BY :id"},

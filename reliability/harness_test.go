@@ -208,8 +208,8 @@ func newStack(t *testing.T, opts stackOptions) *stack {
 		Timeout: opts.timeout, MaxRetries: opts.maxRetries, MaxRetryWait: 5 * time.Second, Logger: log,
 	})
 
-	var handler http.Handler
-	st.rest = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.ServeHTTP(w, r) }))
+	mux := http.NewServeMux() // routes are added once the server's URL is known
+	st.rest = httptest.NewServer(mux)
 	t.Cleanup(st.rest.Close)
 	st.store = dualresp.NewMemoryStore(dualresp.MemoryStoreOptions{})
 	var err error
@@ -220,7 +220,7 @@ func newStack(t *testing.T, opts stackOptions) *stack {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = st.results.Close() })
-	handler = st.results.Handler()
+	mux.Handle("/resources/", st.results.Handler())
 
 	srv, err := datasf.NewServer(datasf.Options{
 		Client: st.client, Results: st.results, Logger: log,

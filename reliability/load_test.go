@@ -73,15 +73,15 @@ func TestBoundedLoad(t *testing.T) {
 	}{{"memory", mem}, {"sqlite", sqlite}} {
 		t.Run(store.name, func(t *testing.T) {
 			t.Parallel()
-			var handler http.Handler
-			ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.ServeHTTP(w, r) }))
+			mux := http.NewServeMux() // routes are added once the server's URL is known
+			ts := httptest.NewServer(mux)
 			defer ts.Close()
 			srv, err := dualresp.New(dualresp.Options{BaseURL: ts.URL, Store: store.store, Executor: rowsExec{}, CleanupInterval: -1})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer srv.Close()
-			handler = srv.Handler()
+			mux.Handle("/resources/", srv.Handler())
 			httpClient := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: clients}, Timeout: 30 * time.Second}
 			defer httpClient.CloseIdleConnections()
 

@@ -19,8 +19,8 @@ import (
 // loopback httptest server.
 func offlineHTTP(t *testing.T, cfg config) *httptest.Server {
 	t.Helper()
-	var handler http.Handler
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.ServeHTTP(w, r) }))
+	outer := http.NewServeMux() // the product's handler is added once the URL is known
+	ts := httptest.NewServer(outer)
 	t.Cleanup(ts.Close)
 	cfg.Offline = true
 	cfg.Store, cfg.Expiration, cfg.SampleSize, cfg.Domain = "memory", "15m", 15, "data.sfgov.org"
@@ -30,7 +30,8 @@ func offlineHTTP(t *testing.T, cfg config) *httptest.Server {
 		t.Fatal(err)
 	}
 	t.Cleanup(a.Close)
-	handler, _ = httpHandler(cfg, a, log)
+	handler, _ := httpHandler(cfg, a, log)
+	outer.Handle("/", handler)
 	return ts
 }
 
