@@ -65,7 +65,8 @@ Examples:
   datasf-mcp --offline                                   # stdio server on the built-in snapshot
   datasf-mcp serve --http 127.0.0.1:8080 --offline
   datasf-mcp query wg3w-h783 "SELECT incident_category, count(*) AS n GROUP BY incident_category ORDER BY n DESC" --offline
-  datasf-mcp fetch http://127.0.0.1:8765/resources/ID --format csv -o result.csv
+  datasf-mcp query rqzj-sfat "SELECT applicant, status" --server http://127.0.0.1:8080
+  datasf-mcp fetch http://127.0.0.1:8080/resources/ID --format csv -o result.csv
 
 Flags (each falls back to the environment variable shown):
 `
@@ -90,6 +91,7 @@ type config struct {
 	Offline      bool
 	DataDir      string
 	Catalog      string
+	Server       string
 	RESTAddr     string
 	PublicURL    string
 	HTTPAddr     string
@@ -131,6 +133,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	str(&cfg.DiscoveryURL, "discovery-url", "DATASF_DISCOVERY_URL", "https://api.us.socrata.com", "Socrata Discovery API base URL")
 	str(&cfg.DataDir, "data", "DATASF_DATA", "", "with --offline: also load dataset files from this directory (the format of shared/fixtures/datasets)")
 	str(&cfg.Catalog, "catalog", "DATASF_CATALOG", "", "with --offline: load a catalog JSONL (one Views-like document per line, as shared/fixtures/catalog) for search and schemas")
+	str(&cfg.Server, "server", "DATASF_SERVER", "", "search/schema/query: call a running `serve --http` server at this URL (e.g. http://127.0.0.1:8080), so result links stay valid")
 	str(&cfg.RESTAddr, "rest-addr", "DATASF_REST_ADDR", "127.0.0.1:8765", "stdio mode: address of the REST listener for full results")
 	str(&cfg.PublicURL, "public-url", "DATASF_PUBLIC_URL", "", "base URL used in result links, when behind a proxy (default http://LISTEN-ADDR)")
 	str(&cfg.HTTPAddr, "http", "DATASF_HTTP", "", "serve: listen address for Streamable HTTP and REST, e.g. 127.0.0.1:8080")

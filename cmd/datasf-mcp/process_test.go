@@ -396,3 +396,43 @@ func TestAppTokenNotPrintedByTheBinary(t *testing.T) {
 		}
 	}
 }
+
+// The README's three-command path: serve, query --server, fetch the link.
+func TestQueryThroughServerThenFetch(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	t.Parallel()
+	inst := startInstance(t)
+	out, err := exec.Command(binary(t), "query", "rqzj-sfat", "SELECT applicant, status WHERE status = 'APPROVED'",
+		"--server", inst.base, "--sample-size", "5").Output()
+	if err != nil {
+		t.Fatalf("query --server: %v\n%s", err, out)
+	}
+	var sc struct {
+		Resource struct{ URL string } `json:"resource"`
+		Metadata struct {
+			TotalCount int `json:"total_count"`
+		} `json:"metadata"`
+		Results []map[string]any `json:"results"`
+	}
+	if err := json.Unmarshal(out, &sc); err != nil || sc.Resource.URL == "" {
+		t.Fatalf("query --server printed %s (%v)", out, err)
+	}
+	if len(sc.Results) != 5 {
+		t.Errorf("sample has %d rows; want 5 (--sample-size)", len(sc.Results))
+	}
+	csvPath := filepath.Join(t.TempDir(), "approved.csv")
+	if out, err := exec.Command(binary(t), "fetch", sc.Resource.URL, "--format", "csv", "-o", csvPath).CombinedOutput(); err != nil {
+		t.Fatalf("fetch: %v\n%s", err, out)
+	}
+	b, err := os.ReadFile(csvPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if lines[0] != "applicant,status" || len(lines)-1 != sc.Metadata.TotalCount {
+		t.Errorf("fetched CSV has header %q and %d rows; want applicant,status and total_count %d", lines[0], len(lines)-1, sc.Metadata.TotalCount)
+	}
+	t.Logf("serve → query --server → fetch: %d rows in the CSV = total_count", len(lines)-1)
+}

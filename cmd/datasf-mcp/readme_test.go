@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -80,7 +81,9 @@ func TestREADMEQueryExampleRuns(t *testing.T) {
 	}
 	t.Parallel()
 	for _, args := range readmeCommands(t) {
-		if len(args) == 0 || args[0] != "query" {
+		// The --server example needs a running server: TestQueryThroughServerThenFetch
+		// runs that path. This one runs the self-contained --offline example.
+		if len(args) == 0 || args[0] != "query" || !slices.Contains(args, "--offline") {
 			continue
 		}
 		cmd := exec.Command(binary(t), append(args, "--log-level", "warn")...)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
@@ -25,6 +26,14 @@ func run(ctx context.Context, cfg config) error {
 	log := newLogger(cfg)
 	if cfg.Command == "fetch" {
 		return runFetch(ctx, cfg, log)
+	}
+	if cfg.Server != "" {
+		// search/schema/query through a running server, whose links stay valid.
+		c, err := client.NewStreamableHttpClient(strings.TrimRight(cfg.Server, "/")+"/mcp", transport.WithHTTPHeaders(serverHeaders(cfg)))
+		if err != nil {
+			return err
+		}
+		return runSmoke(ctx, cfg, c)
 	}
 
 	// The listener comes first: result links need its real address.
@@ -59,7 +68,11 @@ func run(ctx context.Context, cfg config) error {
 	case "serve":
 		return serveHTTP(ctx, cfg, a, ln, publicURL, log)
 	default:
-		return runSmoke(ctx, cfg, a)
+		c, err := client.NewInProcessClient(a.mcp.MCP())
+		if err != nil {
+			return err
+		}
+		return runSmoke(ctx, cfg, c)
 	}
 }
 
@@ -159,13 +172,18 @@ func httpHandler(cfg config, a *app, log *slog.Logger) (http.Handler, *server.St
 	return mux, streamable
 }
 
+// serverHeaders are the headers of requests to --server: the first REST
+// token, when set, identifies the caller.
+func serverHeaders(cfg config) map[string]string {
+	if len(cfg.RESTTokens) > 0 {
+		return map[string]string{"Authorization": "Bearer " + cfg.RESTTokens[0]}
+	}
+	return nil
+}
+
 // runSmoke runs one tool through an in-process MCP client and prints its
 // structured result as JSON.
-func runSmoke(ctx context.Context, cfg config, a *app) error {
-	c, err := client.NewInProcessClient(a.mcp.MCP())
-	if err != nil {
-		return err
-	}
+func runSmoke(ctx context.Context, cfg config, c *client.Client) error {
 	defer c.Close()
 	if err := c.Start(ctx); err != nil {
 		return err
