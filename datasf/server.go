@@ -52,6 +52,7 @@ type Server struct {
 	sample  int
 	log     *slog.Logger
 	mcp     *server.MCPServer
+	session sessionResults
 }
 
 // NewServer returns the DataSF MCP server with its four tools and the
@@ -91,6 +92,8 @@ func NewServer(opts Options) (*Server, error) {
 	for _, t := range s.tools() {
 		s.mcp.AddTool(t.Tool, t.Handler)
 	}
+	lr := s.listResultsTool()
+	s.mcp.AddTool(lr.Tool, lr.Handler)
 	s.mcp.AddResourceTemplate(
 		mcp.NewResourceTemplate("resource://{id}", "Stored query result",
 			mcp.WithTemplateDescription("A stored query_datasf result: its metadata and first page of rows. The full result is at the resource's url."),

@@ -342,6 +342,7 @@ func (s *Server) query(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallT
 	if err != nil {
 		return toolError{Error: "The result could not be stored: " + err.Error(), ErrorType: errAPI}.result(), nil
 	}
+	s.session.add(ctx, resp.ID())
 	res := resp.CallToolResult()
 	if responseFormat(ctx, in.Format) == FormatJSON {
 		b, _ := json.Marshal(res.StructuredContent)
