@@ -3,7 +3,6 @@ package socratatest
 import (
 	"net/http"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -72,5 +71,3 @@ func slug(s string) string {
 func rfc3339ms(t time.Time) string {
 	return t.UTC().Format("2006-01-02T15:04:05.000Z")
 }
-
-func itoa(i int) string { return strconv.Itoa(i) }
