@@ -4,13 +4,15 @@
 //
 // Every method takes a context first. Failures come back as typed errors:
 // ErrNotFound (with errors.Is), *RateLimitError, *TimeoutError and *APIError
-// (with errors.As). Transient failures (429, 502, 503, 504 and 202 "still
-// processing") are retried with backoff and jitter, honouring Retry-After,
-// within a bounded number of attempts and total time. The app token is sent
-// as X-App-Token and never appears in logs or error texts.
+// (with errors.As); one function makes them all. Transient failures (429,
+// 502, 503, 504, and 202 while Socrata is still processing a query) are
+// retried with exponential backoff and jitter, honouring Retry-After, within a
+// bounded number of attempts and a bounded total wait. The app token is sent
+// as X-App-Token and never appears in a log line or an error text.
 package socrata
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -41,22 +43,24 @@ type Options struct {
 	// AppToken is sent as X-App-Token on every request when set. It is never
 	// logged and never part of an error.
 	AppToken string
-	// HTTPClient does the requests. Default: a client with Timeout.
+	// HTTPClient does the requests. Default: a client whose Timeout is
+	// Timeout. A caller's client is used as is, unless Timeout is also set:
+	// then a copy with that Timeout is used.
 	HTTPClient *http.Client
-	// Timeout bounds each request (default 30s).
+	// Timeout bounds each request, body included (default 30s).
 	Timeout time.Duration
 	// UserAgent is sent as User-Agent (default "datasf-mcp/<Version>").
 	UserAgent string
-	// MaxRetries bounds the retries of one request (default 3; negative: none).
+	// MaxRetries bounds the retries of one request (0 means the default, 3;
+	// negative means no retries).
 	MaxRetries int
-	// MaxRetryWait bounds the total time spent waiting between retries of one
-	// request (default 30s).
+	// MaxRetryWait bounds the total time spent waiting between the attempts
+	// of one request (default 30s). A Retry-After that would go past it ends
+	// the retries at once.
 	MaxRetryWait time.Duration
-	// Logger receives debug logs of requests (default: discard).
+	// Logger receives debug logs of requests (default: discard). Logs carry
+	// the endpoint, path, status, attempt and duration; never the token.
 	Logger *slog.Logger
-
-	// sleep waits between retries; tests replace it.
-	sleep func(ctx context.Context, d time.Duration) error
 }
 
 // Client talks to one Socrata portal. It is safe for concurrent use.
@@ -64,27 +68,30 @@ type Client struct {
 	domain, base, discovery string
 	token, userAgent        string
 	http                    *http.Client
-	timeout                 time.Duration
 	maxRetries              int
 	maxRetryWait            time.Duration
 	log                     *slog.Logger
-	sleep                   func(ctx context.Context, d time.Duration) error
+
+	// Tests replace these.
+	sleep  func(ctx context.Context, d time.Duration) error
+	now    func() time.Time
+	jitter func(n time.Duration) time.Duration // uniform in [0, n]
 }
 
 // NewClient returns a client for the portal opts describes.
 func NewClient(opts Options) *Client {
 	c := &Client{
-		domain:       opts.Domain,
+		domain:       strings.TrimSpace(opts.Domain),
 		base:         strings.TrimRight(opts.BaseURL, "/"),
 		discovery:    strings.TrimRight(opts.DiscoveryURL, "/"),
 		token:        opts.AppToken,
 		userAgent:    opts.UserAgent,
-		http:         opts.HTTPClient,
-		timeout:      opts.Timeout,
 		maxRetries:   opts.MaxRetries,
 		maxRetryWait: opts.MaxRetryWait,
 		log:          opts.Logger,
-		sleep:        opts.sleep,
+		sleep:        sleepCtx,
+		now:          time.Now,
+		jitter:       func(n time.Duration) time.Duration { return rand.N(n + 1) },
 	}
 	if c.domain == "" {
 		c.domain = "data.sfgov.org"
@@ -98,11 +105,19 @@ func NewClient(opts Options) *Client {
 	if c.userAgent == "" {
 		c.userAgent = "datasf-mcp/" + Version
 	}
-	if c.timeout <= 0 {
-		c.timeout = 30 * time.Second
-	}
-	if c.http == nil {
-		c.http = &http.Client{Timeout: c.timeout}
+	switch {
+	case opts.HTTPClient == nil:
+		timeout := opts.Timeout
+		if timeout <= 0 {
+			timeout = 30 * time.Second
+		}
+		c.http = &http.Client{Timeout: timeout}
+	case opts.Timeout > 0:
+		hc := *opts.HTTPClient
+		hc.Timeout = opts.Timeout
+		c.http = &hc
+	default:
+		c.http = opts.HTTPClient
 	}
 	switch {
 	case c.maxRetries == 0:
@@ -115,9 +130,6 @@ func NewClient(opts Options) *Client {
 	}
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
-	}
-	if c.sleep == nil {
-		c.sleep = sleepCtx
 	}
 	return c
 }
@@ -136,61 +148,77 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// get performs a GET with retries and returns the successful response, whose
-// body the caller must close. Non-2xx answers become typed errors.
-func (c *Client) get(ctx context.Context, endpoint string, u string) (*http.Response, error) {
+// retryable reports whether an answer with this status is worth another try:
+// rate limiting, gateway trouble, and 202 (Socrata still processing).
+func retryable(status int) bool {
+	switch status {
+	case http.StatusTooManyRequests, http.StatusAccepted, http.StatusBadGateway,
+		http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return true
+	}
+	return false
+}
+
+// maxErrorBody bounds how much of an error answer is read.
+const maxErrorBody = 64 << 10
+
+// get performs a GET with retries and returns a successful (2xx, not 202)
+// response, whose body the caller must close. Anything else becomes a typed
+// error through toError.
+func (c *Client) get(ctx context.Context, endpoint, u string) (*http.Response, error) {
 	var waited time.Duration
 	for attempt := 0; ; attempt++ {
 		if err := ctx.Err(); err != nil {
-			return nil, c.ctxError(ctx, endpoint, err)
+			return nil, c.toError(ctx, endpoint, reply{err: err})
 		}
-		resp, err := c.once(ctx, u)
+		resp, err := c.once(ctx, endpoint, u, attempt)
+		var (
+			fail      error
+			again     bool
+			retryWait time.Duration
+		)
 		if err != nil {
-			if isTimeout(err) {
-				err = &TimeoutError{Endpoint: endpoint, Err: stripURL(err)}
+			fail = c.toError(ctx, endpoint, reply{err: err})
+			var te *TimeoutError
+			// Transport failures (connection refused or reset) are retried;
+			// timeouts and cancellations are not: the caller's time is up.
+			again = ctx.Err() == nil && !errors.As(fail, &te) && !errors.Is(fail, context.Canceled)
+		} else {
+			if resp.StatusCode >= 200 && resp.StatusCode < 300 && resp.StatusCode != http.StatusAccepted {
+				return resp, nil
+			}
+			body, rerr := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+			resp.Body.Close()
+			if rerr != nil && len(body) == 0 && !retryable(resp.StatusCode) {
+				fail = c.toError(ctx, endpoint, reply{err: rerr, status: resp.StatusCode})
 			} else {
-				err = fmt.Errorf("socrata: %s: %w", endpoint, stripURL(err))
+				fail = c.toError(ctx, endpoint, reply{status: resp.StatusCode, header: resp.Header, body: body})
 			}
-			if attempt < c.maxRetries && waited < c.maxRetryWait && ctx.Err() == nil && !isTimeoutErr(err) {
-				d := min(backoff(attempt), c.maxRetryWait-waited)
-				c.log.DebugContext(ctx, "socrata: retrying after a transport error", "endpoint", endpoint, "attempt", attempt+1, "wait", d)
-				if serr := c.sleep(ctx, d); serr != nil {
-					return nil, c.ctxError(ctx, endpoint, serr)
-				}
-				waited += d
-				continue
-			}
-			return nil, err
+			again = retryable(resp.StatusCode)
+			retryWait = retryAfter(resp.Header.Get("Retry-After"), c.now())
 		}
-		if resp.StatusCode == http.StatusOK {
-			return resp, nil
+		if !again || attempt >= c.maxRetries {
+			return nil, fail
 		}
-		retryable := resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusAccepted ||
-			resp.StatusCode == http.StatusBadGateway || resp.StatusCode == http.StatusServiceUnavailable ||
-			resp.StatusCode == http.StatusGatewayTimeout
-		if resp.StatusCode >= 200 && resp.StatusCode < 300 && !retryable {
-			return resp, nil
+		d := retryWait
+		if d <= 0 {
+			d = c.backoff(attempt)
 		}
-		apiErr := errorFromResponse(endpoint, resp)
-		if retryable && attempt < c.maxRetries {
-			d := backoff(attempt)
-			if ra := retryAfter(resp.Header.Get("Retry-After"), time.Now()); ra > 0 {
-				d = ra
-			}
-			if waited+d <= c.maxRetryWait {
-				c.log.DebugContext(ctx, "socrata: retrying", "endpoint", endpoint, "status", resp.StatusCode, "attempt", attempt+1, "wait", d)
-				if serr := c.sleep(ctx, d); serr != nil {
-					return nil, c.ctxError(ctx, endpoint, serr)
-				}
-				waited += d
-				continue
-			}
+		if waited+d > c.maxRetryWait {
+			c.log.DebugContext(ctx, "socrata: not retrying: the wait would exceed MaxRetryWait",
+				"endpoint", endpoint, "attempt", attempt+1, "wait", d, "waited", waited)
+			return nil, fail
 		}
-		return nil, apiErr
+		c.log.DebugContext(ctx, "socrata: retrying", "endpoint", endpoint, "attempt", attempt+1, "wait", d, "reason", fail.Error())
+		if err := c.sleep(ctx, d); err != nil {
+			return nil, c.toError(ctx, endpoint, reply{err: err})
+		}
+		waited += d
 	}
 }
 
-func (c *Client) once(ctx context.Context, u string) (*http.Response, error) {
+// once sends one request.
+func (c *Client) once(ctx context.Context, endpoint, u string, attempt int) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return nil, err
@@ -202,35 +230,31 @@ func (c *Client) once(ctx context.Context, u string) (*http.Response, error) {
 	}
 	start := time.Now()
 	resp, err := c.http.Do(req)
-	if err == nil {
-		c.log.DebugContext(ctx, "socrata: request", "path", req.URL.Path, "status", resp.StatusCode, "took", time.Since(start))
+	if err != nil {
+		c.log.DebugContext(ctx, "socrata: request failed", "endpoint", endpoint, "path", req.URL.Path,
+			"attempt", attempt+1, "took", time.Since(start), "error", c.redact(stripURL(err).Error()))
+		return nil, err
 	}
-	return resp, err
+	c.log.DebugContext(ctx, "socrata: request", "endpoint", endpoint, "path", req.URL.Path,
+		"attempt", attempt+1, "status", resp.StatusCode, "took", time.Since(start))
+	return resp, nil
 }
 
-func (c *Client) ctxError(ctx context.Context, endpoint string, err error) error {
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return &TimeoutError{Endpoint: endpoint, Err: context.DeadlineExceeded}
-	}
-	return err
+// backoff returns the wait before retry attempt+1: exponential from 250ms,
+// at most 8s, with jitter over its upper half.
+func (c *Client) backoff(attempt int) time.Duration {
+	d := min(250*time.Millisecond<<min(attempt, 6), 8*time.Second)
+	return d/2 + c.jitter(d/2)
 }
 
-// backoff returns the wait before retry attempt+1: exponential from 250ms
-// with full jitter, at most 8s.
-func backoff(attempt int) time.Duration {
-	d := 250 * time.Millisecond << min(attempt, 5)
-	d = min(d, 8*time.Second)
-	return d/2 + rand.N(d/2+1)
-}
-
-// retryAfter parses a Retry-After header: seconds or an HTTP date.
+// retryAfter parses a Retry-After header: delay seconds or an HTTP date.
 func retryAfter(v string, now time.Time) time.Duration {
 	v = strings.TrimSpace(v)
 	if v == "" {
 		return 0
 	}
-	if secs, err := strconv.Atoi(v); err == nil && secs >= 0 {
-		return time.Duration(secs) * time.Second
+	if secs, err := strconv.Atoi(v); err == nil {
+		return time.Duration(max(secs, 0)) * time.Second
 	}
 	if t, err := http.ParseTime(v); err == nil {
 		return max(t.Sub(now), 0)
@@ -238,54 +262,58 @@ func retryAfter(v string, now time.Time) time.Duration {
 	return 0
 }
 
-func isTimeout(err error) bool {
-	var te interface{ Timeout() bool }
-	return errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &te) && te.Timeout())
-}
+// maxJSONBody bounds a Discovery or Views document.
+const maxJSONBody = 64 << 20
 
-func isTimeoutErr(err error) bool {
-	var te *TimeoutError
-	return errors.As(err, &te)
-}
-
-// stripURL removes the request URL from transport errors: it may carry the
-// query, which is noise for a model, and we never want URLs with secrets in
-// errors.
-func stripURL(err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return fmt.Errorf("%s: %w", strings.ToLower(ue.Op), ue.Err)
-	}
-	return err
-}
-
-// getJSON GETs u and decodes the JSON body into v.
+// getJSON GETs u and decodes the JSON object it answers into v. An error
+// envelope or an HTML page served with 200 is an error too.
 func (c *Client) getJSON(ctx context.Context, endpoint, u string, v any) error {
 	resp, err := c.get(ctx, endpoint, u)
 	if err != nil {
 		return err
 	}
 	defer resp.Body.Close()
-	if err := checkJSON(endpoint, resp); err != nil {
-		return err
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxJSONBody))
+	if err != nil {
+		return c.toError(ctx, endpoint, reply{err: err, status: resp.StatusCode})
 	}
-	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
-		if isTimeout(err) {
-			return &TimeoutError{Endpoint: endpoint, Err: err}
-		}
-		return &APIError{Endpoint: endpoint, StatusCode: resp.StatusCode, Code: "invalid_response", Message: "the response body is not valid JSON: " + err.Error()}
+	r := reply{status: resp.StatusCode, header: resp.Header, body: body}
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) == 0 || trimmed[0] != '{' || isHTML(resp.Header, trimmed) {
+		return c.toError(ctx, endpoint, r)
+	}
+	var probe struct {
+		Error     any    `json:"error"`
+		ErrorCode string `json:"errorCode"`
+	}
+	if err := json.Unmarshal(trimmed, &probe); err != nil {
+		return c.toError(ctx, endpoint, reply{err: err, status: resp.StatusCode})
+	}
+	if probe.Error == true || probe.ErrorCode != "" {
+		return c.toError(ctx, endpoint, r)
+	}
+	if err := json.Unmarshal(trimmed, v); err != nil {
+		return c.toError(ctx, endpoint, reply{err: err, status: resp.StatusCode})
 	}
 	return nil
 }
 
-// checkJSON rejects an HTML page served where JSON was expected (as portals
-// and proxies do for maintenance pages and logins).
-func checkJSON(endpoint string, resp *http.Response) error {
-	ct := strings.ToLower(resp.Header.Get("Content-Type"))
-	if strings.Contains(ct, "text/html") {
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
-		return &APIError{Endpoint: endpoint, StatusCode: resp.StatusCode, Code: "html_response",
-			Message: "the portal answered with an HTML page instead of JSON (maintenance page, login or proxy error)"}
+// validID checks a dataset identifier before it goes into a URL path.
+func validID(datasetID string) error {
+	if datasetID == "" {
+		return errors.New(`socrata: datasetID is empty; want a dataset identifier such as "rqzj-sfat"`)
+	}
+	if len(datasetID) > 64 {
+		return fmt.Errorf("socrata: datasetID is %d characters long; want a dataset identifier such as \"rqzj-sfat\"", len(datasetID))
+	}
+	for _, r := range datasetID {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.') {
+			return fmt.Errorf("socrata: datasetID %q has the character %q; want a dataset identifier such as \"rqzj-sfat\"", datasetID, r)
+		}
 	}
 	return nil
+}
+
+func (c *Client) resourceURL(datasetID, soql string) string {
+	return c.base + "/resource/" + url.PathEscape(datasetID) + ".json?" + url.Values{"$query": {soql}}.Encode()
 }

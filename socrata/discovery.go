@@ -1,0 +1,122 @@
+package socrata
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Dataset is one Discovery API result.
+type Dataset struct {
+	ID          string
+	Name        string
+	Description string
+	Category    string // the portal's category (domain_category), else the first shared category
+	Type        string // "dataset", "map", …
+	UpdatedAt   time.Time
+	Permalink   string
+	Link        string
+	Columns     []string // field names
+}
+
+// DefaultLimit is the number of Discovery results asked for when a limit is 0.
+const DefaultLimit = 10
+
+type discoveryResponse struct {
+	Results []struct {
+		Resource struct {
+			ID               string   `json:"id"`
+			Name             string   `json:"name"`
+			Description      string   `json:"description"`
+			Type             string   `json:"type"`
+			UpdatedAt        string   `json:"updatedAt"`
+			ColumnsFieldName []string `json:"columns_field_name"`
+		} `json:"resource"`
+		Classification struct {
+			Categories     []string `json:"categories"`
+			DomainCategory string   `json:"domain_category"`
+		} `json:"classification"`
+		Permalink string `json:"permalink"`
+		Link      string `json:"link"`
+	} `json:"results"`
+	ResultSetSize int `json:"resultSetSize"`
+}
+
+// Search runs a full-text search of the portal's datasets (Discovery API,
+// q=query) and returns at most limit results (DefaultLimit when limit is 0),
+// best match first.
+func (c *Client) Search(ctx context.Context, query string, limit int) ([]Dataset, error) {
+	if strings.TrimSpace(query) == "" {
+		return nil, errors.New("socrata: Search: query is empty; give words to search for")
+	}
+	v, err := c.catalogParams("Search", limit)
+	if err != nil {
+		return nil, err
+	}
+	v.Set("q", query)
+	return c.catalog(ctx, v)
+}
+
+// List returns the portal's datasets, most recently updated first, only those
+// of category when it is not empty, at most limit (DefaultLimit when 0).
+func (c *Client) List(ctx context.Context, category string, limit int) ([]Dataset, error) {
+	v, err := c.catalogParams("List", limit)
+	if err != nil {
+		return nil, err
+	}
+	if category = strings.TrimSpace(category); category != "" {
+		v.Set("categories", category)
+	}
+	v.Set("order", "updatedAt")
+	ds, err := c.catalog(ctx, v)
+	if err != nil {
+		return nil, err
+	}
+	// The API orders dates newest first; make sure of it.
+	slices.SortStableFunc(ds, func(a, b Dataset) int { return cmp.Compare(b.UpdatedAt.UnixNano(), a.UpdatedAt.UnixNano()) })
+	return ds, nil
+}
+
+func (c *Client) catalogParams(op string, limit int) (url.Values, error) {
+	if limit < 0 {
+		return nil, fmt.Errorf("socrata: %s: limit is %d; want 0 (the default, %d) or more", op, limit, DefaultLimit)
+	}
+	if limit == 0 {
+		limit = DefaultLimit
+	}
+	v := url.Values{}
+	v.Set("domains", c.domain)
+	v.Set("search_context", c.domain)
+	v.Set("only", "dataset")
+	v.Set("limit", strconv.Itoa(limit))
+	return v, nil
+}
+
+func (c *Client) catalog(ctx context.Context, v url.Values) ([]Dataset, error) {
+	var resp discoveryResponse
+	if err := c.getJSON(ctx, "catalog", c.discovery+"/api/catalog/v1?"+v.Encode(), &resp); err != nil {
+		return nil, err
+	}
+	out := make([]Dataset, 0, len(resp.Results))
+	for _, r := range resp.Results {
+		d := Dataset{
+			ID: r.Resource.ID, Name: r.Resource.Name, Description: r.Resource.Description, Type: r.Resource.Type,
+			Permalink: r.Permalink, Link: r.Link, Columns: r.Resource.ColumnsFieldName,
+			Category: r.Classification.DomainCategory,
+		}
+		if d.Category == "" && len(r.Classification.Categories) > 0 {
+			d.Category = r.Classification.Categories[0]
+		}
+		if t, err := time.Parse(time.RFC3339, r.Resource.UpdatedAt); err == nil {
+			d.UpdatedAt = t
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}

@@ -1,0 +1,218 @@
+package socrata
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"strings"
+)
+
+// Row is one result row as the Resource API encodes it: scalars as strings,
+// booleans as booleans, points as GeoJSON objects; null fields are absent.
+type Row = map[string]any
+
+// Result is a whole query result.
+type Result struct {
+	Rows   []Row
+	Fields []string // X-SODA2-Fields: the result's field names
+	Types  []string // X-SODA2-Types: their SODA2 types (text, number, floating_timestamp, boolean, point, …)
+}
+
+// Query runs one SoQL query and returns all its rows. The SoQL goes in a
+// single $query parameter, so LIMIT and OFFSET belong inside it (Socrata
+// rejects $query together with $limit or $offset). Without a LIMIT, Socrata
+// returns at most 1,000 rows.
+func (c *Client) Query(ctx context.Context, datasetID, soql string) (*Result, error) {
+	s, err := c.QueryStream(ctx, datasetID, soql)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	res := &Result{Fields: s.Fields, Types: s.Types, Rows: []Row{}}
+	for {
+		row, err := s.Next()
+		if err == io.EOF {
+			return res, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		res.Rows = append(res.Rows, row)
+	}
+}
+
+// RowStream reads a query's rows one at a time from the response body,
+// without holding the whole page. Fields and Types are known before the
+// first row. Close it when done.
+type RowStream struct {
+	Fields []string // X-SODA2-Fields
+	Types  []string // X-SODA2-Types
+
+	c       *Client
+	ctx     context.Context
+	status  int
+	body    io.ReadCloser
+	dec     *json.Decoder
+	started bool
+	err     error // sticky: io.EOF after the last row, or the failure
+}
+
+// QueryStream runs one SoQL query (as Query does) and returns a stream of its
+// rows. Errors the portal answers before the first row (including an error
+// envelope served with status 200) are returned here; a body cut off or
+// broken later comes from Next or NextRaw. Socrata's
+// "query.soql.no-results" answer is an empty stream.
+func (c *Client) QueryStream(ctx context.Context, datasetID, soql string) (*RowStream, error) {
+	if err := validID(datasetID); err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(soql) == "" {
+		return nil, errors.New("socrata: soql is empty; want a query such as \"SELECT * LIMIT 10\"")
+	}
+	resp, err := c.get(ctx, "resource", c.resourceURL(datasetID, soql))
+	if err != nil {
+		return nil, err
+	}
+	s := &RowStream{
+		Fields: headerList(resp.Header.Get("X-SODA2-Fields")),
+		Types:  headerList(resp.Header.Get("X-SODA2-Types")),
+		c:      c, ctx: ctx, status: resp.StatusCode, body: resp.Body,
+	}
+	br := bufio.NewReader(resp.Body)
+	first, err := firstByte(br)
+	if err == nil && first == '[' && !isHTML(resp.Header, nil) {
+		s.dec = json.NewDecoder(br)
+		return s, nil
+	}
+	defer resp.Body.Close()
+	if err != nil && err != io.EOF {
+		return nil, c.toError(ctx, "resource", reply{err: err, status: resp.StatusCode})
+	}
+	// Not an array of rows: an error envelope, HTML, or something else.
+	body, rerr := io.ReadAll(io.LimitReader(br, maxErrorBody))
+	if rerr != nil {
+		return nil, c.toError(ctx, "resource", reply{err: rerr, status: resp.StatusCode})
+	}
+	ferr := c.toError(ctx, "resource", reply{status: resp.StatusCode, header: resp.Header, body: body})
+	var api *APIError
+	if errors.As(ferr, &api) && api.Code == "query.soql.no-results" {
+		s.err = io.EOF
+		return s, nil
+	}
+	return nil, ferr
+}
+
+// firstByte returns the first byte that is not JSON white space, unread.
+func firstByte(br *bufio.Reader) (byte, error) {
+	for {
+		b, err := br.ReadByte()
+		if err != nil {
+			return 0, err
+		}
+		switch b {
+		case ' ', '\t', '\r', '\n':
+			continue
+		}
+		return b, br.UnreadByte()
+	}
+}
+
+// headerList decodes an X-SODA2-* header: a JSON array of strings.
+func headerList(v string) []string {
+	if v == "" {
+		return nil
+	}
+	var out []string
+	if err := json.Unmarshal([]byte(v), &out); err != nil {
+		return nil
+	}
+	return out
+}
+
+// NextRaw returns the next row's JSON bytes (a fresh slice the caller owns),
+// or io.EOF after the last row. After an error it returns that error again.
+func (s *RowStream) NextRaw() (json.RawMessage, error) {
+	if s.err != nil {
+		return nil, s.err
+	}
+	if !s.started {
+		tok, err := s.dec.Token()
+		if err != nil {
+			return nil, s.fail(err)
+		}
+		if d, ok := tok.(json.Delim); !ok || d != '[' {
+			return nil, s.fail(&shapeError{fmt.Sprintf("expected a JSON array of rows, got %v", tok)})
+		}
+		s.started = true
+	}
+	if !s.dec.More() {
+		tok, err := s.dec.Token()
+		if err != nil {
+			return nil, s.fail(err)
+		}
+		if d, ok := tok.(json.Delim); !ok || d != ']' {
+			return nil, s.fail(&shapeError{fmt.Sprintf("expected the end of the row array, got %v", tok)})
+		}
+		s.err = io.EOF
+		return nil, io.EOF
+	}
+	var raw json.RawMessage
+	if err := s.dec.Decode(&raw); err != nil {
+		return nil, s.fail(err)
+	}
+	if len(raw) == 0 || raw[0] != '{' {
+		return nil, s.fail(&shapeError{"a row is not a JSON object: " + clip(string(raw), 60)})
+	}
+	return raw, nil
+}
+
+// Next returns the next row, decoded, or io.EOF after the last row.
+func (s *RowStream) Next() (Row, error) {
+	raw, err := s.NextRaw()
+	if err != nil {
+		return nil, err
+	}
+	var row Row
+	if err := json.Unmarshal(raw, &row); err != nil {
+		return nil, s.fail(err)
+	}
+	return row, nil
+}
+
+// All returns the rows as an iterator. It yields an error once and stops;
+// the end of the rows is not an error. It does not close the stream.
+func (s *RowStream) All() iter.Seq2[Row, error] {
+	return func(yield func(Row, error) bool) {
+		for {
+			row, err := s.Next()
+			if err == io.EOF {
+				return
+			}
+			if !yield(row, err) || err != nil {
+				return
+			}
+		}
+	}
+}
+
+func (s *RowStream) fail(err error) error {
+	s.err = s.c.toError(s.ctx, "resource", reply{err: err, status: s.status})
+	return s.err
+}
+
+// Close releases the response. It is safe to call more than once.
+func (s *RowStream) Close() error {
+	if s.err == nil {
+		s.err = errors.New("socrata: the row stream is closed")
+	}
+	if s.body == nil {
+		return nil
+	}
+	err := s.body.Close()
+	s.body = nil
+	return err
+}

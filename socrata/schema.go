@@ -1,0 +1,134 @@
+package socrata
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Column is one dataset column as the Views API describes it.
+type Column struct {
+	Name        string // display name
+	FieldName   string // the name to use in SoQL
+	DataType    string // Views dataTypeName: text, number, calendar_date, checkbox, point, …; see ColumnType
+	Description string
+}
+
+// Schema is a dataset's metadata and columns.
+type Schema struct {
+	ID          string
+	Name        string
+	Description string
+	Category    string
+	Columns     []Column // in the dataset's column order; system columns (":id", …) left out
+	// RowCount is the dataset's exact row count, from `SELECT count(*)`.
+	RowCount  int64
+	UpdatedAt time.Time // when the rows last changed (Views rowsUpdatedAt)
+}
+
+type viewDocument struct {
+	ID            string       `json:"id"`
+	Name          string       `json:"name"`
+	Description   string       `json:"description"`
+	Category      string       `json:"category"`
+	RowsUpdatedAt int64        `json:"rowsUpdatedAt"`
+	Columns       []viewColumn `json:"columns"`
+}
+
+type viewColumn struct {
+	Name         string `json:"name"`
+	FieldName    string `json:"fieldName"`
+	DataTypeName string `json:"dataTypeName"`
+	Description  string `json:"description"`
+	Position     int    `json:"position"`
+}
+
+// Schema returns a dataset's metadata and columns (Views API
+// /api/views/{id}.json) and its exact row count, from a real
+// `SELECT count(*) AS count` query on the Resource API.
+func (c *Client) Schema(ctx context.Context, datasetID string) (*Schema, error) {
+	if err := validID(datasetID); err != nil {
+		return nil, err
+	}
+	var doc viewDocument
+	if err := c.getJSON(ctx, "views", c.base+"/api/views/"+url.PathEscape(datasetID)+".json", &doc); err != nil {
+		return nil, err
+	}
+	s := &Schema{ID: datasetID, Name: doc.Name, Description: doc.Description, Category: doc.Category}
+	if doc.RowsUpdatedAt > 0 {
+		s.UpdatedAt = time.Unix(doc.RowsUpdatedAt, 0).UTC()
+	}
+	cols := slices.Clone(doc.Columns)
+	slices.SortStableFunc(cols, func(a, b viewColumn) int { return cmp.Compare(a.Position, b.Position) })
+	for _, col := range cols {
+		if col.FieldName == "" || strings.HasPrefix(col.FieldName, ":") {
+			continue
+		}
+		s.Columns = append(s.Columns, Column{Name: col.Name, FieldName: col.FieldName, DataType: col.DataTypeName, Description: col.Description})
+	}
+	n, err := c.count(ctx, datasetID)
+	if err != nil {
+		return nil, fmt.Errorf("socrata: row count of %s: %w", datasetID, err)
+	}
+	s.RowCount = n
+	return s, nil
+}
+
+// count runs `SELECT count(*) AS count` on the dataset.
+func (c *Client) count(ctx context.Context, datasetID string) (int64, error) {
+	res, err := c.Query(ctx, datasetID, "SELECT count(*) AS count")
+	if err != nil {
+		return 0, err
+	}
+	if len(res.Rows) != 1 {
+		return 0, c.toError(ctx, "resource", reply{status: 200,
+			err: &shapeError{fmt.Sprintf("the count query answered %d rows; want 1", len(res.Rows))}})
+	}
+	var n int64
+	switch v := res.Rows[0]["count"].(type) {
+	case string:
+		n, err = strconv.ParseInt(v, 10, 64)
+	case float64:
+		n = int64(v)
+		if float64(n) != v {
+			err = fmt.Errorf("%v is not a whole number", v)
+		}
+	default:
+		err = fmt.Errorf("no count field in %v", res.Rows[0])
+	}
+	if err != nil || n < 0 {
+		return 0, c.toError(ctx, "resource", reply{status: 200,
+			err: &shapeError{fmt.Sprintf("the count query's answer is not a row count: %v", res.Rows[0])}})
+	}
+	return n, nil
+}
+
+// ColumnType maps a Views API dataTypeName to the SODA2 type name used in the
+// X-SODA2-Types header: calendar_date is floating_timestamp, date is
+// fixed_timestamp, checkbox is boolean, percent and stars are number; the
+// numeric, geometry, location, url, photo and document types keep their names
+// (as real X-SODA2-Types headers show); anything else (html, email, phone,
+// unknown names) is text.
+func ColumnType(viewsDataType string) string {
+	switch t := strings.ToLower(strings.TrimSpace(viewsDataType)); t {
+	case "calendar_date", "floating_timestamp":
+		return "floating_timestamp"
+	case "date", "fixed_timestamp":
+		return "fixed_timestamp"
+	case "checkbox", "boolean":
+		return "boolean"
+	case "text", "number", "double", "money", "point", "location", "url",
+		"multipolygon", "polygon", "line", "multiline", "multipoint",
+		"photo", "document": // as the real X-SODA2-Types headers name them
+
+		return t
+	case "percent", "stars":
+		return "number"
+	}
+	return "text"
+}

@@ -1,0 +1,204 @@
+package socrata
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	gocmp "github.com/google/go-cmp/cmp"
+
+	"github.com/datasf-mcp/datasf-mcp/internal/fixtures"
+)
+
+// viewsServer serves a Views document and answers the count query with
+// count; it records the SoQL it was sent.
+func viewsServer(t *testing.T, id string, view []byte, count string, soql *atomic.Value) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/api/views/"+id+".json", serveJSON(200, view))
+	mux.HandleFunc("/resource/"+id+".json", func(w http.ResponseWriter, r *http.Request) {
+		soql.Store(r.URL.Query().Get("$query"))
+		w.Header().Set("X-SODA2-Fields", `["count"]`)
+		w.Header().Set("X-SODA2-Types", `["number"]`)
+		w.Write([]byte(count))
+	})
+	return mux
+}
+
+func TestSchemaFixtures(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		id, dir, view string
+		rows          string // fixture whose rows are counted, in dir ("" for a count file)
+		countFile     string
+	}{
+		{id: "yitu-d5am", dir: "datasets", view: "yitu-d5am__film-locations__2015-08.view.json", rows: "yitu-d5am__film-locations__2015-08.rows.json"},
+		{id: "vw6y-z8j6", dir: "datasets", view: "vw6y-z8j6__311-cases-filtered-view__2020-03.view.json", rows: "vw6y-z8j6__311-cases-filtered-view__2020-03.rows.json"},
+		{id: "3k2p-39jp", dir: "shape-refs", view: "koop-socrata__seattle__crimes-views.json", countFile: "koop-socrata__seattle__crimes-count.json"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.id, func(t *testing.T) {
+			t.Parallel()
+			viewPath := fixtures.Path(t, tt.dir, tt.view)
+			var view struct {
+				Name, Description, Category string
+				RowsUpdatedAt               int64
+				Columns                     []struct {
+					Name, FieldName, DataTypeName, Description string
+					Position                                   int
+				}
+			}
+			readJSON(t, viewPath, &view)
+			var wantCount int64
+			var countBody []byte
+			if tt.rows != "" {
+				var rows struct{ Data [][]any }
+				readJSON(t, fixtures.Path(t, tt.dir, tt.rows), &rows)
+				wantCount = int64(len(rows.Data))
+				countBody = fmt.Appendf(nil, `[{"count":"%d"}]`, wantCount)
+			} else {
+				countBody = readFile(t, fixtures.Path(t, tt.dir, tt.countFile))
+				var n []struct{ Count string }
+				readJSON(t, fixtures.Path(t, tt.dir, tt.countFile), &n)
+				fmt.Sscan(n[0].Count, &wantCount)
+			}
+			var soql atomic.Value
+			c, _, _ := newTestClient(t, viewsServer(t, tt.id, readFile(t, viewPath), string(countBody), &soql), Options{})
+			s, err := c.Schema(t.Context(), tt.id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := soql.Load(); got != "SELECT count(*) AS count" {
+				t.Errorf("count query = %q", got)
+			}
+			var wantCols []Column
+			cols := slices.Clone(view.Columns)
+			slices.SortStableFunc(cols, func(a, b struct {
+				Name, FieldName, DataTypeName, Description string
+				Position                                   int
+			}) int {
+				return cmp.Compare(a.Position, b.Position)
+			})
+			for _, c := range cols {
+				if !strings.HasPrefix(c.FieldName, ":") {
+					wantCols = append(wantCols, Column{Name: c.Name, FieldName: c.FieldName, DataType: c.DataTypeName, Description: c.Description})
+				}
+			}
+			if diff := gocmp.Diff(wantCols, s.Columns); diff != "" {
+				t.Errorf("columns (-want +got):\n%s", diff)
+			}
+			if s.ID != tt.id || s.Name != view.Name || s.Description != view.Description || s.Category != view.Category {
+				t.Errorf("schema = {%q %q %q}; want {%q %q %q}", s.ID, s.Name, s.Category, tt.id, view.Name, view.Category)
+			}
+			if s.RowCount != wantCount || s.RowCount == view.RowsUpdatedAt {
+				t.Errorf("RowCount = %d; want %d (rowsUpdatedAt is %d)", s.RowCount, wantCount, view.RowsUpdatedAt)
+			}
+			if s.UpdatedAt.Unix() != view.RowsUpdatedAt {
+				t.Errorf("UpdatedAt = %v; want unix %d", s.UpdatedAt, view.RowsUpdatedAt)
+			}
+			t.Logf("%s: %d columns (of %d in the view), row count %d", tt.id, len(s.Columns), len(view.Columns), s.RowCount)
+		})
+	}
+}
+
+func TestSchemaErrors(t *testing.T) {
+	t.Parallel()
+	view := []byte(`{"id":"abcd-1234","name":"x","columns":[{"fieldName":"a","dataTypeName":"text","position":1}]}`)
+	tests := []struct {
+		name         string
+		viewStatus   int
+		viewBody     []byte
+		countStatus  int
+		countBody    string
+		wantNotFound bool
+		wantCode     string
+	}{
+		{"views 404", 404, []byte(`{"code":"not_found","error":true,"message":"Cannot find view with id abcd-1234"}`), 200, `[{"count":"1"}]`, true, "not_found"},
+		{"count dataset.missing", 200, view, 404, `{"code":"dataset.missing","error":true,"message":"Not found","data":{"id":"abcd-1234"}}`, true, "dataset.missing"},
+		{"count without a count", 200, view, 200, `[{"n":"1"}]`, false, "invalid_response"},
+		{"count not a number", 200, view, 200, `[{"count":"many"}]`, false, "invalid_response"},
+		{"count two rows", 200, view, 200, `[{"count":"1"},{"count":"2"}]`, false, "invalid_response"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			mux := http.NewServeMux()
+			mux.HandleFunc("/api/views/abcd-1234.json", serveJSON(tt.viewStatus, tt.viewBody))
+			mux.HandleFunc("/resource/abcd-1234.json", serveJSON(tt.countStatus, []byte(tt.countBody)))
+			c, _, _ := newTestClient(t, mux, Options{})
+			s, err := c.Schema(t.Context(), "abcd-1234")
+			var api *APIError
+			if !errors.As(err, &api) || api.Code != tt.wantCode {
+				t.Fatalf("Schema = %v, %v; want an APIError with code %q", s, err, tt.wantCode)
+			}
+			if errors.Is(err, ErrNotFound) != tt.wantNotFound {
+				t.Errorf("errors.Is(err, ErrNotFound) = %v; want %v", !tt.wantNotFound, tt.wantNotFound)
+			}
+		})
+	}
+}
+
+func TestColumnType(t *testing.T) {
+	t.Parallel()
+	tests := map[string]string{
+		"text": "text", "number": "number", "double": "double", "money": "money",
+		"calendar_date": "floating_timestamp", "date": "fixed_timestamp", "checkbox": "boolean",
+		"point": "point", "location": "location", "url": "url",
+		"multipolygon": "multipolygon", "polygon": "polygon", "line": "line", "multiline": "multiline", "multipoint": "multipoint",
+		"photo": "photo", "document": "document", "html": "text", "email": "text", "phone": "text", "blob": "text",
+		"percent": "number", "stars": "number", "Calendar_Date": "floating_timestamp", "": "text", "meta_data": "text",
+	}
+	for in, want := range tests {
+		if got := ColumnType(in); got != want {
+			t.Errorf("ColumnType(%q) = %q; want %q", in, got, want)
+		}
+	}
+}
+
+// TestColumnTypeAgainstRecordedHeaders: the 2asz-g9qq exchanges hold every
+// column type's real X-SODA2-Types name; the Views dataTypeName of the same
+// columns must map to it.
+func TestColumnTypeAgainstRecordedHeaders(t *testing.T) {
+	t.Parallel()
+	var raw []map[string]any
+	readJSON(t, fixtures.Path(t, "shape-refs", "socratadata__recorded-http-exchanges__soda-demo-chicago__2025-08.json"), &raw)
+	viewTypes := map[string]string{} // fieldName -> dataTypeName
+	sodaTypes := map[string]string{} // fieldName -> X-SODA2-Types
+	for _, ex := range raw {
+		if b, ok := ex["body_json"].(map[string]any); ok && b["id"] == "2asz-g9qq" {
+			cols, _ := b["columns"].([]any)
+			for _, c := range cols {
+				c := c.(map[string]any)
+				viewTypes[c["fieldName"].(string)] = c["dataTypeName"].(string)
+			}
+		}
+		h, _ := ex["headers"].(map[string]any)
+		fs, _ := h["X-SODA2-Fields"].(string)
+		ts, _ := h["X-SODA2-Types"].(string)
+		if u, _ := ex["url_decoded"].(string); fs != "" && strings.Contains(u, "2asz-g9qq") {
+			f, ty := headerList(fs), headerList(ts)
+			for i := range f {
+				sodaTypes[f[i]] = ty[i]
+			}
+		}
+	}
+	checked := 0
+	for field, vt := range viewTypes {
+		st, ok := sodaTypes[field]
+		if !ok {
+			continue
+		}
+		checked++
+		if got := ColumnType(vt); got != st {
+			t.Errorf("ColumnType(%q) = %q; the real header says %q for column %s", vt, got, st, field)
+		}
+	}
+	if len(viewTypes) > 0 && checked == 0 {
+		t.Error("no column had both a Views type and a recorded X-SODA2-Types")
+	}
+	t.Logf("ColumnType checked against real headers: %d columns of 2asz-g9qq (views columns: %d)", checked, len(viewTypes))
+}
