@@ -373,6 +373,9 @@ func queryError(err error, datasetID string, sc *socrata.Schema) *mcp.CallToolRe
 			fields[i] = c.FieldName
 		}
 		close := fuzzymatch.Closest(col, fields, 5)
+		if close == nil {
+			close = []string{} // an empty list, not null, for the model
+		}
 		msg := fmt.Sprintf("No such column %q in dataset %s (%s).", col, datasetID, api.Message)
 		if len(close) > 0 {
 			msg += " Closest columns: " + strings.Join(close, ", ") + "."
