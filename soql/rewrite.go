@@ -207,8 +207,9 @@ func isIdentNamed(e Expr, name string) bool {
 // WithStableOrder returns a copy of q whose last stage has a deterministic
 // order, so that paging through it neither skips nor repeats rows. The user's
 // ORDER BY keys come first. An ungrouped stage then gets the `:id`
-// tie-breaker, unless it is DISTINCT or is a later |> stage whose input does
-// not carry :id. A grouped stage instead gets every GROUP BY key not already
+// tie-breaker; a DISTINCT stage, or a later |> stage whose input does not
+// carry :id, gets every output column not already ordered instead (as its
+// alias when it has one). A grouped stage gets every GROUP BY key not already
 // ordered, written as its alias when the select list aliases it.
 func (q *Query) WithStableOrder() *Query {
 	out := q.Clone()
@@ -242,6 +243,21 @@ func (q *Query) WithStableOrder() *Query {
 		return out
 	}
 	if st.Distinct || (i > 0 && !outputHasID(out.Stages[i-1])) {
+		// No :id to break ties: order by every output column instead, so
+		// rows that differ are always in the same order (rows that do not
+		// differ are interchangeable). A * selection cannot be listed here.
+		for _, it := range st.Selection {
+			if it.Star != NoStar || it.Expr == nil {
+				continue
+			}
+			key := CloneExpr(it.Expr)
+			if it.Alias != nil {
+				key = &Ident{Name: it.Alias.Name, Raw: formatIdent(it.Alias), Quoted: it.Alias.Quoted}
+			}
+			if !ordered(key) && !ordered(it.Expr) {
+				st.OrderBy = append(st.OrderBy, &OrderItem{Expr: key})
+			}
+		}
 		return out
 	}
 	id := &Ident{Name: ":id", Raw: ":id"}

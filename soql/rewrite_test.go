@@ -47,13 +47,16 @@ func TestWithStableOrder(t *testing.T) {
 		{"SELECT a, b, count(*) AS n GROUP BY a, b ORDER BY n DESC, b", "SELECT a, b, count(*) AS n GROUP BY a, b ORDER BY n DESC, b, a"},
 		{"SELECT date_trunc_ym(d) AS month, count(*) GROUP BY month ORDER BY MONTH", "SELECT date_trunc_ym(d) AS month, count(*) GROUP BY month ORDER BY MONTH"},
 		{"SELECT count(*)", "SELECT count(*)"},
-		{"SELECT DISTINCT a", "SELECT DISTINCT a"},
-		{"SELECT a, b |> SELECT a", "SELECT a, b |> SELECT a"},
+		// Without :id, every output column breaks ties.
+		{"SELECT DISTINCT a", "SELECT DISTINCT a ORDER BY a"},
+		{"SELECT DISTINCT a, upper(b) AS ub ORDER BY ub DESC", "SELECT DISTINCT a, upper(b) AS ub ORDER BY ub DESC, a"},
+		{"SELECT a, b |> SELECT a", "SELECT a, b |> SELECT a ORDER BY a"},
+		{"SELECT DISTINCT *", "SELECT DISTINCT *"},
 		{"SELECT :id, a |> SELECT a WHERE a > 1", "SELECT :id, a |> SELECT a WHERE a > 1 ORDER BY :id"},
 		{"SELECT :*, a |> SELECT a", "SELECT :*, a |> SELECT a ORDER BY :id"},
 		{"", "ORDER BY :id"},
 		{"SELECT a SEARCH 'x' LIMIT 5", "SELECT a ORDER BY :id SEARCH 'x' LIMIT 5"},
-		{"SELECT a, sum(b) AS total GROUP BY a |> SELECT a, total ORDER BY total", "SELECT a, sum(b) AS total GROUP BY a |> SELECT a, total ORDER BY total"},
+		{"SELECT a, sum(b) AS total GROUP BY a |> SELECT a, total ORDER BY total", "SELECT a, sum(b) AS total GROUP BY a |> SELECT a, total ORDER BY total, a"},
 	}, (*Query).WithStableOrder)
 }
 
