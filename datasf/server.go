@@ -32,7 +32,7 @@ type Options struct {
 	// Schemas caches dataset schemas. Default: a schemacache.Cache over Client.
 	Schemas *schemacache.Cache
 	// DefaultSampleSize is the sample size when the caller gives none
-	// (default: the Results server's default).
+	// (default 15, dualresp's default).
 	DefaultSampleSize int
 	// Logger receives diagnostics (default: discard). Never stdout.
 	Logger *slog.Logger
