@@ -1,0 +1,608 @@
+package analyze
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/datasf-mcp/datasf-mcp/dualresp"
+)
+
+// Defaults used when the corresponding Options field is zero.
+const (
+	DefaultMaxRowsPerResult = 100_000
+	DefaultMaxResultRows    = 1000
+	DefaultTimeout          = 10 * time.Second
+	DefaultPageSize         = 5000
+	// MaxTables is the most results one Request may name.
+	MaxTables = 16
+	// MaxSQLBytes is the longest SQL text accepted.
+	MaxSQLBytes = 100_000
+)
+
+// Errors. Input problems wrap ErrInvalid; a query that is not a single
+// read-only SELECT also wraps ErrNotReadOnly.
+var (
+	ErrInvalid     = errors.New("analyze: invalid request")
+	ErrNotReadOnly = errors.New("only a single read-only SELECT statement is allowed")
+	ErrTimeout     = errors.New("analyze: the query ran out of time")
+	// ErrTooLarge means a result has more rows than MaxRowsPerResult.
+	ErrTooLarge = errors.New("analyze: result too large to load")
+)
+
+// ResourceError reports a result that could not be used: it wraps
+// dualresp.ErrNotFound, dualresp.ErrExpired, ErrTooLarge or the
+// Executor's error.
+type ResourceError struct {
+	Table string
+	// Ref is the reference as given (id, resource:// URI or URL).
+	Ref string
+	Err error
+}
+
+func (e *ResourceError) Error() string {
+	return fmt.Sprintf("analyze: result %q for table %s: %v", e.Ref, e.Table, e.Err)
+}
+
+func (e *ResourceError) Unwrap() error { return e.Err }
+
+// SQLError is an error SQLite reported for the query; Error returns
+// SQLite's message.
+type SQLError struct{ Err error }
+
+func (e *SQLError) Error() string { return "analyze: SQL error: " + e.Err.Error() }
+func (e *SQLError) Unwrap() error { return e.Err }
+
+// Options configures an Analyzer. The zero value means the defaults.
+type Options struct {
+	// MaxRowsPerResult is the most rows loaded from one result; a larger
+	// result is refused (ErrTooLarge). Default 100,000.
+	MaxRowsPerResult int64
+	// MaxResultRows is the most rows a query returns; Result.Truncated
+	// tells when there were more. Default 1,000.
+	MaxResultRows int
+	// Timeout bounds the query (not the loading). Default 10 seconds.
+	Timeout time.Duration
+	// PageSize is the page size used to load results. Default 5,000.
+	PageSize int64
+	// Logger receives operational logs. Default: discard.
+	Logger *slog.Logger
+}
+
+// Analyzer runs SQL over stored results. It is safe for concurrent use;
+// every Run has its own database.
+type Analyzer struct {
+	results *dualresp.Server
+	exec    dualresp.Executor
+	opts    Options
+	log     *slog.Logger
+}
+
+// New returns an Analyzer reading records from results and their rows
+// through exec (which must serve every query kind the records use, for
+// example a spill.Mux).
+func New(results *dualresp.Server, exec dualresp.Executor, opts Options) *Analyzer {
+	if opts.MaxRowsPerResult <= 0 {
+		opts.MaxRowsPerResult = DefaultMaxRowsPerResult
+	}
+	if opts.MaxResultRows <= 0 {
+		opts.MaxResultRows = DefaultMaxResultRows
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	if opts.PageSize <= 0 {
+		opts.PageSize = DefaultPageSize
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Analyzer{results: results, exec: exec, opts: opts, log: log}
+}
+
+// Request is one analysis.
+type Request struct {
+	// SQL is a single SELECT or WITH … SELECT statement over the tables.
+	SQL string
+	// Results maps table names to results: a resource id, a resource://
+	// URI or a REST URL (…/resources/{id}).
+	Results map[string]string
+}
+
+// TableInfo describes a loaded table.
+type TableInfo struct {
+	Name       string   `json:"name"`
+	ResourceID string   `json:"resource_id"`
+	Rows       int64    `json:"rows"`
+	Columns    []string `json:"columns"`
+}
+
+// Result is the answer of a query.
+type Result struct {
+	Columns []string         `json:"columns"`
+	Rows    []map[string]any `json:"rows"`
+	// RowCount is len(Rows).
+	RowCount int `json:"row_count"`
+	// Truncated is true when the query had more than MaxResultRows rows.
+	Truncated bool        `json:"truncated"`
+	Tables    []TableInfo `json:"tables"`
+}
+
+// Progress is told after each loaded page: rows done of total rows to
+// load, and what is happening.
+type Progress func(done, total int64, msg string)
+
+var tableName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}$`)
+
+// table is a result to load.
+type table struct {
+	name, ref, id string
+	rec           *dualresp.Record
+}
+
+// Run loads the results of req into a new in-memory database and runs
+// req.SQL on it. progress may be nil.
+func (a *Analyzer) Run(ctx context.Context, req Request, progress Progress) (*Result, error) {
+	if progress == nil {
+		progress = func(int64, int64, string) {}
+	}
+	tables, err := a.check(req)
+	if err != nil {
+		return nil, err
+	}
+	if a.exec == nil {
+		return nil, errors.New("analyze: no Executor to read results with")
+	}
+	var total int64
+	for i := range tables {
+		t := &tables[i]
+		rec, err := a.results.Access(ctx, t.id)
+		if err != nil {
+			return nil, &ResourceError{Table: t.name, Ref: t.ref, Err: err}
+		}
+		if rec.TotalCount > a.opts.MaxRowsPerResult {
+			return nil, &ResourceError{Table: t.name, Ref: t.ref, Err: fmt.Errorf("%w: it has %d rows and at most %d are loaded; narrow or aggregate it first",
+				ErrTooLarge, rec.TotalCount, a.opts.MaxRowsPerResult)}
+		}
+		t.rec = rec
+		total += rec.TotalCount
+	}
+
+	db, err := sql.Open("sqlite", ":memory:")
+	if err != nil {
+		return nil, fmt.Errorf("analyze: open database: %w", err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("analyze: open database: %w", err)
+	}
+	defer conn.Close()
+
+	out := &Result{}
+	var done int64
+	for _, t := range tables {
+		info, err := a.load(ctx, conn, t, &done, total, progress)
+		if err != nil {
+			return nil, err
+		}
+		out.Tables = append(out.Tables, info)
+	}
+	if err := lockDown(ctx, conn); err != nil {
+		return nil, err
+	}
+	if err := a.query(ctx, conn, req.SQL, out); err != nil {
+		return nil, err
+	}
+	a.log.DebugContext(ctx, "analyze: query done", "tables", len(tables), "rows", out.RowCount, "truncated", out.Truncated)
+	return out, nil
+}
+
+// check validates the request.
+func (a *Analyzer) check(req Request) ([]table, error) {
+	if strings.TrimSpace(req.SQL) == "" {
+		return nil, fmt.Errorf("%w: sql is empty", ErrInvalid)
+	}
+	if len(req.SQL) > MaxSQLBytes {
+		return nil, fmt.Errorf("%w: sql is %d bytes; at most %d", ErrInvalid, len(req.SQL), MaxSQLBytes)
+	}
+	if len(req.Results) == 0 {
+		return nil, fmt.Errorf("%w: results is empty: name at least one result, e.g. {\"incidents\": \"resource://<id>\"}", ErrInvalid)
+	}
+	if len(req.Results) > MaxTables {
+		return nil, fmt.Errorf("%w: %d results named; at most %d", ErrInvalid, len(req.Results), MaxTables)
+	}
+	seen := map[string]string{}
+	var tables []table
+	for name, ref := range req.Results {
+		if !tableName.MatchString(name) {
+			return nil, fmt.Errorf("%w: bad table name %q: use letters, digits and _ (not first), at most 63 characters", ErrInvalid, name)
+		}
+		low := strings.ToLower(name)
+		if strings.HasPrefix(low, "sqlite_") {
+			return nil, fmt.Errorf("%w: bad table name %q: names starting with sqlite_ are reserved", ErrInvalid, name)
+		}
+		if other, ok := seen[low]; ok {
+			return nil, fmt.Errorf("%w: table names %q and %q differ only in case", ErrInvalid, other, name)
+		}
+		seen[low] = name
+		id, err := ResourceID(ref)
+		if err != nil {
+			return nil, fmt.Errorf("%w: table %s: %w", ErrInvalid, name, err)
+		}
+		tables = append(tables, table{name: name, ref: ref, id: id})
+	}
+	// A stable order: by name.
+	slices.SortFunc(tables, func(a, b table) int { return strings.Compare(a.name, b.name) })
+	if err := CheckSQL(req.SQL); err != nil {
+		return nil, err
+	}
+	return tables, nil
+}
+
+var hexID = regexp.MustCompile(`^[0-9a-f]{32}$`)
+
+// ResourceID returns the resource id of a reference: an id, a resource://
+// URI or an http(s) URL whose path is …/resources/{id}[/…].
+func ResourceID(ref string) (string, error) {
+	ref = strings.TrimSpace(ref)
+	id := ref
+	switch {
+	case strings.HasPrefix(ref, "resource://"):
+		id = strings.TrimPrefix(ref, "resource://")
+	case strings.HasPrefix(ref, "http://") || strings.HasPrefix(ref, "https://"):
+		u, err := url.Parse(ref)
+		if err != nil {
+			return "", fmt.Errorf("result %q is not a valid URL: %v", ref, err)
+		}
+		_, rest, ok := strings.Cut(u.Path, "/resources/")
+		if !ok {
+			return "", fmt.Errorf("result URL %q has no /resources/{id} path", ref)
+		}
+		id, _, _ = strings.Cut(rest, "/")
+	}
+	id = strings.ToLower(strings.TrimRight(id, "/"))
+	if !hexID.MatchString(id) {
+		return "", fmt.Errorf("result %q is not a resource id (32 hex digits), resource:// URI or /resources/ URL", ref)
+	}
+	return id, nil
+}
+
+// quoteIdent quotes a SQLite identifier.
+func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
+
+// load creates and fills the table of one result.
+func (a *Analyzer) load(ctx context.Context, conn *sql.Conn, t table, done *int64, total int64, progress Progress) (TableInfo, error) {
+	fail := func(err error) (TableInfo, error) {
+		return TableInfo{}, &ResourceError{Table: t.name, Ref: t.ref, Err: err}
+	}
+	cols := make([]string, 0, len(t.rec.Columns))
+	for _, c := range t.rec.Columns {
+		cols = append(cols, c.Name)
+	}
+	var first []json.RawMessage
+	if len(cols) == 0 && t.rec.TotalCount > 0 {
+		rows, err := a.exec.Page(ctx, t.rec.Query, dualresp.PageRequest{Offset: 0, Limit: min(a.opts.PageSize, t.rec.TotalCount)})
+		if err != nil {
+			return fail(err)
+		}
+		first = rows
+		cols = keysOf(rows)
+	}
+	names := sqlColumnNames(cols)
+	info := TableInfo{Name: t.name, ResourceID: t.id, Columns: names}
+	if len(names) == 0 {
+		names = []string{"value"}
+		info.Columns = names
+	}
+	var ddl strings.Builder
+	ddl.WriteString("CREATE TABLE " + quoteIdent(t.name) + " (")
+	for i, n := range names {
+		if i > 0 {
+			ddl.WriteString(", ")
+		}
+		ddl.WriteString(quoteIdent(n)) // no type: values keep their storage class
+	}
+	ddl.WriteString(")")
+	if _, err := conn.ExecContext(ctx, ddl.String()); err != nil {
+		return fail(fmt.Errorf("create table: %w", err))
+	}
+	var loaded int64
+	for loaded < t.rec.TotalCount {
+		var rows []json.RawMessage
+		if first != nil {
+			rows, first = first, nil
+		} else {
+			want := min(a.opts.PageSize, t.rec.TotalCount-loaded)
+			var err error
+			rows, err = a.exec.Page(ctx, t.rec.Query, dualresp.PageRequest{Offset: loaded, Limit: want})
+			if err != nil {
+				return fail(fmt.Errorf("reading rows %d+: %w", loaded, err))
+			}
+		}
+		rows = rows[:min(int64(len(rows)), t.rec.TotalCount-loaded)]
+		if len(rows) == 0 {
+			break // the result ended early
+		}
+		if err := insertRows(ctx, conn, t.name, cols, len(names), rows); err != nil {
+			return fail(fmt.Errorf("loading rows %d+: %w", loaded, err))
+		}
+		loaded += int64(len(rows))
+		*done += int64(len(rows))
+		progress(*done, total, fmt.Sprintf("loaded %d of %d rows of %s", loaded, t.rec.TotalCount, t.name))
+		if int64(len(rows)) < min(a.opts.PageSize, t.rec.TotalCount) && loaded < t.rec.TotalCount {
+			// A short page before the end: the executor has no more rows.
+			break
+		}
+	}
+	info.Rows = loaded
+	return info, nil
+}
+
+// maxInsertRows is the most rows one INSERT statement carries.
+const maxInsertRows = 100
+
+// insertRows inserts rows in one transaction, several rows a statement.
+func insertRows(ctx context.Context, conn *sql.Conn, table string, cols []string, n int, rows []json.RawMessage) error {
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = tx.Rollback() }()
+	// SQLite allows 32,766 parameters a statement.
+	batch := max(1, min(maxInsertRows, 32_000/n))
+	one := "(" + strings.TrimSuffix(strings.Repeat("?,", n), ",") + ")"
+	stmts := map[int]*sql.Stmt{}
+	defer func() {
+		for _, st := range stmts {
+			st.Close()
+		}
+	}()
+	stmt := func(k int) (*sql.Stmt, error) {
+		if st, ok := stmts[k]; ok {
+			return st, nil
+		}
+		q := "INSERT INTO " + quoteIdent(table) + " VALUES " + strings.TrimSuffix(strings.Repeat(one+",", k), ",")
+		st, err := tx.PrepareContext(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		stmts[k] = st
+		return st, nil
+	}
+	args := make([]any, 0, batch*n)
+	for start := 0; start < len(rows); start += batch {
+		chunk := rows[start:min(start+batch, len(rows))]
+		args = args[:0]
+		for i, raw := range chunk {
+			var m map[string]any
+			dec := json.NewDecoder(bytes.NewReader(raw))
+			dec.UseNumber()
+			if err := dec.Decode(&m); err != nil {
+				return fmt.Errorf("row %d is not a JSON object: %v", start+i, err)
+			}
+			if len(cols) == 0 {
+				args = append(args, string(raw))
+			}
+			for _, c := range cols {
+				args = append(args, sqlValue(m[c]))
+			}
+		}
+		st, err := stmt(len(chunk))
+		if err != nil {
+			return err
+		}
+		if _, err := st.ExecContext(ctx, args...); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+var plainNumber = regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$`)
+
+// sqlValue converts a decoded JSON value for storage.
+func sqlValue(v any) any {
+	switch x := v.(type) {
+	case nil:
+		return nil
+	case bool:
+		if x {
+			return int64(1)
+		}
+		return int64(0)
+	case json.Number:
+		if n, ok := number(string(x)); ok {
+			return n
+		}
+		return string(x)
+	case string:
+		if n, ok := number(x); ok {
+			return n
+		}
+		return x
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	return string(b)
+}
+
+// number parses a plain decimal number: int64 when it is an integer that
+// fits, float64 otherwise; integers too large for int64 stay text.
+func number(s string) (any, bool) {
+	if len(s) > 40 || !plainNumber.MatchString(s) {
+		return nil, false
+	}
+	if !strings.ContainsAny(s, ".eE") {
+		n, err := strconv.ParseInt(s, 10, 64)
+		return n, err == nil
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	return f, err == nil
+}
+
+// keysOf returns the keys of JSON object rows in order of first appearance.
+func keysOf(rows []json.RawMessage) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, r := range rows {
+		dec := json.NewDecoder(bytes.NewReader(r))
+		if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+			continue
+		}
+		for dec.More() {
+			t, err := dec.Token()
+			if err != nil {
+				break
+			}
+			k, _ := t.(string)
+			var skip json.RawMessage
+			if err := dec.Decode(&skip); err != nil {
+				break
+			}
+			if !seen[k] {
+				seen[k] = true
+				out = append(out, k)
+			}
+		}
+	}
+	return out
+}
+
+// sqlColumnNames makes column names unique without regard to case.
+func sqlColumnNames(cols []string) []string {
+	out := make([]string, len(cols))
+	used := map[string]bool{}
+	for i, c := range cols {
+		name := c
+		if name == "" {
+			name = "column"
+		}
+		for k := 2; used[strings.ToLower(name)]; k++ {
+			name = fmt.Sprintf("%s_%d", c, k)
+		}
+		used[strings.ToLower(name)] = true
+		out[i] = name
+	}
+	return out
+}
+
+// lockDown makes the connection read-only: query_only, no attached
+// databases, and an authorizer that permits only reading.
+func lockDown(ctx context.Context, conn *sql.Conn) error {
+	if _, err := conn.ExecContext(ctx, "PRAGMA query_only = ON"); err != nil {
+		return fmt.Errorf("analyze: set query_only: %w", err)
+	}
+	if _, err := sqlite.Limit(conn, sqlite3.SQLITE_LIMIT_ATTACHED, 0); err != nil {
+		return fmt.Errorf("analyze: limit attached databases: %w", err)
+	}
+	err := conn.Raw(func(dc any) error {
+		r, ok := dc.(sqlite.AuthorizerRegisterer)
+		if !ok {
+			return fmt.Errorf("driver connection %T has no authorizer", dc)
+		}
+		return r.RegisterAuthorizer(readOnlyAuthorizer)
+	})
+	if err != nil {
+		return fmt.Errorf("analyze: install authorizer: %w", err)
+	}
+	return nil
+}
+
+func readOnlyAuthorizer(action sqlite.AuthorizerActionCode, arg1, arg2, _, _ string) sqlite.AuthorizerReturnCode {
+	switch action {
+	case sqlite.AuthSelect, sqlite.AuthRead, sqlite.AuthRecursive:
+		return sqlite.AuthorizerOK
+	case sqlite.AuthFunction:
+		if strings.EqualFold(arg2, "load_extension") {
+			return sqlite.AuthorizerDeny
+		}
+		return sqlite.AuthorizerOK
+	}
+	return sqlite.AuthorizerDeny
+}
+
+// query runs sql and fills out's columns and rows.
+func (a *Analyzer) query(ctx context.Context, conn *sql.Conn, q string, out *Result) error {
+	qctx, cancel := context.WithTimeout(ctx, a.opts.Timeout)
+	defer cancel()
+	timedOut := func(err error) error {
+		if qctx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
+			return fmt.Errorf("%w: stopped after %s; make the query cheaper (filter or aggregate before joining)", ErrTimeout, a.opts.Timeout)
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return &SQLError{Err: err}
+	}
+	rows, err := conn.QueryContext(qctx, q)
+	if err != nil {
+		return timedOut(err)
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return timedOut(err)
+	}
+	out.Columns = uniqueNames(cols)
+	vals := make([]any, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	out.Rows = []map[string]any{}
+	for rows.Next() {
+		if len(out.Rows) == a.opts.MaxResultRows {
+			out.Truncated = true
+			break
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return timedOut(err)
+		}
+		m := make(map[string]any, len(cols))
+		for i, v := range vals {
+			if b, ok := v.([]byte); ok {
+				v = string(b)
+			}
+			m[out.Columns[i]] = v
+		}
+		out.Rows = append(out.Rows, m)
+	}
+	if err := rows.Err(); err != nil {
+		return timedOut(err)
+	}
+	out.RowCount = len(out.Rows)
+	return nil
+}
+
+// uniqueNames renames repeated result column names x to x_2, x_3, ….
+func uniqueNames(cols []string) []string {
+	out := make([]string, len(cols))
+	used := map[string]bool{}
+	for i, c := range cols {
+		name := c
+		for k := 2; used[name]; k++ {
+			name = fmt.Sprintf("%s_%d", c, k)
+		}
+		used[name] = true
+		out[i] = name
+	}
+	return out
+}

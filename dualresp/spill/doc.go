@@ -1,0 +1,61 @@
+// Package spill keeps large tool results out of the model's context: the
+// "large-response-handler" pattern as an mcp-go tool handler middleware.
+//
+// When a tool's result is larger than a threshold (bytes of the JSON-encoded
+// CallToolResult, or estimated tokens = bytes/4; by default 25 KiB or 20,000
+// tokens, whichever is reached first; overridable per tool), the middleware
+// stores the full result and answers with a small replacement: the original
+// size, the item count, a preview (the first items of the result's largest
+// top-level array, or the beginning of its text) and a link to the full
+// result, served page by page by the dualresp REST API at /resources/{id}.
+//
+//	sp := spill.New(results, spill.Options{
+//		Tools: map[string]spill.ToolOptions{"get_schema": {MaxBytes: 16 << 10}},
+//	})
+//	s := server.NewMCPServer("name", "1.0", server.WithToolHandlerMiddleware(sp.Middleware()))
+//
+// # Rows of a spilled result
+//
+// dualresp stores queries, not rows; a spilled result has no query to run
+// again, so the Spiller keeps the full result itself, in process memory, in
+// a store bounded by count and bytes (least recently used first out), and
+// registers a dualresp record whose Query is {Kind: "spill", Text: key}. Its
+// Executor (Spiller.Executor) serves the rows:
+//
+//   - structured content that is an object with top-level arrays: the items
+//     of the largest array (by encoded size), one row each; the other fields
+//     are kept in the record's metadata under "envelope" when small;
+//   - structured content that is an array: its items;
+//   - an object without arrays: a single row holding the whole object;
+//   - no structured content: the text content, parsed as JSON when it is
+//     JSON (then as above), else cut at line ends into parts of about 4 KiB,
+//     rows {"part": n, "text": …} whose texts concatenate to the original.
+//
+// A row that is not a JSON object is wrapped as {"value": item}.
+//
+// Spilled rows live in this process only: after a restart, or once evicted,
+// the record's pages fail (REST 502 query_failed) until the record expires;
+// an evicted blob's record is deleted at once when possible. With a Server
+// whose own Executor serves other kinds (for example SoQL) and a shared
+// Store, route the "spill" kind with a Mux:
+//
+//	exec := spill.Mux{"soql": soqlExec, spill.Kind: sp.Executor()}
+//
+// # The replacement result
+//
+// Tools that declare an output schema must still get structured content
+// that validates against it, so the replacement depends on the schema:
+//
+//   - with an output schema: the structured content keeps its shape, with
+//     its largest top-level array cut to the preview items (and long strings
+//     cut when that is not enough); when the schema allows additional
+//     properties a "full_result" field is added with the link and sizes.
+//     The link is always in the text content, in a resource_link content
+//     and in _meta["dualresp/spill"];
+//   - without an output schema: the structured content is replaced by
+//     {"summary", "preview", "resource": {uri, url, name, mimeType},
+//     "metadata": {original_bytes, estimated_tokens, item_count, …}}.
+//
+// Error results (isError) are never spilled. When storing fails, the
+// original result passes through and the failure is logged.
+package spill
