@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -25,6 +26,11 @@ type catalogOut struct {
 		UpdatedAt   string   `json:"updated_at"`
 		Columns     []string `json:"columns"`
 	} `json:"results"`
+	// FullResult is set when the answer was too large and spilled: the
+	// results above are a preview, the full list is at URL.
+	FullResult *struct {
+		URL string `json:"url"`
+	} `json:"full_result"`
 }
 
 // namesArgument checks that a validation error names the argument, in its
@@ -179,6 +185,28 @@ func TestList(t *testing.T) {
 			}
 			var out catalogOut
 			structured(t, "list_datasf", args, h.call(t, "list_datasf", args), &out)
+			if out.FullResult != nil {
+				// Too large for the model: a preview here, every item at the link.
+				if len(out.Results) >= out.Count {
+					t.Errorf("list_datasf(%v) spilled but its preview has all %d results", args, out.Count)
+				}
+				var page struct {
+					Data json.RawMessage `json:"data"`
+				}
+				resp, err := http.Get(out.FullResult.URL + "?offset=0&limit=1000")
+				if err != nil {
+					t.Fatal(err)
+				}
+				err = json.NewDecoder(resp.Body).Decode(&page)
+				resp.Body.Close()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := json.Unmarshal(page.Data, &out.Results); err != nil {
+					t.Fatal(err)
+				}
+				t.Logf("list_datasf(%v) spilled: preview in the answer, %d items at %s", args, len(out.Results), out.FullResult.URL)
+			}
 
 			limit := cmp.Or(tt.limit, 10)
 			all := newestFirst(entries, tt.category)

@@ -111,7 +111,7 @@ func Example() {
 		fmt.Println(string(row))
 	}
 	// Output:
-	// [get_schema list_datasf list_results query_datasf search_datasf]
+	// [analyze_results get_schema list_datasf list_results query_datasf search_datasf]
 	// total_count: 3
 	// {"n":"20","species":"elm"}
 	// {"n":"20","species":"oak"}

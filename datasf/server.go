@@ -8,7 +8,9 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/datasf-mcp/datasf-mcp/analyze"
 	"github.com/datasf-mcp/datasf-mcp/dualresp"
+	"github.com/datasf-mcp/datasf-mcp/dualresp/spill"
 	"github.com/datasf-mcp/datasf-mcp/schemacache"
 	"github.com/datasf-mcp/datasf-mcp/socrata"
 )
@@ -20,6 +22,7 @@ const Version = "0.1.0"
 const Instructions = `Tools for the open data portal %s (Socrata).
 Workflow: 1) search_datasf (or list_datasf) to find a dataset and its 4x4 id; 2) get_schema to learn its exact column fieldNames and types; 3) query_datasf with SoQL (SELECT ... WHERE ... GROUP BY ... ORDER BY ... LIMIT ..., no FROM).
 query_datasf returns a dual response: "results" is only a SAMPLE of the rows; metadata.total_count is the exact number of rows; resource.url holds the complete result (paged JSON, CSV/NDJSON export) for the user or application. Do not try to page through the full result yourself: aggregate with GROUP BY and count(*)/sum()/avg() instead, and give the user the link.
+list_results shows this session's stored results; analyze_results runs read-only SQL (SQLite) over one or more of them, for joins across datasets. Very large search, list or schema answers come back as a preview plus a link (full_result).
 Column names are corrected automatically when slightly wrong (see metadata.corrections). Text comparison is case-sensitive; use upper(col) = 'VALUE' when unsure of case. Timestamps are compared as '2024-01-01T00:00:00'.`
 
 // Options configures NewServer. Client and Results are required.
@@ -39,6 +42,10 @@ type Options struct {
 	// Executor re-executes stored results for resources/read. Default:
 	// NewExecutor(Client). Give the same one as the Results server's.
 	Executor dualresp.Executor
+	// Spill configures the large-result middleware that keeps big
+	// search_datasf, list_datasf and get_schema answers out of the model's
+	// context (query_datasf is a dual response already and never spills).
+	Spill spill.Options
 	// ServerOptions are passed to mcp-go (for example server.WithOutputSchemaValidation()).
 	ServerOptions []server.ServerOption
 }
@@ -53,6 +60,9 @@ type Server struct {
 	log     *slog.Logger
 	mcp     *server.MCPServer
 	session sessionResults
+
+	spiller  *spill.Spiller
+	analyzer *analyze.Analyzer
 }
 
 // NewServer returns the DataSF MCP server with its four tools and the
@@ -81,7 +91,29 @@ func NewServer(opts Options) (*Server, error) {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
+	spillOpts := opts.Spill
+	if spillOpts.Hint == "" {
+		spillOpts.Hint = "Page through it at the url, or analyze it with analyze_results."
+	}
+	if spillOpts.Tools == nil {
+		spillOpts.Tools = map[string]spill.ToolOptions{}
+	}
+	for _, name := range []string{"query_datasf", "list_results"} {
+		if _, ok := spillOpts.Tools[name]; !ok {
+			spillOpts.Tools[name] = spill.ToolOptions{Never: true}
+		}
+	}
+	if spillOpts.Logger == nil {
+		spillOpts.Logger = s.log
+	}
+	s.spiller = spill.New(opts.Results, spillOpts)
+	// Stored results are re-read by kind: SoQL through Socrata, spilled
+	// results from the spiller's memory.
+	s.exec = spill.Mux{QueryKind: s.exec, spill.Kind: s.spiller.Executor()}
+	s.analyzer = analyze.New(opts.Results, s.exec, analyze.Options{Logger: s.log})
+
 	mopts := []server.ServerOption{
+		server.WithToolHandlerMiddleware(s.spiller.Middleware()),
 		server.WithToolCapabilities(false),
 		server.WithResourceCapabilities(false, false),
 		server.WithInstructions(instructions(opts.Client.Domain())),
@@ -92,8 +124,9 @@ func NewServer(opts Options) (*Server, error) {
 	for _, t := range s.tools() {
 		s.mcp.AddTool(t.Tool, t.Handler)
 	}
-	lr := s.listResultsTool()
-	s.mcp.AddTool(lr.Tool, lr.Handler)
+	for _, t := range []server.ServerTool{s.listResultsTool(), s.analyzeTool()} {
+		s.mcp.AddTool(t.Tool, t.Handler)
+	}
 	s.mcp.AddResourceTemplate(
 		mcp.NewResourceTemplate("resource://{id}", "Stored query result",
 			mcp.WithTemplateDescription("A stored query_datasf result: its metadata and first page of rows. The full result is at the resource's url."),

@@ -140,19 +140,31 @@ type datasetItem struct {
 	Columns     []string `json:"columns,omitempty"`
 }
 
+// maxDescription bounds each description in search and list answers: the
+// model needs enough to choose a dataset, and get_schema gives the rest.
+const maxDescription = 400
+
 func datasetItems(ds []socrata.Dataset, limit int) []datasetItem {
 	items := make([]datasetItem, 0, len(ds))
 	for _, d := range ds {
 		if len(items) == limit {
 			break
 		}
-		it := datasetItem{ID: d.ID, Name: d.Name, Description: d.Description, Category: d.Category, Link: d.Link, Columns: d.Columns}
+		it := datasetItem{ID: d.ID, Name: d.Name, Description: clipText(d.Description, maxDescription), Category: d.Category, Link: d.Link}
 		if !d.UpdatedAt.IsZero() {
 			it.UpdatedAt = d.UpdatedAt.UTC().Format(time.RFC3339)
 		}
 		items = append(items, it)
 	}
 	return items
+}
+
+// clipText cuts s to at most n characters, marking the cut.
+func clipText(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return strings.TrimSpace(string(r[:n-1])) + "…"
+	}
+	return s
 }
 
 type catalogResult struct {

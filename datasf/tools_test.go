@@ -168,7 +168,8 @@ func TestToolAnnotations(t *testing.T) {
 	ptr := func(b bool) *bool { return &b }
 	// list_results reads only this server's own results, not the portal.
 	want := map[string]hints{
-		"list_results": {ptr(true), ptr(false), ptr(true), ptr(false)},
+		"list_results":    {ptr(true), ptr(false), ptr(true), ptr(false)},
+		"analyze_results": {ptr(true), ptr(false), ptr(true), ptr(false)},
 	}
 	for _, name := range datasfTools {
 		want[name] = hints{ptr(true), ptr(false), ptr(true), ptr(true)}

@@ -10,6 +10,7 @@ package schemacache
 import (
 	"context"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -52,6 +53,7 @@ type Cache struct {
 	fetch   Fetcher
 	lru     *expirable.LRU[string, *socrata.Schema]
 	group   singleflight.Group
+	mu      sync.Mutex    // makes a fetch's check of gen and its store one step against Invalidate
 	gen     atomic.Uint64 // bumped by Invalidate, so a fetch begun before it is not stored
 	hits    atomic.Int64
 	misses  atomic.Int64
@@ -96,9 +98,11 @@ func (c *Cache) Schema(ctx context.Context, datasetID string) (s *socrata.Schema
 		if s == nil {
 			return nil, fmt.Errorf("schemacache: the fetcher returned no schema and no error for %q", datasetID)
 		}
+		c.mu.Lock()
 		if c.gen.Load() == gen {
 			c.lru.Add(datasetID, s)
 		}
+		c.mu.Unlock()
 		return s, nil
 	})
 	select {
@@ -115,6 +119,8 @@ func (c *Cache) Schema(ctx context.Context, datasetID string) (s *socrata.Schema
 // Invalidate drops a dataset's schema from the cache; a fetch already under
 // way for it will not store its answer.
 func (c *Cache) Invalidate(datasetID string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	c.gen.Add(1)
 	c.group.Forget(datasetID)
 	c.lru.Remove(datasetID)

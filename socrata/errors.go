@@ -143,7 +143,9 @@ func (c *Client) toError(ctx context.Context, endpoint string, r reply) error {
 	}
 
 	e := &APIError{Endpoint: endpoint, StatusCode: r.status, RequestID: r.header.Get("X-Socrata-RequestId")}
-	trimmed := bytes.TrimSpace(r.body)
+	// Redact before anything is parsed or clipped: a token cut in two by
+	// clip would no longer match the redaction.
+	trimmed := bytes.TrimSpace(c.redactBytes(r.body))
 	switch {
 	case isHTML(r.header, trimmed):
 		e.Code = "html_response"
@@ -262,6 +264,14 @@ func (c *Client) redact(s string) string {
 		return s
 	}
 	return strings.ReplaceAll(s, c.token, "[redacted]")
+}
+
+// redactBytes removes the app token from a body.
+func (c *Client) redactBytes(b []byte) []byte {
+	if c.token == "" || !bytes.Contains(b, []byte(c.token)) {
+		return b
+	}
+	return bytes.ReplaceAll(b, []byte(c.token), []byte("[redacted]"))
 }
 
 // redactErr keeps err (for errors.Is/As) unless its text holds the token.

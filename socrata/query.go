@@ -165,7 +165,7 @@ func (s *RowStream) NextRaw() (json.RawMessage, error) {
 		return nil, s.fail(err)
 	}
 	if len(raw) == 0 || raw[0] != '{' {
-		return nil, s.fail(&shapeError{"a row is not a JSON object: " + clip(string(raw), 60)})
+		return nil, s.fail(&shapeError{"a row is not a JSON object: " + clip(s.c.redact(string(raw)), 60)})
 	}
 	return raw, nil
 }
