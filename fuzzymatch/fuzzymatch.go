@@ -1,26 +1,28 @@
 // Package fuzzymatch corrects column names in SoQL that are slightly wrong
 // against a dataset's real columns, without ever corrupting a valid query.
 //
-// Correct parses the query with package soql and looks only at column
-// references (never string literals, function names, keywords, aliases the
-// query defines, or system fields such as :id). A reference that already
-// names a column (Socrata compares names case-insensitively, with '-' equal
-// to '_') is left alone. Otherwise the closest column by edit distance
-// (optimal string alignment: a swap of two neighbours is one edit), ranked
-// with github.com/sahilm/fuzzy among equals, replaces it when its normalized
-// distance is within the threshold (default 0.4) and no other column is as
-// close. Only the byte ranges of corrected references change; the rest of the
-// text is byte-identical.
+// Correct parses the query with package soql and looks only at the column
+// references of its first stage (never string literals, function names,
+// keywords, aliases the query defines, cast types, or system fields such as
+// :id). A reference that already names a column is left alone: Socrata
+// compares names case-insensitively, with '-' equal to '_'. Any other
+// reference is compared with every column after normalizing both (lower
+// case, '-' and spaces read as '_'): the column with the fewest edits
+// (optimal string alignment distance, so swapping two neighbouring
+// characters is one edit) replaces it when the edits divided by the longer
+// name's length are within the threshold (default 0.4) and no other column
+// is as close. Columns that tie are reported as ambiguous, ordered by
+// github.com/sahilm/fuzzy's ranking; the reference is left alone.
+//
+// Only the byte ranges of corrected references change; every other byte of
+// the query is kept as written.
 package fuzzymatch
 
 import (
 	"cmp"
-	"regexp"
+	"fmt"
 	"slices"
 	"strings"
-	"unicode/utf8"
-
-	"github.com/sahilm/fuzzy"
 
 	"github.com/datasf-mcp/datasf-mcp/soql"
 )
@@ -38,33 +40,33 @@ type Options struct {
 	Disabled bool
 }
 
-// Correction reports one column name that was (or, when WasChanged is false,
-// was not) rewritten.
+// Correction reports one column name that was rewritten.
 type Correction struct {
-	Original   string  `json:"original"`
-	Corrected  string  `json:"corrected"`
-	WasChanged bool    `json:"wasChanged"`
-	Distance   float64 `json:"distance"`
+	Original   string  `json:"original"`         // the name as the query had it (unquoted)
+	Corrected  string  `json:"corrected"`        // the column's field name
+	WasChanged bool    `json:"wasChanged"`       // true: the query text was rewritten
+	Distance   float64 `json:"distance"`         // normalized edit distance, 0 to Threshold
+	Reason     string  `json:"reason,omitempty"` // why, in words
 }
 
 // Ambiguity is a name left unchanged because two or more columns are equally
 // close to it.
 type Ambiguity struct {
 	Name       string   `json:"name"`
-	Candidates []string `json:"candidates"`
+	Candidates []string `json:"candidates"` // closest first (sahilm/fuzzy's ranking)
 }
 
 // Result is Correct's answer.
 type Result struct {
-	// Query is the corrected query text.
-	Query string
-	// Corrections has one entry per distinct name that was changed.
-	Corrections []Correction
+	// Query is the corrected query text (the input when nothing changed).
+	Query string `json:"query"`
+	// Corrections has one entry per distinct (original, corrected) pair.
+	Corrections []Correction `json:"corrections,omitempty"`
 	// Ambiguous lists names left alone because of ties.
-	Ambiguous []Ambiguity
-	// Unknown lists names that match no column and have no column within the
-	// threshold; they are left alone (the portal will report them).
-	Unknown []string
+	Ambiguous []Ambiguity `json:"ambiguous,omitempty"`
+	// Unknown lists names that match no column and have no column within
+	// the threshold; they are left alone (the portal will report them).
+	Unknown []string `json:"unknown,omitempty"`
 }
 
 // Correct rewrites the column references of query that are slightly wrong
@@ -83,38 +85,69 @@ func Correct(query string, columns []string, opts Options) (Result, error) {
 	if threshold <= 0 {
 		threshold = DefaultThreshold
 	}
+
 	known := make(map[string]bool, len(columns))
 	for _, c := range columns {
-		known[canonical(c)] = true
+		known[Canonical(c)] = true
+	}
+	var misses []*soql.Ident
+	for _, ref := range q.ColumnRefs() {
+		if !known[Canonical(ref.Name)] {
+			misses = append(misses, ref)
+		}
+	}
+	if len(misses) == 0 {
+		return res, nil
 	}
 
+	aliases := stageAliases(q)
+	m := newMatcher(columns, threshold)
 	type edit struct {
 		start, end int
 		text       string
 	}
 	var edits []edit
+	decided := map[string]decision{}
 	seen := map[string]bool{}
-	for _, ref := range q.ColumnRefs() {
-		if known[canonical(ref.Name)] {
+	for _, ref := range misses {
+		// A reference that is as close to one of the query's own aliases
+		// as to any column is more likely a misspelt alias: leave it.
+		if aliases[Canonical(ref.Name)] {
 			continue
 		}
-		m := match(ref.Name, columns, threshold)
-		switch {
-		case m.best != "":
-			edits = append(edits, edit{ref.NamePos.Offset, ref.NamePos.Offset + len(ref.Raw), spell(m.best, ref.Quoted)})
-			key := ref.Name + "\x00" + m.best
-			if !seen[key] {
-				seen[key] = true
-				res.Corrections = append(res.Corrections, Correction{Original: ref.Name, Corrected: m.best, WasChanged: true, Distance: m.distance})
+		d, ok := decided[ref.Name]
+		if !ok {
+			d = m.decide(ref.Name)
+			if d.verdict == corrected && nearAlias(ref.Name, d.best.Edits, aliases, &m.s) {
+				d = decision{verdict: unknown}
 			}
-		case len(m.ties) > 1:
-			if !seen["amb\x00"+ref.Name] {
-				seen["amb\x00"+ref.Name] = true
-				res.Ambiguous = append(res.Ambiguous, Ambiguity{Name: ref.Name, Candidates: m.ties})
+			decided[ref.Name] = d
+		}
+		switch d.verdict {
+		case corrected:
+			edits = append(edits, edit{ref.NamePos.Offset, ref.NamePos.Offset + len(ref.Raw), spell(d.best.Column, ref.Quoted)})
+			if key := ref.Name + "\x00" + d.best.Column; !seen[key] {
+				seen[key] = true
+				res.Corrections = append(res.Corrections, Correction{
+					Original:   ref.Name,
+					Corrected:  d.best.Column,
+					WasChanged: true,
+					Distance:   d.best.Distance,
+					Reason:     reason(ref.Name, d.best, threshold),
+				})
+			}
+		case ambiguous:
+			if key := "amb\x00" + ref.Name; !seen[key] {
+				seen[key] = true
+				names := make([]string, len(d.ties))
+				for i, c := range d.ties {
+					names[i] = c.Column
+				}
+				res.Ambiguous = append(res.Ambiguous, Ambiguity{Name: ref.Name, Candidates: names})
 			}
 		default:
-			if !seen["unk\x00"+ref.Name] {
-				seen["unk\x00"+ref.Name] = true
+			if key := "unk\x00" + ref.Name; !seen[key] {
+				seen[key] = true
 				res.Unknown = append(res.Unknown, ref.Name)
 			}
 		}
@@ -124,6 +157,7 @@ func Correct(query string, columns []string, opts Options) (Result, error) {
 	}
 	slices.SortFunc(edits, func(a, b edit) int { return cmp.Compare(a.start, b.start) })
 	var b strings.Builder
+	b.Grow(len(query) + 16*len(edits))
 	last := 0
 	for _, e := range edits {
 		b.WriteString(query[last:e.start])
@@ -135,145 +169,71 @@ func Correct(query string, columns []string, opts Options) (Result, error) {
 	return res, nil
 }
 
-// canonical is how Socrata compares column names: case-insensitively, with
-// '-' equal to '_'.
-func canonical(s string) string {
-	return strings.ReplaceAll(strings.ToLower(s), "-", "_")
+// stageAliases returns the canonical names of the aliases the first stage
+// defines (SELECT x AS alias).
+func stageAliases(q *soql.Query) map[string]bool {
+	out := map[string]bool{}
+	if len(q.Stages) == 0 {
+		return out
+	}
+	for _, it := range q.Stages[0].Selection {
+		if it.Alias != nil {
+			out[Canonical(it.Alias.Name)] = true
+		}
+	}
+	return out
 }
 
-// normalize is canonical with spaces also read as underscores, for distances.
-func normalize(s string) string {
-	return strings.ReplaceAll(canonical(s), " ", "_")
+// nearAlias reports whether name is at most edits away from one of the
+// query's aliases.
+func nearAlias(name string, edits int, aliases map[string]bool, s *scratch) bool {
+	n := []rune(normalize(name))
+	for a := range aliases {
+		if s.distance(n, []rune(normalize(a)), edits) <= edits {
+			return true
+		}
+	}
+	return false
 }
 
-var plainIdent = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+func reason(name string, c Candidate, threshold float64) string {
+	if c.Edits == 0 {
+		return fmt.Sprintf("%q names column %q once spaces are read as underscores", name, c.Column)
+	}
+	plural := "s"
+	if c.Edits == 1 {
+		plural = ""
+	}
+	return fmt.Sprintf("no column %q; %q is the only column %d edit%s away (normalized distance %.2f, threshold %.2f)",
+		name, c.Column, c.Edits, plural, c.Distance, threshold)
+}
 
 // spell writes a column name as an identifier: bare when it can be, else
 // backtick-quoted (and always quoted when the original was).
 func spell(name string, quoted bool) string {
-	if !quoted && plainIdent.MatchString(name) && !soql.IsReserved(name) {
+	if !quoted && bare(name) {
 		return name
 	}
 	return "`" + name + "`"
 }
 
-type matchResult struct {
-	best     string
-	distance float64
-	ties     []string
-}
+// contextual are words that the parser reads as keywords in some places
+// (CASE … END, NULLS FIRST); a correction never writes them bare.
+var contextual = map[string]bool{"case": true, "when": true, "then": true, "else": true, "end": true, "nulls": true, "first": true, "last": true}
 
-// match finds the unique closest column within threshold.
-func match(name string, columns []string, threshold float64) matchResult {
-	n := normalize(name)
-	bestD := -1
-	var ties []string
-	for _, c := range columns {
-		d := Distance(n, normalize(c))
-		longer := max(utf8.RuneCountInString(n), utf8.RuneCountInString(c))
-		if longer == 0 || float64(d)/float64(longer) > threshold {
-			continue
-		}
+// bare reports whether name can be written as a bare SoQL identifier.
+func bare(name string) bool {
+	if name == "" || soql.IsReserved(name) || contextual[strings.ToLower(name)] {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
 		switch {
-		case bestD < 0 || d < bestD:
-			bestD, ties = d, []string{c}
-		case d == bestD:
-			ties = append(ties, c)
+		case c == '_', 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z':
+		case '0' <= c && c <= '9' && i > 0:
+		default:
+			return false
 		}
 	}
-	if len(ties) == 1 {
-		longer := max(utf8.RuneCountInString(n), utf8.RuneCountInString(ties[0]))
-		return matchResult{best: ties[0], distance: float64(bestD) / float64(longer)}
-	}
-	return matchResult{ties: rank(name, ties)}
-}
-
-// rank orders names by sahilm/fuzzy's score for pattern (best first), then
-// alphabetically.
-func rank(pattern string, names []string) []string {
-	score := map[string]int{}
-	for _, m := range fuzzy.Find(normalize(pattern), names) {
-		score[m.Str] = m.Score
-	}
-	out := slices.Clone(names)
-	slices.SortStableFunc(out, func(a, b string) int {
-		if c := cmp.Compare(score[b], score[a]); c != 0 {
-			return c
-		}
-		return cmp.Compare(a, b)
-	})
-	return out
-}
-
-// Closest returns up to n columns closest to name by edit distance, ties
-// ranked by sahilm/fuzzy, for "did you mean" messages. It applies no
-// threshold beyond dropping columns that share nothing with name.
-func Closest(name string, columns []string, n int) []string {
-	if n <= 0 || len(columns) == 0 {
-		return nil
-	}
-	nn := normalize(name)
-	type scored struct {
-		col string
-		d   float64
-	}
-	fz := map[string]int{}
-	for _, m := range fuzzy.Find(nn, columns) {
-		fz[m.Str] = m.Score
-	}
-	var all []scored
-	for _, c := range columns {
-		longer := max(utf8.RuneCountInString(nn), utf8.RuneCountInString(c), 1)
-		d := float64(Distance(nn, normalize(c))) / float64(longer)
-		if d >= 1 && fz[c] == 0 {
-			continue
-		}
-		all = append(all, scored{c, d})
-	}
-	slices.SortStableFunc(all, func(a, b scored) int {
-		if c := cmp.Compare(a.d, b.d); c != 0 {
-			return c
-		}
-		return cmp.Compare(fz[b.col], fz[a.col])
-	})
-	out := make([]string, 0, min(n, len(all)))
-	for _, s := range all[:min(n, len(all))] {
-		out = append(out, s.col)
-	}
-	return out
-}
-
-// Distance is the optimal string alignment distance between a and b, in
-// runes: insertions, deletions, substitutions and swaps of two neighbouring
-// runes each cost one.
-func Distance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	if len(ra) == 0 {
-		return len(rb)
-	}
-	if len(rb) == 0 {
-		return len(ra)
-	}
-	// Three rolling rows: i-2, i-1, i.
-	prev2 := make([]int, len(rb)+1)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
-				cur[j] = min(cur[j], prev2[j-2]+1)
-			}
-		}
-		prev2, prev, cur = prev, cur, prev2
-	}
-	return prev[len(rb)]
+	return true
 }

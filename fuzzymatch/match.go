@@ -1,0 +1,162 @@
+package fuzzymatch
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/sahilm/fuzzy"
+)
+
+// Candidate is one column considered as the intended spelling of a name.
+type Candidate struct {
+	Column   string  // the column's field name
+	Edits    int     // Distance between the normalized name and column
+	Distance float64 // Edits divided by the longer one's length in runes
+	Score    int     // github.com/sahilm/fuzzy's score (higher is closer); 0 when the name's characters do not all appear in order
+	Fuzzy    bool    // whether sahilm/fuzzy matched at all
+}
+
+// verdict is what the matcher decided for one name.
+type verdict int
+
+const (
+	unknown   verdict = iota // no column within the threshold
+	corrected                // a unique closest column
+	ambiguous                // two or more columns equally close
+)
+
+// decision is the outcome of matching one name.
+type decision struct {
+	verdict verdict
+	best    Candidate   // when corrected
+	ties    []Candidate // when ambiguous, best first
+}
+
+// matcher holds a schema's columns in the forms matching needs. It is built
+// once per Correct call and only when some reference does not name a column.
+type matcher struct {
+	columns   []string // candidates: field names that are not system fields
+	norm      [][]rune // normalize(column) as runes
+	normStr   []string
+	threshold float64
+	s         scratch
+}
+
+func newMatcher(columns []string, threshold float64) *matcher {
+	m := &matcher{threshold: threshold}
+	for _, c := range columns {
+		// System fields (:id, :@computed_region_…) are never written in
+		// place of a column reference, and a name with a backtick cannot be
+		// written as a SoQL identifier at all.
+		if c == "" || strings.HasPrefix(c, ":") || strings.Contains(c, "`") {
+			continue
+		}
+		n := normalize(c)
+		m.columns = append(m.columns, c)
+		m.norm = append(m.norm, []rune(n))
+		m.normStr = append(m.normStr, n)
+	}
+	return m
+}
+
+// rank scores every column against name (within the threshold only, when
+// all is false) and returns them closest first: fewest edits, then the
+// higher fuzzy score, then the shorter distance, then by name.
+func (m *matcher) rank(name string, all bool) []Candidate {
+	n := normalize(name)
+	nr := []rune(n)
+	var out []Candidate
+	for i, cr := range m.norm {
+		longer := max(len(nr), len(cr))
+		if longer == 0 {
+			continue
+		}
+		bound := -1
+		if !all {
+			bound = int(math.Floor(m.threshold*float64(longer) + 1e-9))
+		}
+		d := m.s.distance(nr, cr, bound)
+		dist := float64(d) / float64(longer)
+		if !all && dist > m.threshold {
+			continue
+		}
+		out = append(out, Candidate{Column: m.columns[i], Edits: d, Distance: dist})
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	// sahilm/fuzzy ranks the candidates that contain the name's characters
+	// in order (typical of a dropped character or a shortened name).
+	names := make([]string, len(out))
+	for i, c := range out {
+		names[i] = normalize(c.Column)
+	}
+	for _, fm := range fuzzy.FindNoSort(n, names) {
+		out[fm.Index].Score = fm.Score
+		out[fm.Index].Fuzzy = true
+	}
+	slices.SortStableFunc(out, compareCandidates)
+	return out
+}
+
+func compareCandidates(a, b Candidate) int {
+	if c := cmp.Compare(a.Edits, b.Edits); c != 0 {
+		return c
+	}
+	if a.Fuzzy != b.Fuzzy {
+		if a.Fuzzy {
+			return -1
+		}
+		return 1
+	}
+	if c := cmp.Compare(b.Score, a.Score); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.Distance, b.Distance); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Column, b.Column)
+}
+
+// decide picks the column name should become: the unique column with the
+// fewest edits within the threshold. Two or more columns with that many
+// edits make the name ambiguous.
+func (m *matcher) decide(name string) decision {
+	cands := m.rank(name, false)
+	if len(cands) == 0 {
+		return decision{verdict: unknown}
+	}
+	best := cands[0]
+	ties := 1
+	for ties < len(cands) && cands[ties].Edits == best.Edits {
+		ties++
+	}
+	if ties > 1 {
+		return decision{verdict: ambiguous, ties: cands[:ties]}
+	}
+	return decision{verdict: corrected, best: best}
+}
+
+// Closest returns up to n columns closest to name (fewest edits first, ties
+// ranked by sahilm/fuzzy), for "did you mean" messages. Unlike Correct it
+// applies no threshold; it drops only columns that share no character with
+// name. System fields are not offered.
+func Closest(name string, columns []string, n int) []string {
+	if n <= 0 || len(columns) == 0 {
+		return nil
+	}
+	m := newMatcher(columns, DefaultThreshold)
+	var out []string
+	for _, c := range m.rank(name, true) {
+		if len(out) == n {
+			break
+		}
+		if c.Distance >= 1 && !c.Fuzzy {
+			continue
+		}
+		out = append(out, c.Column)
+	}
+	return out
+}
