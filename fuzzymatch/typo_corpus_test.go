@@ -285,4 +285,3 @@ func pct(a, n int) float64 {
 	}
 	return 100 * float64(a) / float64(n)
 }
-
