@@ -76,9 +76,7 @@ func TestQueryRecordedExchanges(t *testing.T) {
 				wantRows = []map[string]any{}
 			}
 			got := make([]map[string]any, len(res.Rows))
-			for i, r := range res.Rows {
-				got[i] = r
-			}
+			copy(got, res.Rows)
 			if diff := cmp.Diff(wantRows, got); diff != "" {
 				t.Errorf("Rows (-want +got):\n%s", diff)
 			}
