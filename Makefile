@@ -2,7 +2,7 @@
 GO ?= go
 FUZZTIME ?= 30s
 
-.PHONY: test run vet fuzz bench build
+.PHONY: test run vet fuzz bench build lint
 
 build:
 	$(GO) build -o bin/datasf-mcp ./cmd/datasf-mcp
@@ -12,6 +12,11 @@ vet:
 
 test: vet
 	$(GO) test -race -count=1 ./...
+
+# gofmt, go vet and staticcheck (pinned).
+lint: vet
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
 
 run:
 	$(GO) run ./cmd/datasf-mcp --offline
