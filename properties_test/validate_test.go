@@ -1,0 +1,312 @@
+package properties_test
+
+import (
+	"errors"
+	"math/rand/v2"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"unicode"
+	"unicode/utf8"
+
+	"pgregory.net/rapid"
+
+	"github.com/datasf-mcp/datasf-mcp/validate"
+)
+
+// fourByFour is the dataset id shape, as the DataSF design states it.
+var fourByFour = regexp.MustCompile(`^[a-z0-9]{4}-[a-z0-9]{4}$`)
+
+// genDatasetID draws strings near and far from the 4x4 shape: valid ids,
+// valid ids with one mutation (case, length, separator, white space,
+// Unicode), and arbitrary short strings.
+func genDatasetID() *rapid.Generator[string] {
+	alnum := "abcdefghijklmnopqrstuvwxyz0123456789"
+	part := rapid.StringOfN(rapid.RuneFrom([]rune(alnum)), 4, 4, -1)
+	valid := rapid.Custom(func(t *rapid.T) string { return part.Draw(t, "a") + "-" + part.Draw(t, "b") })
+	junk := []rune("aZ09-_ \t\n.é日😀\u00a0/\x00")
+	mutated := rapid.Custom(func(t *rapid.T) string {
+		r := []rune(valid.Draw(t, "id"))
+		i := rapid.IntRange(0, len(r)-1).Draw(t, "at")
+		c := rapid.SampledFrom(junk).Draw(t, "char")
+		switch rapid.IntRange(0, 4).Draw(t, "mutation") {
+		case 0: // replace
+			r[i] = c
+		case 1: // insert
+			r = slices.Insert(r, i, c)
+		case 2: // delete
+			r = slices.Delete(r, i, i+1)
+		case 3: // upper-case
+			r[i] = unicode.ToUpper(r[i])
+		default: // pad
+			return string(c) + string(r)
+		}
+		return string(r)
+	})
+	random := rapid.StringOfN(rapid.RuneFrom([]rune(alnum+"-ABZ _.\n日")), 0, 12, -1)
+	return rapid.OneOf(valid, mutated, random)
+}
+
+// Property 4: every string not matching ^[a-z0-9]{4}-[a-z0-9]{4}$ is rejected
+// as a dataset id, with an error naming dataset_id; every matching one is
+// accepted (by validate.DatasetID and by the get_schema and query_datasf
+// input structs).
+func TestFastDatasetIDShape(t *testing.T) {
+	t.Parallel()
+	rapid.Check(t, func(t *rapid.T) {
+		id := genDatasetID().Draw(t, "id")
+		want := fourByFour.MatchString(id)
+		err := validate.DatasetID(id)
+		if want && err != nil {
+			t.Fatalf("DatasetID(%q) = %v; want nil (it matches the 4x4 shape)", id, err)
+		}
+		if !want {
+			if err == nil {
+				t.Fatalf("DatasetID(%q) = nil; want an error (not a 4x4 id)", id)
+			}
+			if !strings.Contains(err.Error(), "dataset_id") {
+				t.Fatalf("DatasetID(%q) = %q; want the error to name dataset_id", id, err)
+			}
+		}
+		for _, in := range []any{
+			&validate.SchemaInput{DatasetID: id},
+			&validate.QueryInput{DatasetID: id, SoQL: "SELECT *"},
+		} {
+			got := failingFields(t, validate.Struct(in))
+			if wantFail := !want; slices.Contains(got, "dataset_id") != wantFail {
+				t.Fatalf("Struct(%+v) fails for %v; want dataset_id failing = %v", in, got, wantFail)
+			}
+		}
+	})
+}
+
+// failingFields returns the sorted field names of a validate error (nil for
+// nil), failing when err is not a *validate.Error.
+func failingFields(t interface{ Fatalf(string, ...any) }, err error) []string {
+	if err == nil {
+		return nil
+	}
+	var verr *validate.Error
+	if !errors.As(err, &verr) {
+		t.Fatalf("error %v is %T; want a *validate.Error", err, err)
+	}
+	var out []string
+	for _, f := range verr.Fields {
+		out = append(out, f.Field)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// spaceRunes are white space that is not a control character (U+0085 is
+// both, so it is left out); wordRunes are visible characters.
+var (
+	spaceRunes = []rune{' ', '\u00a0', '\u2003', '\u3000', '\u2028'}
+	wordRunes  = []rune("aZ09_'\"%|é日😀-()*")
+)
+
+// genText draws valid UTF-8 text without control characters (but with tabs
+// and line breaks when lines is set) whose length in characters is spread
+// around 0, around limit and below 2*limit; some texts are only white space.
+// The characters come from a small palette cycled by a seeded generator, so
+// long texts stay cheap to draw and shrink.
+func genText(limit int, lines bool) *rapid.Generator[string] {
+	spaces := spaceRunes
+	if lines {
+		spaces = append(slices.Clone(spaceRunes), '\t', '\n', '\r')
+	}
+	return rapid.Custom(func(t *rapid.T) string {
+		n := rapid.OneOf(
+			rapid.IntRange(0, 3),
+			rapid.IntRange(limit-3, limit+3),
+			rapid.IntRange(0, 2*limit),
+		).Draw(t, "length")
+		var palette []rune
+		switch rapid.IntRange(0, 2).Draw(t, "kind") {
+		case 0: // only white space
+			palette = rapid.SliceOfN(rapid.SampledFrom(spaces), 1, 3).Draw(t, "spaces")
+		case 1: // words
+			palette = rapid.SliceOfN(rapid.SampledFrom(wordRunes), 1, 4).Draw(t, "letters")
+		default: // words and white space
+			palette = append(rapid.SliceOfN(rapid.SampledFrom(wordRunes), 1, 3).Draw(t, "letters"),
+				rapid.SliceOfN(rapid.SampledFrom(spaces), 1, 2).Draw(t, "spaces")...)
+		}
+		r := rand.New(rand.NewPCG(rapid.Uint64().Draw(t, "seed"), 1))
+		out := make([]rune, n)
+		for i := range out {
+			out[i] = palette[r.IntN(len(palette))]
+		}
+		return string(out)
+	})
+}
+
+// blank reports whether s is empty once white space is trimmed.
+func blank(s string) bool {
+	for _, r := range s {
+		if !unicode.IsSpace(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// Property 14: over valid UTF-8 text without control characters, search-query
+// validation fails exactly when the text is blank (empty after trimming white
+// space) or longer than 500 characters; the error names the field "query".
+func TestFastSearchQueryLength(t *testing.T) {
+	t.Parallel()
+	rapid.Check(t, func(t *rapid.T) {
+		q := genText(validate.MaxSearchQuery, false).Draw(t, "query")
+		n := utf8.RuneCountInString(q)
+		wantFail := blank(q) || n > 500
+		err := validate.SearchQuery(q)
+		if (err != nil) != wantFail {
+			t.Fatalf("SearchQuery(%d characters, blank %v) = %v; want failure %v", n, blank(q), err, wantFail)
+		}
+		if err != nil && !strings.Contains(err.Error(), "query") {
+			t.Fatalf("SearchQuery error %q does not name the field query", err)
+		}
+		in := &validate.SearchInput{Query: q}
+		got := failingFields(t, validate.Struct(in))
+		if slices.Contains(got, "query") != wantFail || len(got) > 1 {
+			t.Fatalf("Struct(SearchInput{Query: %d characters, blank %v}) fails for %v; want [query] failing = %v", n, blank(q), got, wantFail)
+		}
+	})
+}
+
+// Property 15: over valid UTF-8 text without control characters other than
+// tab and line breaks (which SoQL allows), SoQL validation fails exactly when
+// the text is blank or longer than 4000 characters; the error names "soql".
+func TestFastSoQLLength(t *testing.T) {
+	t.Parallel()
+	rapid.Check(t, func(t *rapid.T) {
+		q := genText(validate.MaxSoQL, true).Draw(t, "soql")
+		n := utf8.RuneCountInString(q)
+		wantFail := blank(q) || n > 4000
+		err := validate.SoQL(q)
+		if (err != nil) != wantFail {
+			t.Fatalf("SoQL(%d characters, blank %v) = %v; want failure %v", n, blank(q), err, wantFail)
+		}
+		if err != nil && !strings.Contains(err.Error(), "soql") {
+			t.Fatalf("SoQL error %q does not name the field soql", err)
+		}
+		in := &validate.QueryInput{DatasetID: "abcd-1234", SoQL: q}
+		got := failingFields(t, validate.Struct(in))
+		if slices.Contains(got, "soql") != wantFail || len(got) > 1 {
+			t.Fatalf("Struct(QueryInput{SoQL: %d characters, blank %v}) fails for %v; want [soql] failing = %v", n, blank(q), got, wantFail)
+		}
+	})
+}
+
+// genAnyText draws text that may also break the character rules: control
+// characters and invalid UTF-8.
+func genAnyText(limit int, lines bool) *rapid.Generator[string] {
+	bad := rapid.Custom(func(t *rapid.T) string {
+		s := genText(limit, lines).Draw(t, "text")
+		junk := rapid.SampledFrom([]string{"\x00", "\x07", "\x1b[31m", "\u0085", "\xff", "\xc3", "\x7f"}).Draw(t, "junk")
+		at := rapid.IntRange(0, len(s)).Draw(t, "at")
+		for at > 0 && at < len(s) && !utf8.RuneStart(s[at]) {
+			at--
+		}
+		return s[:at] + junk + s[at:]
+	})
+	return rapid.OneOf(genText(limit, lines), bad)
+}
+
+// cleanText is the character rule: valid UTF-8 and no control characters
+// (tab, LF and CR allowed when lines is set).
+func cleanText(s string, lines bool) bool {
+	if !utf8.ValidString(s) {
+		return false
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) && !(lines && (r == '\t' || r == '\n' || r == '\r')) {
+			return false
+		}
+	}
+	return true
+}
+
+var genFormat = rapid.SampledFrom([]string{"", "auto", "json", "markdown", "JSON", "xml", " json"})
+
+func validFormat(f string) bool { return f == "" || f == "auto" || f == "json" || f == "markdown" }
+
+// Property 16: every validation error message contains the (JSON) name of
+// the field that failed, and the fields reported are exactly those that
+// break their documented rule, for every input struct of the four tools.
+func TestFastValidationErrorsNameFields(t *testing.T) {
+	t.Parallel()
+	rapid.Check(t, func(t *rapid.T) {
+		var (
+			in   any
+			want []string
+		)
+		fail := func(field string, bad bool) {
+			if bad {
+				want = append(want, field)
+			}
+		}
+		switch rapid.IntRange(0, 3).Draw(t, "tool") {
+		case 0:
+			s := &validate.SearchInput{
+				Query:  genAnyText(validate.MaxSearchQuery, false).Draw(t, "query"),
+				Limit:  rapid.IntRange(-3, 25).Draw(t, "limit"),
+				Format: genFormat.Draw(t, "format"),
+			}
+			fail("query", !cleanText(s.Query, false) || blank(s.Query) || utf8.RuneCountInString(s.Query) > 500)
+			fail("limit", s.Limit != 0 && (s.Limit < 1 || s.Limit > 20))
+			fail("format", !validFormat(s.Format))
+			in = s
+		case 1:
+			s := &validate.ListInput{
+				Category: genAnyText(validate.MaxCategory, false).Draw(t, "category"),
+				Limit:    rapid.IntRange(-3, 110).Draw(t, "limit"),
+				Format:   genFormat.Draw(t, "format"),
+			}
+			fail("category", !cleanText(s.Category, false) || utf8.RuneCountInString(s.Category) > 200)
+			fail("limit", s.Limit != 0 && (s.Limit < 1 || s.Limit > 100))
+			fail("format", !validFormat(s.Format))
+			in = s
+		case 2:
+			s := &validate.SchemaInput{
+				DatasetID: genDatasetID().Draw(t, "dataset_id"),
+				Format:    genFormat.Draw(t, "format"),
+			}
+			fail("dataset_id", !fourByFour.MatchString(s.DatasetID))
+			fail("format", !validFormat(s.Format))
+			in = s
+		default:
+			s := &validate.QueryInput{
+				DatasetID:  genDatasetID().Draw(t, "dataset_id"),
+				SoQL:       genAnyText(validate.MaxSoQL, true).Draw(t, "soql"),
+				SampleSize: rapid.IntRange(-3, 110).Draw(t, "sample_size"),
+				Format:     genFormat.Draw(t, "format"),
+			}
+			fail("dataset_id", !fourByFour.MatchString(s.DatasetID))
+			fail("soql", !cleanText(s.SoQL, true) || blank(s.SoQL) || utf8.RuneCountInString(s.SoQL) > 4000)
+			fail("sample_size", s.SampleSize != 0 && (s.SampleSize < 1 || s.SampleSize > 100))
+			fail("format", !validFormat(s.Format))
+			in = s
+		}
+		slices.Sort(want)
+		err := validate.Struct(in)
+		got := failingFields(t, err)
+		if !slices.Equal(got, want) {
+			t.Fatalf("Struct(%T) fails for %v; want %v (error: %v)", in, got, want, err)
+		}
+		if err == nil {
+			return
+		}
+		var verr *validate.Error
+		errors.As(err, &verr)
+		for _, f := range verr.Fields {
+			if !strings.Contains(f.Message, f.Field) {
+				t.Fatalf("message %q of field %s does not contain the field name", f.Message, f.Field)
+			}
+			if !strings.Contains(err.Error(), f.Field) {
+				t.Fatalf("error text %q does not contain the failing field %s", err, f.Field)
+			}
+		}
+	})
+}
