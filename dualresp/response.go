@@ -260,8 +260,15 @@ func (st *buildState) fitFixed(budget int) {
 	if size() <= limit {
 		return
 	}
-	// Last resort: drop the caller's metadata.
+	// Then drop the caller's metadata.
 	st.meta, st.metaCut = nil, len(st.meta) > 0
+	// Last resort: a name whose characters JSON escapes (6 bytes each) can
+	// still be too long: cut it further.
+	for n := 128; size() > limit && n >= 8; n /= 2 {
+		if c, ch := cutString(st.name, n); ch {
+			st.name, st.valuesCut = c, true
+		}
+	}
 }
 
 // overhead returns an upper bound of the size of the content without rows.
