@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 
 	"github.com/datasf-mcp/datasf-mcp/dualresp"
 	"github.com/datasf-mcp/datasf-mcp/socrata"
@@ -64,19 +65,19 @@ func (e *Executor) Page(ctx context.Context, q dualresp.Query, req dualresp.Page
 	if err != nil {
 		return nil, err
 	}
-	parsed = withSort(parsed, req.Sort)
+	parsed = withOrder(parsed, req.Order)
 	rows, _, err := rawRows(ctx, e.client, id, parsed.WithPage(req.Offset, req.Limit))
 	return rows, err
 }
 
 // Stream passes every row of the stored query to fn, page by page, without
 // decoding rows.
-func (e *Executor) Stream(ctx context.Context, q dualresp.Query, sort []dualresp.SortField, fn func(json.RawMessage) error) error {
+func (e *Executor) Stream(ctx context.Context, q dualresp.Query, order dualresp.Order, fn func(json.RawMessage) error) error {
 	id, parsed, err := e.parse(q)
 	if err != nil {
 		return err
 	}
-	parsed = withSort(parsed, sort)
+	parsed = withOrder(parsed, order)
 	for offset := int64(0); ; offset += exportPageSize {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -110,21 +111,44 @@ func (e *Executor) Stream(ctx context.Context, q dualresp.Query, sort []dualresp
 	}
 }
 
-// withSort puts the requested sort fields (already checked by dualresp to be
-// result columns) in front of the query's stable order, which stays as the
-// tie-breaker so pages remain deterministic.
-func withSort(q *soql.Query, sort []dualresp.SortField) *soql.Query {
-	if len(sort) == 0 {
+// withOrder sorts q's result by the requested fields (already checked by
+// dualresp to be result columns) in a stage of its own after q, so the sort
+// applies after q's LIMIT and OFFSET and can name any result column,
+// including those the portal names itself (upper_name for upper(name)).
+// That stage has no :id to fall back on, so every other result column that
+// can be ordered follows the sort fields as a tie-breaker: rows that tie on
+// all of them are identical as far as those columns show, and pages stay
+// deterministic.
+func withOrder(q *soql.Query, order dualresp.Order) *soql.Query {
+	if len(order.Sort) == 0 {
 		return q
 	}
-	q = q.Clone()
-	last := q.Stages[len(q.Stages)-1]
-	order := make([]*soql.OrderItem, 0, len(sort)+len(last.OrderBy))
-	for _, s := range sort {
-		order = append(order, &soql.OrderItem{Expr: &soql.Ident{Name: s.Field, Quoted: true, Raw: "`" + s.Field + "`"}, Desc: s.Desc})
+	keys := make([]*soql.OrderItem, 0, len(order.Sort)+len(order.Columns))
+	sorted := map[string]bool{}
+	for _, s := range order.Sort {
+		keys = append(keys, &soql.OrderItem{Expr: soql.Column(s.Field), Desc: s.Desc})
+		sorted[s.Field] = true
 	}
-	last.OrderBy = append(order, last.OrderBy...)
-	return q
+	names := make([]string, len(order.Columns))
+	for i, c := range order.Columns {
+		names[i] = c.Name
+		if !sorted[c.Name] && orderable(c.Type) {
+			keys = append(keys, &soql.OrderItem{Expr: soql.Column(c.Name)})
+		}
+	}
+	return q.SortedBy(names, keys)
+}
+
+// orderable reports whether Socrata can ORDER BY a column of the given
+// type; geometries and the composite types cannot. An unknown type is
+// assumed orderable.
+func orderable(dataType string) bool {
+	switch strings.ToLower(dataType) {
+	case "point", "multipoint", "line", "multiline", "polygon", "multipolygon",
+		"location", "url", "photo", "document", "json", "blob":
+		return false
+	}
+	return true
 }
 
 // countRows runs `<q> |> SELECT count(*)` and returns the count.

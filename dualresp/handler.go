@@ -406,7 +406,7 @@ func (s *Server) servePage(w http.ResponseWriter, r *http.Request, p pageParams)
 			s.writeError(w, r, &QueryError{Op: "page", Err: errors.New("the server has no Executor")})
 			return
 		}
-		rows, err = exec.Page(ctx, rec.Query, PageRequest{Offset: p.offset, Limit: want, Sort: sort})
+		rows, err = exec.Page(ctx, rec.Query, PageRequest{Offset: p.offset, Limit: want, Order: Order{Sort: sort, Columns: rec.Columns}})
 		if err != nil {
 			s.writeError(w, r, &QueryError{Op: "page", Err: err})
 			return
@@ -527,7 +527,7 @@ func (s *Server) serveExport(w http.ResponseWriter, r *http.Request) {
 // Stream method when it has one, else page by page.
 func (s *Server) stream(ctx context.Context, exec Executor, rec *Record, fn func(json.RawMessage) error) error {
 	if st, ok := exec.(Streamer); ok {
-		return st.Stream(ctx, rec.Query, nil, fn)
+		return st.Stream(ctx, rec.Query, Order{}, fn)
 	}
 	for off := int64(0); off < rec.TotalCount; {
 		if err := ctx.Err(); err != nil {

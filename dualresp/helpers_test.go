@@ -107,7 +107,7 @@ type streamExecutor struct {
 	streams atomic.Int64
 }
 
-func (s *streamExecutor) Stream(ctx context.Context, q dualresp.Query, _ []dualresp.SortField, fn func(json.RawMessage) error) error {
+func (s *streamExecutor) Stream(ctx context.Context, q dualresp.Query, _ dualresp.Order, fn func(json.RawMessage) error) error {
 	s.streams.Add(1)
 	total := s.total(q)
 	buf := make([]byte, 0, 128)

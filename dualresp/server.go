@@ -39,14 +39,24 @@ type SortField struct {
 	Desc  bool   `json:"desc,omitempty"`
 }
 
-// PageRequest asks an Executor for a slice of a query's rows. Sort fields
-// are always result columns (the REST handler rejects anything else); the
-// Executor must apply them before its own stable order, so that pages never
-// overlap or skip rows.
+// Order is the order a client asked for a query's rows in. Sort fields are
+// always result columns (the REST handler rejects anything else). The
+// Executor must order by them before its own stable order, so that pages
+// never overlap or skip rows, and sorting must never change which rows the
+// query selects: with a LIMIT in the query, the LIMIT applies first.
+type Order struct {
+	Sort []SortField
+	// Columns are the result's columns as stored, given with Sort so that
+	// an Executor can refer to them, e.g. to break ties between sorted rows.
+	Columns []Column
+}
+
+// PageRequest asks an Executor for a slice of a query's rows, ordered as
+// its Order says (its own stable order when Sort is empty).
 type PageRequest struct {
 	Offset int64
 	Limit  int64
-	Sort   []SortField
+	Order
 }
 
 // Executor re-executes stored queries. The caller supplies it; dualresp
@@ -62,9 +72,10 @@ type Executor interface {
 
 // Streamer is an optional interface of an Executor: when present, exports
 // call Stream instead of paging through Page. Stream calls fn for each row
-// of q in order and stops at the first error fn returns, returning it.
+// of q in the given order and stops at the first error fn returns,
+// returning it.
 type Streamer interface {
-	Stream(ctx context.Context, q Query, sort []SortField, fn func(row json.RawMessage) error) error
+	Stream(ctx context.Context, q Query, order Order, fn func(row json.RawMessage) error) error
 }
 
 // Options configures a Server. Only BaseURL is required; every zero field

@@ -385,20 +385,12 @@ func TestRESTSortAndPagingSelectSameRows(t *testing.T) {
 // Property D7 on stored queries with their own LIMIT (and OFFSET).
 func TestRESTSortAndPagingSelectSameRowsLimited(t *testing.T) {
 	t.Parallel()
-	t.Skip(`BUG: datasf.Executor.Page applies a REST sort by prepending it to the last stage's ORDER BY, before the user's LIMIT/OFFSET, ` +
-		`so the sort changes which rows are selected. Minimal: query_datasf on a dataset with n = 0..399, soql "SELECT n LIMIT 3"; ` +
-		`POST /resources/{id} {"offset":0,"limit":10,"sort":{"field":"n","order":"desc"}} answers n = 399, 398, 397 instead of a reordering of 0, 1, 2. ` +
-		`Remove this skip once fixed (e.g. sort in a later stage: <query> |> SELECT * ORDER BY <sort>).`)
 	checkSortAndPaging(t, d7LimitQueries)
 }
 
 // Property D7 on stored queries whose result columns the portal names.
 func TestRESTSortAndPagingSelectSameRowsDerived(t *testing.T) {
 	t.Parallel()
-	t.Skip(`BUG: datasf.Executor sorts by a result column as a backtick-quoted dataset column, so a column the portal named ` +
-		`(unaliased expression or aggregate) is unknown to the query. Minimal: query_datasf on prop-0001, soql "SELECT upper(name), n WHERE n < 60"; ` +
-		`POST /resources/{id} {"sort":{"field":"upper_name","order":"asc"}} answers 502 query_failed ("No such column: upper_name") ` +
-		`instead of a reordering or a 400. Remove this skip once fixed.`)
 	checkSortAndPaging(t, d7DerivedQueries)
 }
 

@@ -389,3 +389,43 @@ func (q *Query) ColumnRefs() []*Ident {
 	slices.SortStableFunc(refs, func(a, b *Ident) int { return a.NamePos.Offset - b.NamePos.Offset })
 	return refs
 }
+
+// Column returns an identifier that refers to the column called name,
+// printed bare when it can be and in backticks otherwise.
+func Column(name string) *Ident {
+	id := &Ident{Name: name}
+	id.Raw = formatIdent(id)
+	return id
+}
+
+// SortedBy returns q followed by one more stage that orders q's result:
+// `<q> |> SELECT columns ORDER BY keys`. The keys and columns name q's output
+// columns, so the new order applies after q's own LIMIT and OFFSET and never
+// changes which rows q selects; columns keeps the result's columns as they
+// were (with none, the stage selects *). When q's last stage has no LIMIT
+// or OFFSET its ORDER BY cannot matter and is dropped, and a stage left
+// empty is dropped with it, so `SELECT *` sorts the dataset directly.
+func (q *Query) SortedBy(columns []string, keys []*OrderItem) *Query {
+	out := q.Clone()
+	if n := len(out.Stages); n > 0 {
+		st := out.last()
+		if st.Limit == nil && st.Offset == nil {
+			st.OrderBy = nil
+			if stageEmpty(st) {
+				out.Stages = out.Stages[:n-1]
+			}
+		}
+	}
+	sel := &Select{OrderBy: make([]*OrderItem, len(keys))}
+	for i, k := range keys {
+		sel.OrderBy[i] = &OrderItem{Expr: CloneExpr(k.Expr), Desc: k.Desc, Nulls: k.Nulls}
+	}
+	if len(columns) == 0 {
+		sel.Selection = []*SelectItem{{Star: AllStar}}
+	}
+	for _, c := range columns {
+		sel.Selection = append(sel.Selection, &SelectItem{Expr: Column(c)})
+	}
+	out.Stages = append(out.Stages, sel)
+	return out
+}

@@ -204,3 +204,23 @@ func TestClone(t *testing.T) {
 		t.Errorf("mutating the clone changed the original: %q became %q", before, q.String())
 	}
 }
+
+func TestSortedBy(t *testing.T) {
+	t.Parallel()
+	keys := []*OrderItem{{Expr: Column("upper_name"), Desc: true}, {Expr: Column(":id")}, {Expr: Column("two words")}}
+	cols := []string{"upper_name", ":id", "two words"}
+	runRewrite(t, "SortedBy", []rewriteCase{
+		{"SELECT n ORDER BY :id LIMIT 3", "SELECT n ORDER BY :id LIMIT 3 |> SELECT upper_name, :id, `two words` ORDER BY upper_name DESC, :id, `two words`"},
+		{"SELECT upper(name) ORDER BY :id", "SELECT upper(name) |> SELECT upper_name, :id, `two words` ORDER BY upper_name DESC, :id, `two words`"},
+		{"ORDER BY :id", "SELECT upper_name, :id, `two words` ORDER BY upper_name DESC, :id, `two words`"},
+		{"SELECT a ORDER BY a OFFSET 2", "SELECT a ORDER BY a OFFSET 2 |> SELECT upper_name, :id, `two words` ORDER BY upper_name DESC, :id, `two words`"},
+	}, func(q *Query) *Query { return q.SortedBy(cols, keys) })
+	q, err := Parse("SELECT a LIMIT 1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := q.SortedBy(nil, keys[:1]).String()
+	if want := "SELECT a LIMIT 1 |> SELECT * ORDER BY upper_name DESC"; got != want {
+		t.Errorf("SortedBy without columns = %q, want %q", got, want)
+	}
+}

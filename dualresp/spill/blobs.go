@@ -309,12 +309,12 @@ func (e executor) Page(ctx context.Context, q dualresp.Query, req dualresp.PageR
 	return out, nil
 }
 
-// Stream passes every row of the spilled result to fn, in the order of sort.
-func (e executor) Stream(ctx context.Context, q dualresp.Query, sort []dualresp.SortField, fn func(json.RawMessage) error) error {
+// Stream passes every row of the spilled result to fn, in the order asked.
+func (e executor) Stream(ctx context.Context, q dualresp.Query, order dualresp.Order, fn func(json.RawMessage) error) error {
 	if err := checkKind(q); err != nil {
 		return err
 	}
-	rows, order, err := e.store.get(q.Text, sort)
+	rows, perm, err := e.store.get(q.Text, order.Sort)
 	if err != nil {
 		return err
 	}
@@ -325,8 +325,8 @@ func (e executor) Stream(ctx context.Context, q dualresp.Query, sort []dualresp.
 			}
 		}
 		j := i
-		if order != nil {
-			j = order[i]
+		if perm != nil {
+			j = perm[i]
 		}
 		if err := fn(rows[j]); err != nil {
 			return err

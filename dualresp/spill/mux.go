@@ -55,19 +55,19 @@ func (m Mux) Page(ctx context.Context, q dualresp.Query, req dualresp.PageReques
 }
 
 // Stream passes every row of q to fn, through the Executor of q.Kind.
-func (m Mux) Stream(ctx context.Context, q dualresp.Query, sort []dualresp.SortField, fn func(json.RawMessage) error) error {
+func (m Mux) Stream(ctx context.Context, q dualresp.Query, order dualresp.Order, fn func(json.RawMessage) error) error {
 	e, err := m.pick(q)
 	if err != nil {
 		return err
 	}
 	if st, ok := e.(dualresp.Streamer); ok {
-		return st.Stream(ctx, q, sort, fn)
+		return st.Stream(ctx, q, order, fn)
 	}
 	for off := int64(0); ; off += muxStreamPage {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		rows, err := e.Page(ctx, q, dualresp.PageRequest{Offset: off, Limit: muxStreamPage, Sort: sort})
+		rows, err := e.Page(ctx, q, dualresp.PageRequest{Offset: off, Limit: muxStreamPage, Order: order})
 		if err != nil {
 			return err
 		}
