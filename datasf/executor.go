@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 
@@ -24,11 +25,14 @@ const exportPageSize = 50_000
 // Executor re-executes stored SoQL queries against a Socrata portal. It is the
 // dualresp.Executor the REST endpoint uses to serve pages and exports.
 type Executor struct {
-	client *socrata.Client
+	client   *socrata.Client
+	pageSize int64 // rows per upstream request of Stream
 }
 
 // NewExecutor returns an Executor that runs queries through c.
-func NewExecutor(c *socrata.Client) *Executor { return &Executor{client: c} }
+func NewExecutor(c *socrata.Client) *Executor {
+	return &Executor{client: c, pageSize: exportPageSize}
+}
 
 // storedQuery builds the dualresp query definition for a SoQL query on a dataset.
 func storedQuery(datasetID string, q *soql.Query) dualresp.Query {
@@ -70,44 +74,88 @@ func (e *Executor) Page(ctx context.Context, q dualresp.Query, req dualresp.Page
 	return rows, err
 }
 
-// Stream passes every row of the stored query to fn, page by page, without
-// decoding rows.
-func (e *Executor) Stream(ctx context.Context, q dualresp.Query, order dualresp.Order, fn func(json.RawMessage) error) error {
+// Stream passes rows req.Offset .. req.Offset+req.Limit-1 of the stored
+// query (all rows from req.Offset when req.Limit is 0) to fn, in req's
+// order, without decoding them. It reads the result in pages of 50,000
+// rows and asks for the next page as soon as it starts
+// sending one, so the portal prepares page k+1 while page k is consumed;
+// with req.Limit 0 that means one request more than needed at the end.
+func (e *Executor) Stream(ctx context.Context, q dualresp.Query, req dualresp.PageRequest, fn func(json.RawMessage) error) error {
 	id, parsed, err := e.parse(q)
 	if err != nil {
 		return err
 	}
-	parsed = withOrder(parsed, order)
-	for offset := int64(0); ; offset += exportPageSize {
-		if err := ctx.Err(); err != nil {
+	if req.Offset < 0 || req.Limit < 0 {
+		return fmt.Errorf("datasf: bad stream offset %d, limit %d", req.Offset, req.Limit)
+	}
+	parsed = withOrder(parsed, req.Order)
+	end := int64(math.MaxInt64)
+	if req.Limit > 0 && req.Offset <= math.MaxInt64-req.Limit {
+		end = req.Offset + req.Limit
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	open := func(off int64) <-chan openedPage {
+		ch := make(chan openedPage, 1)
+		go func() {
+			s, err := e.client.QueryStream(ctx, id, parsed.WithPage(off, min(e.pageSize, end-off)).String())
+			ch <- openedPage{s, err}
+		}()
+		return ch
+	}
+	next := open(req.Offset)
+	for off := req.Offset; ; {
+		size := min(e.pageSize, end-off)
+		page := <-next
+		if page.err != nil {
+			return page.err
+		}
+		next = nil
+		if off+size < end {
+			next = open(off + size)
+		}
+		n, err := sendRows(page.stream, fn)
+		if err != nil || n < size || next == nil {
+			if next != nil {
+				cancel()
+				go closeOpened(next)
+			}
 			return err
 		}
-		stream, err := e.client.QueryStream(ctx, id, parsed.WithPage(offset, exportPageSize).String())
+		off += size
+	}
+}
+
+// openedPage is a page request's outcome: its row stream or the error.
+type openedPage struct {
+	stream *socrata.RowStream
+	err    error
+}
+
+// closeOpened waits for a page request nobody will read and closes its stream.
+func closeOpened(ch <-chan openedPage) {
+	if p := <-ch; p.stream != nil {
+		p.stream.Close()
+	}
+}
+
+// sendRows passes every row of s to fn, closes s, and returns the number of
+// rows sent.
+func sendRows(s *socrata.RowStream, fn func(json.RawMessage) error) (int64, error) {
+	defer s.Close()
+	var n int64
+	for {
+		raw, err := s.NextRaw()
+		if errors.Is(err, io.EOF) {
+			return n, nil
+		}
 		if err != nil {
-			return err
+			return n, err
 		}
-		n := 0
-		for {
-			raw, err := stream.NextRaw()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				stream.Close()
-				return err
-			}
-			n++
-			if err := fn(raw); err != nil {
-				stream.Close()
-				return err
-			}
+		if err := fn(raw); err != nil {
+			return n, err
 		}
-		if err := stream.Close(); err != nil {
-			return err
-		}
-		if n < exportPageSize {
-			return nil
-		}
+		n++
 	}
 }
 

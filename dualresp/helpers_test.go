@@ -107,11 +107,14 @@ type streamExecutor struct {
 	streams atomic.Int64
 }
 
-func (s *streamExecutor) Stream(ctx context.Context, q dualresp.Query, _ dualresp.Order, fn func(json.RawMessage) error) error {
+func (s *streamExecutor) Stream(ctx context.Context, q dualresp.Query, req dualresp.PageRequest, fn func(json.RawMessage) error) error {
 	s.streams.Add(1)
 	total := s.total(q)
+	if req.Limit > 0 {
+		total = min(total, req.Offset+req.Limit)
+	}
 	buf := make([]byte, 0, 128)
-	for i := range total {
+	for i := req.Offset; i < total; i++ {
 		if i%1024 == 0 {
 			if err := ctx.Err(); err != nil {
 				return err

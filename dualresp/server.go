@@ -65,17 +65,19 @@ type Executor interface {
 	// Count returns the exact number of rows of q.
 	Count(ctx context.Context, q Query) (int64, error)
 	// Page returns up to req.Limit rows of q starting at req.Offset, in a
-	// stable order, each a JSON object. The bytes are passed through to REST
-	// clients unchanged.
+	// stable order, each a valid JSON object. The bytes are passed through to
+	// REST clients unchanged (exports check each row's shape, not every
+	// byte; NDJSON exports compact a row that spans lines).
 	Page(ctx context.Context, q Query, req PageRequest) ([]json.RawMessage, error)
 }
 
 // Streamer is an optional interface of an Executor: when present, exports
-// call Stream instead of paging through Page. Stream calls fn for each row
-// of q in the given order and stops at the first error fn returns,
-// returning it.
+// call Stream instead of paging through Page. Stream calls fn for each of
+// the rows Page would return for req, except that req.Limit 0 means every
+// row from req.Offset on; it stops at the first error fn returns, returning
+// it. The row passed to fn is only valid until fn returns.
 type Streamer interface {
-	Stream(ctx context.Context, q Query, order Order, fn func(row json.RawMessage) error) error
+	Stream(ctx context.Context, q Query, req PageRequest, fn func(row json.RawMessage) error) error
 }
 
 // Options configures a Server. Only BaseURL is required; every zero field

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"iter"
 	"strings"
@@ -52,13 +51,12 @@ type RowStream struct {
 	Fields []string // X-SODA2-Fields
 	Types  []string // X-SODA2-Types
 
-	c       *Client
-	ctx     context.Context
-	status  int
-	body    io.ReadCloser
-	dec     *json.Decoder
-	started bool
-	err     error // sticky: io.EOF after the last row, or the failure
+	c      *Client
+	ctx    context.Context
+	status int
+	body   io.ReadCloser
+	scan   *rowScanner
+	err    error // sticky: io.EOF after the last row, or the failure
 }
 
 // QueryStream runs one SoQL query (as Query does) and returns a stream of its
@@ -85,7 +83,7 @@ func (c *Client) QueryStream(ctx context.Context, datasetID, soql string) (*RowS
 	br := bufio.NewReader(resp.Body)
 	first, err := firstByte(br)
 	if err == nil && first == '[' && !isHTML(resp.Header, nil) {
-		s.dec = json.NewDecoder(br)
+		s.scan = newRowScanner(br)
 		return s, nil
 	}
 	defer resp.Body.Close()
@@ -135,37 +133,20 @@ func headerList(v string) []string {
 
 // NextRaw returns the next row's JSON bytes (a fresh slice the caller owns),
 // or io.EOF after the last row. After an error it returns that error again.
+// The bytes are the portal's, passed through without decoding: checked to be
+// a valid JSON object and made one line (white space between tokens is
+// dropped), so they can go straight into NDJSON.
 func (s *RowStream) NextRaw() (json.RawMessage, error) {
 	if s.err != nil {
 		return nil, s.err
 	}
-	if !s.started {
-		tok, err := s.dec.Token()
-		if err != nil {
-			return nil, s.fail(err)
-		}
-		if d, ok := tok.(json.Delim); !ok || d != '[' {
-			return nil, s.fail(&shapeError{fmt.Sprintf("expected a JSON array of rows, got %v", tok)})
-		}
-		s.started = true
-	}
-	if !s.dec.More() {
-		tok, err := s.dec.Token()
-		if err != nil {
-			return nil, s.fail(err)
-		}
-		if d, ok := tok.(json.Delim); !ok || d != ']' {
-			return nil, s.fail(&shapeError{fmt.Sprintf("expected the end of the row array, got %v", tok)})
-		}
+	raw, err := s.scan.next()
+	if errors.Is(err, io.EOF) {
 		s.err = io.EOF
 		return nil, io.EOF
 	}
-	var raw json.RawMessage
-	if err := s.dec.Decode(&raw); err != nil {
+	if err != nil {
 		return nil, s.fail(err)
-	}
-	if len(raw) == 0 || raw[0] != '{' {
-		return nil, s.fail(&shapeError{"a row is not a JSON object: " + clip(s.c.redact(string(raw)), 60)})
 	}
 	return raw, nil
 }

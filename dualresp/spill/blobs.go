@@ -309,22 +309,31 @@ func (e executor) Page(ctx context.Context, q dualresp.Query, req dualresp.PageR
 	return out, nil
 }
 
-// Stream passes every row of the spilled result to fn, in the order asked.
-func (e executor) Stream(ctx context.Context, q dualresp.Query, order dualresp.Order, fn func(json.RawMessage) error) error {
+// Stream passes the rows of the spilled result that req selects to fn, in
+// the order asked.
+func (e executor) Stream(ctx context.Context, q dualresp.Query, req dualresp.PageRequest, fn func(json.RawMessage) error) error {
 	if err := checkKind(q); err != nil {
 		return err
 	}
-	rows, perm, err := e.store.get(q.Text, order.Sort)
+	if req.Offset < 0 || req.Limit < 0 {
+		return fmt.Errorf("spill: bad stream offset %d, limit %d", req.Offset, req.Limit)
+	}
+	rows, perm, err := e.store.get(q.Text, req.Sort)
 	if err != nil {
 		return err
 	}
-	for i := range rows {
-		if i%1000 == 0 {
+	n := int64(len(rows))
+	lo, hi := min(req.Offset, n), n
+	if req.Limit > 0 {
+		hi = min(lo+req.Limit, n)
+	}
+	for i := lo; i < hi; i++ {
+		if (i-lo)%1000 == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
 		}
-		j := i
+		j := int(i)
 		if perm != nil {
 			j = perm[i]
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 
@@ -54,30 +55,39 @@ func (m Mux) Page(ctx context.Context, q dualresp.Query, req dualresp.PageReques
 	return e.Page(ctx, q, req)
 }
 
-// Stream passes every row of q to fn, through the Executor of q.Kind.
-func (m Mux) Stream(ctx context.Context, q dualresp.Query, order dualresp.Order, fn func(json.RawMessage) error) error {
+// Stream passes the rows of q that req selects to fn, through the Executor
+// of q.Kind: its Stream when it has one, else its Page, muxStreamPage rows
+// at a time.
+func (m Mux) Stream(ctx context.Context, q dualresp.Query, req dualresp.PageRequest, fn func(json.RawMessage) error) error {
 	e, err := m.pick(q)
 	if err != nil {
 		return err
 	}
 	if st, ok := e.(dualresp.Streamer); ok {
-		return st.Stream(ctx, q, order, fn)
+		return st.Stream(ctx, q, req, fn)
 	}
-	for off := int64(0); ; off += muxStreamPage {
+	end := int64(math.MaxInt64)
+	if req.Limit > 0 && req.Offset <= math.MaxInt64-req.Limit {
+		end = req.Offset + req.Limit
+	}
+	for off := req.Offset; off < end; {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		rows, err := e.Page(ctx, q, dualresp.PageRequest{Offset: off, Limit: muxStreamPage, Order: order})
+		want := min(muxStreamPage, end-off)
+		rows, err := e.Page(ctx, q, dualresp.PageRequest{Offset: off, Limit: want, Order: req.Order})
 		if err != nil {
 			return err
 		}
-		for _, r := range rows[:min(len(rows), muxStreamPage)] {
+		for _, r := range rows[:min(int64(len(rows)), want)] {
 			if err := fn(r); err != nil {
 				return err
 			}
 		}
-		if len(rows) < muxStreamPage {
+		if int64(len(rows)) < want {
 			return nil
 		}
+		off += want
 	}
+	return nil
 }

@@ -489,7 +489,7 @@ func TestMux(t *testing.T) {
 		t.Errorf("Mux.Count = %d, %v; want 4, nil", n, err)
 	}
 	var streamed int
-	if err := mux.Stream(t.Context(), rec.Query, dualresp.Order{}, func(json.RawMessage) error { streamed++; return nil }); err != nil || streamed != 4 {
+	if err := mux.Stream(t.Context(), rec.Query, dualresp.PageRequest{}, func(json.RawMessage) error { streamed++; return nil }); err != nil || streamed != 4 {
 		t.Errorf("Mux.Stream gave %d rows, %v; want 4, nil", streamed, err)
 	}
 	_, err = mux.Count(t.Context(), dualresp.Query{Kind: "soql", Text: "x"})
