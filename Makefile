@@ -31,7 +31,10 @@ fuzz:
 		done; \
 	done
 
-# Micro-benchmarks. The side-by-side driver of issue 9 (go run ./bench,
-# docs/benchmarks.md) is not written yet.
+# The side-by-side benchmark driver (prints the table and writes
+# docs/benchmarks.md; BENCHFLAGS e.g. "-runs 3" or "-quick"), then the Go
+# benchmarks of the packages.
+BENCHFLAGS ?=
 bench:
+	$(GO) run ./bench $(BENCHFLAGS)
 	$(GO) test -run '^$$' -bench . -benchmem ./fuzzymatch ./soql

@@ -585,7 +585,7 @@ func (e *exportWriter) start(first json.RawMessage) error {
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Content-Disposition", fmt.Sprintf(`attachment; filename="%s.%s"`, e.id, e.format))
 	e.w.WriteHeader(http.StatusOK)
-	e.bw = bufio.NewWriterSize(e.w, 32<<10)
+	e.bw = bufio.NewWriterSize(e.w, 64<<10)
 	switch e.format {
 	case "json":
 		return e.bw.WriteByte('[')

@@ -80,7 +80,7 @@ func (c *Client) QueryStream(ctx context.Context, datasetID, soql string) (*RowS
 		Types:  headerList(resp.Header.Get("X-SODA2-Types")),
 		c:      c, ctx: ctx, status: resp.StatusCode, body: resp.Body,
 	}
-	br := bufio.NewReader(resp.Body)
+	br := bufio.NewReaderSize(resp.Body, 64<<10)
 	first, err := firstByte(br)
 	if err == nil && first == '[' && !isHTML(resp.Header, nil) {
 		s.scan = newRowScanner(br)

@@ -2,6 +2,7 @@ package socrata
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -139,6 +140,15 @@ func (s *rowScanner) object() ([]byte, error) {
 					escaped = true
 				case c == '"':
 					inString = false
+				default:
+					// Jump to the next quote when no backslash comes first.
+					q := bytes.IndexByte(buf[i:], '"')
+					if q < 0 {
+						q = len(buf) - i
+					}
+					if bytes.IndexByte(buf[i:i+q], '\\') < 0 {
+						i += q - 1
+					}
 				}
 				continue
 			}
