@@ -57,6 +57,26 @@ func (m *model) state(now time.Time) error {
 	return nil
 }
 
+// outcomes counts how often D4's reads saw each state, so the test can
+// insist that every path (readable, expired, not found) was exercised.
+type outcomes struct {
+	mu                          sync.Mutex
+	readable, expired, notFound int
+}
+
+func (o *outcomes) add(want error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	switch {
+	case want == nil:
+		o.readable++
+	case errors.Is(want, dualresp.ErrExpired):
+		o.expired++
+	default:
+		o.notFound++
+	}
+}
+
 func checkErr(t *rapid.T, what string, got, want error) {
 	t.Helper()
 	switch {
@@ -74,6 +94,14 @@ func checkErr(t *rapid.T, what string, got, want error) {
 // Reads go through Server.Resource, Server.Access and the REST handler.
 func TestFastResourceLifetime(t *testing.T) {
 	t.Parallel()
+	var seen outcomes
+	defer func() {
+		t.Logf("D4 reads checked: %d readable, %d expired, %d not found", seen.readable, seen.expired, seen.notFound)
+		if !t.Failed() && (seen.readable == 0 || seen.expired == 0 || seen.notFound == 0) {
+			t.Errorf("D4 reached readable %d, expired %d, not found %d times; want every state at least once (the generator no longer exercises them all)",
+				seen.readable, seen.expired, seen.notFound)
+		}
+	}()
 	rapid.Check(t, func(t *rapid.T) {
 		clock := &manualClock{now: time.Date(2025, 5, 1, 12, 0, 0, 0, time.UTC)}
 		defExp := rapid.SampledFrom([]time.Duration{0, time.Minute, 10 * time.Minute, time.Hour}).Draw(t, "DefaultExpiration")
@@ -143,11 +171,14 @@ func TestFastResourceLifetime(t *testing.T) {
 				clock.Advance(d)
 			case 2: // Resource: no access
 				m := pick()
+				want := m.state(clock.Now())
+				seen.add(want)
 				_, err := srv.Resource(ctx, m.id)
-				checkErr(t, "Resource", err, m.state(clock.Now()))
+				checkErr(t, "Resource", err, want)
 			case 3: // Access
 				m := pick()
 				want := m.state(clock.Now())
+				seen.add(want)
 				_, err := srv.Access(ctx, m.id)
 				checkErr(t, "Access", err, want)
 				if want == nil {
@@ -156,6 +187,7 @@ func TestFastResourceLifetime(t *testing.T) {
 			case 4: // REST metadata
 				m := pick()
 				want := m.state(clock.Now())
+				seen.add(want)
 				rec := httptest.NewRecorder()
 				h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/resources/"+m.id, nil))
 				var body struct {
@@ -179,6 +211,7 @@ func TestFastResourceLifetime(t *testing.T) {
 			case 5: // pin
 				m := pick()
 				want := m.state(clock.Now())
+				seen.add(want)
 				_, err := srv.Pin(ctx, m.id)
 				checkErr(t, "Pin", err, want)
 				if want == nil {
@@ -187,6 +220,7 @@ func TestFastResourceLifetime(t *testing.T) {
 			case 6: // delete
 				m := pick()
 				want := m.state(clock.Now())
+				seen.add(want)
 				err := srv.Delete(ctx, m.id)
 				checkErr(t, "Delete", err, want)
 				m.gone = true
@@ -207,8 +241,10 @@ func TestFastResourceLifetime(t *testing.T) {
 				}
 			default: // every resource's state at once
 				for _, m := range res {
+					want := m.state(clock.Now())
+					seen.add(want)
 					_, err := srv.Resource(ctx, m.id)
-					checkErr(t, "Resource "+m.id, err, m.state(clock.Now()))
+					checkErr(t, "Resource "+m.id, err, want)
 				}
 			}
 		}
