@@ -11,7 +11,7 @@
 //
 // Usage:
 //
-//	go run ./bench [-runs 5] [-quick] [-out docs/benchmarks.md] [-profile DIR]
+//	go run ./bench [-runs 5] [-quick] [-parts 1,2,3,4] [-out docs/benchmarks.md] [-profile DIR]
 //
 // The server sides run in child processes (the same binary, re-executed with
 // DATASF_BENCH_CHILD set) so their peak RSS can be read from /proc.
@@ -27,6 +27,8 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -47,6 +49,9 @@ type config struct {
 	Runs  int
 	Quick bool
 	Out   string
+	// Parts are the parts to measure (1 payload, 2 retrieval, 3 overhead,
+	// 4 micro); the report has only their rows.
+	Parts map[int]bool
 	// ProfileDir, when set, receives CPU profiles of the export server and
 	// the upstream taken during one extra large export.
 	ProfileDir string
@@ -72,7 +77,7 @@ type config struct {
 
 func defaultConfig(quick bool) config {
 	c := config{
-		Runs: 5, Out: "docs/benchmarks.md",
+		Runs: 5, Out: "docs/benchmarks.md", Parts: map[int]bool{1: true, 2: true, 3: true, 4: true},
 		Sizes:          []int{10, 1_000, 100_000, 1_000_000},
 		RetrievalSmall: 2, RetrievalLarge: 3, OverheadDataset: 1,
 		OverheadCalls: 200, MicroTime: time.Second,
@@ -88,13 +93,15 @@ func defaultConfig(quick bool) config {
 }
 
 func realMain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var err error
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	runs := fs.Int("runs", 5, "runs per figure; each figure is the median of the runs")
 	quick := fs.Bool("quick", false, "smoke mode: small datasets, few calls, short micro benchmarks")
 	out := fs.String("out", "docs/benchmarks.md", "markdown file to write (empty: do not write)")
 	profile := fs.String("profile", "", "directory for CPU profiles of the export server and the upstream during one extra large export")
-	if err := fs.Parse(args); err != nil {
+	parts := fs.String("parts", "1,2,3,4", "comma-separated parts to measure: 1 payload, 2 full retrieval, 3 tool overhead, 4 micro")
+	if err = fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
@@ -105,6 +112,9 @@ func realMain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	cfg := defaultConfig(*quick)
 	cfg.Runs, cfg.Out, cfg.ProfileDir = *runs, *out, *profile
+	if cfg.Parts, err = parseParts(*parts); err != nil {
+		return err
+	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	rep, err := run(ctx, cfg, log)
 	if err != nil {
@@ -137,9 +147,15 @@ func run(ctx context.Context, cfg config, log *slog.Logger) (*report, error) {
 	rep := newReport(cfg)
 	start := time.Now()
 
-	log.Info("part 4: micro benchmarks")
-	if err := micro(cfg, rep); err != nil {
-		return nil, fmt.Errorf("micro benchmarks: %w", err)
+	if cfg.Parts[4] {
+		log.Info("part 4: micro benchmarks")
+		if err := micro(cfg, rep); err != nil {
+			return nil, fmt.Errorf("micro benchmarks: %w", err)
+		}
+	}
+	if !cfg.Parts[1] && !cfg.Parts[2] && !cfg.Parts[3] {
+		rep.total = time.Since(start)
+		return rep, nil
 	}
 
 	log.Info("generating datasets in the upstream child", "sizes", cfg.Sizes)
@@ -157,17 +173,23 @@ func run(ctx context.Context, cfg config, log *slog.Logger) (*report, error) {
 	}
 	defer h.Close()
 
-	log.Info("part 1: LLM-facing payload")
-	if err := payload(ctx, cfg, h, rep, log); err != nil {
-		return nil, fmt.Errorf("payload: %w", err)
+	if cfg.Parts[1] {
+		log.Info("part 1: LLM-facing payload")
+		if err := payload(ctx, cfg, h, rep, log); err != nil {
+			return nil, fmt.Errorf("payload: %w", err)
+		}
 	}
-	log.Info("part 3: tool overhead")
-	if err := overhead(ctx, cfg, h, rep); err != nil {
-		return nil, fmt.Errorf("overhead: %w", err)
+	if cfg.Parts[3] {
+		log.Info("part 3: tool overhead")
+		if err := overhead(ctx, cfg, h, rep); err != nil {
+			return nil, fmt.Errorf("overhead: %w", err)
+		}
 	}
-	log.Info("part 2: full retrieval")
-	if err := retrieval(ctx, cfg, h, rep, log); err != nil {
-		return nil, fmt.Errorf("retrieval: %w", err)
+	if cfg.Parts[2] {
+		log.Info("part 2: full retrieval")
+		if err := retrieval(ctx, cfg, h, rep, log); err != nil {
+			return nil, fmt.Errorf("retrieval: %w", err)
+		}
 	}
 	if m, err := readMem(up.PID()); err == nil {
 		rep.upstreamHWM = m.HWM
@@ -177,6 +199,19 @@ func run(ctx context.Context, cfg config, log *slog.Logger) (*report, error) {
 		return nil, errors.New("interrupted")
 	}
 	return rep, nil
+}
+
+// parseParts reads -parts: a comma-separated list of 1 to 4.
+func parseParts(s string) (map[int]bool, error) {
+	parts := map[int]bool{}
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 || n > 4 {
+			return nil, fmt.Errorf("-parts must list parts 1 to 4 separated by commas (1 payload, 2 full retrieval, 3 tool overhead, 4 micro); got %q", s)
+		}
+		parts[n] = true
+	}
+	return parts, nil
 }
 
 func joinInts(xs []int) string {

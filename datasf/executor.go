@@ -22,16 +22,21 @@ const QueryKind = "soql"
 // serves up to 50,000 rows a request.
 const exportPageSize = 50_000
 
+// streamAhead is how many pages Stream keeps requested ahead of the one it
+// is sending when it knows where the result ends.
+const streamAhead = 2
+
 // Executor re-executes stored SoQL queries against a Socrata portal. It is the
 // dualresp.Executor the REST endpoint uses to serve pages and exports.
 type Executor struct {
 	client   *socrata.Client
 	pageSize int64 // rows per upstream request of Stream
+	ahead    int   // pages requested ahead of the one being sent (bounded streams)
 }
 
 // NewExecutor returns an Executor that runs queries through c.
 func NewExecutor(c *socrata.Client) *Executor {
-	return &Executor{client: c, pageSize: exportPageSize}
+	return &Executor{client: c, pageSize: exportPageSize, ahead: streamAhead}
 }
 
 // storedQuery builds the dualresp query definition for a SoQL query on a dataset.
@@ -77,9 +82,10 @@ func (e *Executor) Page(ctx context.Context, q dualresp.Query, req dualresp.Page
 // Stream passes rows req.Offset .. req.Offset+req.Limit-1 of the stored
 // query (all rows from req.Offset when req.Limit is 0) to fn, in req's
 // order, without decoding them. It reads the result in pages of 50,000
-// rows and asks for the next page as soon as it starts
-// sending one, so the portal prepares page k+1 while page k is consumed;
-// with req.Limit 0 that means one request more than needed at the end.
+// rows and keeps the next pages requested while it sends one, so the portal
+// prepares them while the current one is consumed: two pages ahead when
+// req.Limit says where the result ends (never a request past that end), one
+// page ahead otherwise (so at most one request more than needed at the end).
 func (e *Executor) Stream(ctx context.Context, q dualresp.Query, req dualresp.PageRequest, fn func(json.RawMessage) error) error {
 	id, parsed, err := e.parse(q)
 	if err != nil {
@@ -90,45 +96,62 @@ func (e *Executor) Stream(ctx context.Context, q dualresp.Query, req dualresp.Pa
 	}
 	parsed = withOrder(parsed, req.Order)
 	end := int64(math.MaxInt64)
+	ahead := 1
 	if req.Limit > 0 && req.Offset <= math.MaxInt64-req.Limit {
 		end = req.Offset + req.Limit
+		ahead = max(e.ahead, 1)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	open := func(off int64) <-chan openedPage {
+	var pending []<-chan openedPage // requested pages, in order
+	next := req.Offset              // the offset of the next page to request
+	request := func() {
+		if next >= end {
+			return
+		}
+		size := min(e.pageSize, end-next)
 		ch := make(chan openedPage, 1)
-		go func() {
-			s, err := e.client.QueryStream(ctx, id, parsed.WithPage(off, min(e.pageSize, end-off)).String())
-			ch <- openedPage{s, err}
-		}()
-		return ch
+		go func(off int64) {
+			s, err := e.client.QueryStream(ctx, id, parsed.WithPage(off, size).String())
+			ch <- openedPage{s, size, err}
+		}(next)
+		pending = append(pending, ch)
+		next += size
 	}
-	next := open(req.Offset)
-	for off := req.Offset; ; {
-		size := min(e.pageSize, end-off)
-		page := <-next
+	// stop abandons the pages nobody will read.
+	stop := func() {
+		if len(pending) > 0 {
+			cancel()
+			for _, ch := range pending {
+				go closeOpened(ch)
+			}
+		}
+	}
+	for range ahead {
+		request()
+	}
+	for len(pending) > 0 {
+		page := <-pending[0]
+		pending = pending[1:]
 		if page.err != nil {
+			stop()
 			return page.err
 		}
-		next = nil
-		if off+size < end {
-			next = open(off + size)
-		}
+		request() // keeps ahead pages requested while this one is sent
 		n, err := sendRows(page.stream, fn)
-		if err != nil || n < size || next == nil {
-			if next != nil {
-				cancel()
-				go closeOpened(next)
-			}
+		if err != nil || n < page.size {
+			stop()
 			return err
 		}
-		off += size
 	}
+	return nil
 }
 
-// openedPage is a page request's outcome: its row stream or the error.
+// openedPage is a page request's outcome: its row stream and the number of
+// rows asked for, or the error.
 type openedPage struct {
 	stream *socrata.RowStream
+	size   int64
 	err    error
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/datasf-mcp/datasf-mcp/dualresp"
 	"github.com/datasf-mcp/datasf-mcp/socrata"
@@ -154,5 +155,51 @@ func TestStreamStopsAtCallbackError(t *testing.T) {
 	}
 	if err := e.Stream(t.Context(), stored(t, "SELECT n"), dualresp.PageRequest{Offset: -1}, func(json.RawMessage) error { return nil }); err == nil {
 		t.Error("Stream with offset -1: no error")
+	}
+}
+
+// TestStreamRequestsAhead: while the first page of a bounded stream is being
+// sent, the next two pages are already requested from the portal (and no
+// page past the end is); an unbounded stream keeps one page ahead.
+func TestStreamRequestsAhead(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name     string
+		req      dualresp.PageRequest
+		inFlight int // resource requests made while the first row is held
+	}{
+		{"bounded: two pages ahead", dualresp.PageRequest{Limit: streamRows}, 3},
+		{"bounded, two pages in all", dualresp.PageRequest{Limit: 100}, 2},
+		{"unbounded: one page ahead", dualresp.PageRequest{}, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e, fake := streamExecutor(t)
+			seen, rows := -1, 0
+			err := e.Stream(t.Context(), stored(t, "SELECT n"), tc.req, func(json.RawMessage) error {
+				rows++
+				if rows > 1 {
+					return nil
+				}
+				// Wait (a bounded number of times) for the requests made
+				// ahead to reach the portal, and a little more for any
+				// request beyond them.
+				for range 200 {
+					if seen = fake.RequestCount("resource"); seen >= tc.inFlight {
+						break
+					}
+					time.Sleep(5 * time.Millisecond)
+				}
+				time.Sleep(50 * time.Millisecond)
+				seen = fake.RequestCount("resource")
+				return nil
+			})
+			if err != nil {
+				t.Fatalf("Stream: %v", err)
+			}
+			if seen != tc.inFlight {
+				t.Errorf("resource requests while the first row was held = %d; want %d", seen, tc.inFlight)
+			}
+		})
 	}
 }
