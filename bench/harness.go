@@ -69,20 +69,31 @@ func (h *harness) upstreamStats(ctx context.Context) (upstreamStats, error) {
 	return st, h.getJSON(ctx, h.up.URL+"/bench/stats", &st)
 }
 
-func (h *harness) getJSON(ctx context.Context, u string, v any) error {
+// get sends GET u and returns the response when its status is 200 OK; any
+// other status is an error that quotes the start of the body.
+func (h *harness) get(ctx context.Context, u string) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	resp, err := h.http.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		resp.Body.Close()
+		return nil, fmt.Errorf("GET %s: %s: %s", u, resp.Status, b)
+	}
+	return resp, nil
+}
+
+func (h *harness) getJSON(ctx context.Context, u string, v any) error {
+	resp, err := h.get(ctx, u)
 	if err != nil {
 		return err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		return fmt.Errorf("GET %s: %s: %s", u, resp.Status, b)
-	}
 	return json.NewDecoder(resp.Body).Decode(v)
 }
 

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 	"net/url"
 	"strconv"
 
@@ -205,19 +204,11 @@ func (h *harness) verifyExport(ctx context.Context, resURL string, n int) (verif
 // readExport streams GET {resURL}/export?format=ndjson and calls fn with
 // each line (valid only during the call). It returns the rows and bytes read.
 func (h *harness) readExport(ctx context.Context, resURL string, fn func([]byte) error) (rows, n int64, err error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, resURL+"/export?format=ndjson", nil)
-	if err != nil {
-		return 0, 0, err
-	}
-	resp, err := h.http.Do(req)
+	resp, err := h.get(ctx, resURL+"/export?format=ndjson")
 	if err != nil {
 		return 0, 0, err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		return 0, 0, fmt.Errorf("export: %s: %s", resp.Status, b)
-	}
 	br := bufio.NewReaderSize(resp.Body, 1<<20)
 	for {
 		line, err := br.ReadSlice('\n')

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 	"os"
 	"path/filepath"
 	"time"
@@ -191,18 +190,11 @@ func profileExport(ctx context.Context, cfg config, h *harness, e *child, resURL
 }
 
 func (h *harness) download(ctx context.Context, u, path string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := h.http.Do(req)
+	resp, err := h.get(ctx, u)
 	if err != nil {
 		return err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: %s", u, resp.Status)
-	}
 	f, err := os.Create(path)
 	if err != nil {
 		return err
