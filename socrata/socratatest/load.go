@@ -38,12 +38,14 @@ func (s *Server) install(schema Schema, extra []string, samples map[string]any, 
 	}
 	ds.table = quoteIdent(fmt.Sprintf("ds_%s_%d", strings.ReplaceAll(schema.ID, "-", "_"), tableSeq.Add(1)))
 	ctx := context.Background()
-	if _, err := s.db.ExecContext(ctx, ds.createSQL()); err != nil {
+	if err := s.changeSchema(ctx, ds.createSQL()); err != nil {
 		return fmt.Errorf("socratatest: dataset %s: creating table: %w", schema.ID, err)
 	}
+	s.ddlMu.RLock()
 	n, err := insertRows(ctx, s.db, ds, next)
+	s.ddlMu.RUnlock()
 	if err != nil {
-		s.db.ExecContext(ctx, "DROP TABLE "+ds.table) //nolint:errcheck // best-effort cleanup
+		s.changeSchema(ctx, "DROP TABLE "+ds.table) //nolint:errcheck // best-effort cleanup
 		return fmt.Errorf("socratatest: dataset %s: loading rows: %w", schema.ID, err)
 	}
 	s.mu.Lock()
@@ -54,10 +56,18 @@ func (s *Server) install(schema Schema, extra []string, samples map[string]any, 
 	}
 	s.mu.Unlock()
 	if old != nil {
-		s.db.ExecContext(ctx, "DROP TABLE "+old.table) //nolint:errcheck // best-effort cleanup
+		s.changeSchema(ctx, "DROP TABLE "+old.table) //nolint:errcheck // best-effort cleanup
 	}
 	s.log.Info("socratatest: loaded dataset", "id", schema.ID, "rows", n, "columns", len(ds.cols))
 	return nil
+}
+
+// changeSchema runs a CREATE or DROP TABLE statement while no query runs.
+func (s *Server) changeSchema(ctx context.Context, stmt string) error {
+	s.ddlMu.Lock()
+	defer s.ddlMu.Unlock()
+	_, err := s.db.ExecContext(ctx, stmt)
+	return err
 }
 
 // completeSchema fills schema's empty fields from the catalog entry of its id.

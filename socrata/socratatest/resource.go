@@ -203,6 +203,8 @@ func queryText(ds *dataset, params url.Values) (string, error) {
 
 // run executes c and encodes the rows as the Resource API does.
 func (s *Server) run(r *http.Request, c *compiled) ([]byte, error) {
+	s.ddlMu.RLock()
+	defer s.ddlMu.RUnlock()
 	rows, err := s.db.QueryContext(r.Context(), c.sql)
 	if err != nil {
 		return nil, err

@@ -86,6 +86,11 @@ type Server struct {
 	catalog  map[string]*catalogEntry // catalog metadata, by id
 	order    []string                 // ids in the order first seen
 	lazyMu   sync.Mutex               // serialises creating empty tables for catalog entries
+	// ddlMu keeps statements from spanning a schema change: SQLite fails a
+	// running statement with "database schema has changed" when another
+	// connection creates or drops a table. Queries and inserts hold it for
+	// reading, CREATE and DROP TABLE for writing.
+	ddlMu sync.RWMutex
 
 	ctl controls
 
