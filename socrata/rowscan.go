@@ -141,13 +141,12 @@ func (s *rowScanner) object() ([]byte, error) {
 				case c == '"':
 					inString = false
 				default:
-					// Jump to the next quote when no backslash comes first.
-					q := bytes.IndexByte(buf[i:], '"')
-					if q < 0 {
-						q = len(buf) - i
-					}
-					if bytes.IndexByte(buf[i:i+q], '\\') < 0 {
-						i += q - 1
+					// Nothing but a quote or a backslash matters inside a
+					// string: skip to the byte before the next one.
+					if k := bytes.IndexAny(buf[i:], `"\\`); k < 0 {
+						i = len(buf) - 1
+					} else {
+						i += k - 1
 					}
 				}
 				continue
