@@ -143,7 +143,7 @@ func (s *rowScanner) object() ([]byte, error) {
 				default:
 					// Nothing but a quote or a backslash matters inside a
 					// string: skip to the byte before the next one.
-					if k := bytes.IndexAny(buf[i:], `"\\`); k < 0 {
+					if k := bytes.IndexAny(buf[i:], `"\`); k < 0 {
 						i = len(buf) - 1
 					} else {
 						i += k - 1
