@@ -7,8 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"log/slog"
-	"net/url"
 	"regexp"
 	"slices"
 	"strconv"
@@ -24,9 +24,17 @@ import (
 // Defaults used when the corresponding Options field is zero.
 const (
 	DefaultMaxRowsPerResult = 100_000
+	DefaultMaxRows          = 200_000
+	DefaultMaxLoadBytes     = 64 << 20
+	DefaultMaxValueBytes    = 1 << 20
+	DefaultMaxResultBytes   = 8 << 20
 	DefaultMaxResultRows    = 1000
-	DefaultTimeout          = 10 * time.Second
+	DefaultMaxConcurrent    = 4
+	DefaultTimeout          = 30 * time.Second
 	DefaultPageSize         = 5000
+	// MinResultColumns is the fewest result columns a query may have
+	// whatever the width of the tables (see Options.MaxValueBytes).
+	MinResultColumns = 256
 	// MaxTables is the most results one Request may name.
 	MaxTables = 16
 	// MaxSQLBytes is the longest SQL text accepted.
@@ -38,9 +46,14 @@ const (
 var (
 	ErrInvalid     = errors.New("analyze: invalid request")
 	ErrNotReadOnly = errors.New("only a single read-only SELECT statement is allowed")
-	ErrTimeout     = errors.New("analyze: the query ran out of time")
-	// ErrTooLarge means a result has more rows than MaxRowsPerResult.
+	ErrTimeout     = errors.New("analyze: the analysis ran out of time")
+	// ErrTooLarge means the results to load are over a limit: more rows
+	// than MaxRowsPerResult in one result or MaxRows in all, more bytes
+	// than MaxLoadBytes, or a row longer than MaxValueBytes.
 	ErrTooLarge = errors.New("analyze: result too large to load")
+	// ErrValueTooLong means the query made a string or blob longer than
+	// MaxValueBytes; it comes wrapped in a *SQLError.
+	ErrValueTooLong = errors.New("a value is longer than the analysis allows")
 )
 
 // ResourceError reports a result that could not be used: it wraps
@@ -71,12 +84,37 @@ type Options struct {
 	// MaxRowsPerResult is the most rows loaded from one result; a larger
 	// result is refused (ErrTooLarge). Default 100,000.
 	MaxRowsPerResult int64
+	// MaxRows is the most rows one Run loads from all its results together;
+	// more are refused (ErrTooLarge) before anything is loaded. Default
+	// 200,000.
+	MaxRows int64
+	// MaxLoadBytes is the most bytes of rows (as JSON) one Run loads;
+	// loading stops with ErrTooLarge when the rows go over it. Default 64
+	// MiB.
+	MaxLoadBytes int64
+	// MaxValueBytes is the longest string, blob or table row SQLite may
+	// make (SQLITE_LIMIT_LENGTH), while loading and querying: a longer one
+	// stops the query with an error wrapping ErrValueTooLong (or the load
+	// with ErrTooLarge) instead of growing memory. A query's result rows
+	// have at most max(MinResultColumns, widest table) columns
+	// (SQLITE_LIMIT_COLUMN). Default 1 MiB.
+	MaxValueBytes int
 	// MaxResultRows is the most rows a query returns; Result.Truncated
 	// tells when there were more. Default 1,000.
 	MaxResultRows int
-	// Timeout bounds the query (not the loading). Default 10 seconds.
+	// MaxResultBytes bounds the size of the rows a query returns (counted
+	// as the bytes of their values); the rows that fit are returned with
+	// Result.Truncated set. Default 8 MiB.
+	MaxResultBytes int
+	// MaxConcurrent is how many Runs load and query at once; more wait for
+	// a turn (within their Timeout). Default 4.
+	MaxConcurrent int
+	// Timeout bounds a whole Run: waiting for a turn, loading the results
+	// and running the query. Default 30 seconds.
 	Timeout time.Duration
-	// PageSize is the page size used to load results. Default 5,000.
+	// PageSize is the number of rows loaded per page from an Executor that
+	// cannot stream (see dualresp.Server.Rows), and per insert transaction.
+	// Default 5,000.
 	PageSize int64
 	// Logger receives operational logs. Default: discard.
 	Logger *slog.Logger
@@ -86,17 +124,31 @@ type Options struct {
 // every Run has its own database.
 type Analyzer struct {
 	results *dualresp.Server
-	exec    dualresp.Executor
 	opts    Options
 	log     *slog.Logger
+	turns   chan struct{} // a slot per Run allowed at once
 }
 
-// New returns an Analyzer reading records from results and their rows
-// through exec (which must serve every query kind the records use, for
-// example a spill.Mux).
-func New(results *dualresp.Server, exec dualresp.Executor, opts Options) *Analyzer {
+// New returns an Analyzer reading records and their rows from results
+// (results.Rows, through the Executor of each record's query kind).
+func New(results *dualresp.Server, opts Options) *Analyzer {
 	if opts.MaxRowsPerResult <= 0 {
 		opts.MaxRowsPerResult = DefaultMaxRowsPerResult
+	}
+	if opts.MaxRows <= 0 {
+		opts.MaxRows = DefaultMaxRows
+	}
+	if opts.MaxLoadBytes <= 0 {
+		opts.MaxLoadBytes = DefaultMaxLoadBytes
+	}
+	if opts.MaxValueBytes <= 0 {
+		opts.MaxValueBytes = DefaultMaxValueBytes
+	}
+	if opts.MaxResultBytes <= 0 {
+		opts.MaxResultBytes = DefaultMaxResultBytes
+	}
+	if opts.MaxConcurrent <= 0 {
+		opts.MaxConcurrent = DefaultMaxConcurrent
 	}
 	if opts.MaxResultRows <= 0 {
 		opts.MaxResultRows = DefaultMaxResultRows
@@ -111,7 +163,7 @@ func New(results *dualresp.Server, exec dualresp.Executor, opts Options) *Analyz
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Analyzer{results: results, exec: exec, opts: opts, log: log}
+	return &Analyzer{results: results, opts: opts, log: log, turns: make(chan struct{}, opts.MaxConcurrent)}
 }
 
 // Request is one analysis.
@@ -155,7 +207,7 @@ type table struct {
 }
 
 // Run loads the results of req into a new in-memory database and runs
-// req.SQL on it. progress may be nil.
+// req.SQL on it, all within Options.Timeout. progress may be nil.
 func (a *Analyzer) Run(ctx context.Context, req Request, progress Progress) (*Result, error) {
 	if progress == nil {
 		progress = func(int64, int64, string) {}
@@ -164,8 +216,26 @@ func (a *Analyzer) Run(ctx context.Context, req Request, progress Progress) (*Re
 	if err != nil {
 		return nil, err
 	}
-	if a.exec == nil {
-		return nil, errors.New("analyze: no Executor to read results with")
+	runCtx, cancel := context.WithTimeout(ctx, a.opts.Timeout)
+	defer cancel()
+	res, err := a.run(runCtx, tables, req.SQL, progress)
+	if err != nil && runCtx.Err() != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("%w: stopped after %s (loading the results and running the query); "+
+			"make the query cheaper (filter or aggregate before joining) or analyze smaller results", ErrTimeout, a.opts.Timeout)
+	}
+	return res, err
+}
+
+// run does the work of Run under ctx's deadline.
+func (a *Analyzer) run(ctx context.Context, tables []table, q string, progress Progress) (*Result, error) {
+	select {
+	case a.turns <- struct{}{}:
+		defer func() { <-a.turns }()
+	case <-ctx.Done():
+		return nil, ctx.Err()
 	}
 	var total int64
 	for i := range tables {
@@ -181,6 +251,10 @@ func (a *Analyzer) Run(ctx context.Context, req Request, progress Progress) (*Re
 		t.rec = rec
 		total += rec.TotalCount
 	}
+	if total > a.opts.MaxRows {
+		return nil, fmt.Errorf("%w: the %d results have %d rows together and at most %d are loaded per analysis; narrow or aggregate them first",
+			ErrTooLarge, len(tables), total, a.opts.MaxRows)
+	}
 
 	db, err := sql.Open("sqlite", ":memory:")
 	if err != nil {
@@ -193,20 +267,27 @@ func (a *Analyzer) Run(ctx context.Context, req Request, progress Progress) (*Re
 		return nil, fmt.Errorf("analyze: open database: %w", err)
 	}
 	defer conn.Close()
+	if _, err := sqlite.Limit(conn, sqlite3.SQLITE_LIMIT_LENGTH, a.opts.MaxValueBytes); err != nil {
+		return nil, fmt.Errorf("analyze: limit value length: %w", err)
+	}
 
 	out := &Result{}
-	var done int64
+	ld := loading{total: total, progress: progress}
 	for _, t := range tables {
-		info, err := a.load(ctx, conn, t, &done, total, progress)
+		info, err := a.load(ctx, conn, t, &ld)
 		if err != nil {
 			return nil, err
 		}
 		out.Tables = append(out.Tables, info)
 	}
-	if err := lockDown(ctx, conn); err != nil {
+	width := MinResultColumns
+	for _, t := range out.Tables {
+		width = max(width, len(t.Columns))
+	}
+	if err := lockDown(ctx, conn, width); err != nil {
 		return nil, err
 	}
-	if err := a.query(ctx, conn, req.SQL, out); err != nil {
+	if err := a.query(ctx, conn, q, out); err != nil {
 		return nil, err
 	}
 	a.log.DebugContext(ctx, "analyze: query done", "tables", len(tables), "rows", out.RowCount, "truncated", out.Truncated)
@@ -255,53 +336,64 @@ func (a *Analyzer) check(req Request) ([]table, error) {
 	return tables, nil
 }
 
-var hexID = regexp.MustCompile(`^[0-9a-f]{32}$`)
-
 // ResourceID returns the resource id of a reference: an id, a resource://
-// URI or an http(s) URL whose path is …/resources/{id}[/…].
-func ResourceID(ref string) (string, error) {
-	ref = strings.TrimSpace(ref)
-	id := ref
-	switch {
-	case strings.HasPrefix(ref, "resource://"):
-		id = strings.TrimPrefix(ref, "resource://")
-	case strings.HasPrefix(ref, "http://") || strings.HasPrefix(ref, "https://"):
-		u, err := url.Parse(ref)
-		if err != nil {
-			return "", fmt.Errorf("result %q is not a valid URL: %v", ref, err)
-		}
-		_, rest, ok := strings.Cut(u.Path, "/resources/")
-		if !ok {
-			return "", fmt.Errorf("result URL %q has no /resources/{id} path", ref)
-		}
-		id, _, _ = strings.Cut(rest, "/")
-	}
-	id = strings.ToLower(strings.TrimRight(id, "/"))
-	if !hexID.MatchString(id) {
-		return "", fmt.Errorf("result %q is not a resource id (32 hex digits), resource:// URI or /resources/ URL", ref)
-	}
-	return id, nil
-}
+// URI or an http(s) URL whose path is …/resources/{id}[/…]. It is
+// dualresp.ResourceID.
+func ResourceID(ref string) (string, error) { return dualresp.ResourceID(ref) }
 
 // quoteIdent quotes a SQLite identifier.
 func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
 
+// loading is the state of the loading of a Run's tables.
+type loading struct {
+	done, total int64 // rows
+	bytes       int64 // bytes of rows loaded
+	progress    Progress
+}
+
 // load creates and fills the table of one result.
-func (a *Analyzer) load(ctx context.Context, conn *sql.Conn, t table, done *int64, total int64, progress Progress) (TableInfo, error) {
+func (a *Analyzer) load(ctx context.Context, conn *sql.Conn, t table, ld *loading) (TableInfo, error) {
 	fail := func(err error) (TableInfo, error) {
 		return TableInfo{}, &ResourceError{Table: t.name, Ref: t.ref, Err: err}
+	}
+	tooBig := func(err error) error {
+		if isTooBig(err) {
+			return fmt.Errorf("%w: a row is longer than %s, the most an analysis loads: %v", ErrTooLarge, size(int64(a.opts.MaxValueBytes)), err)
+		}
+		return err
 	}
 	cols := make([]string, 0, len(t.rec.Columns))
 	for _, c := range t.rec.Columns {
 		cols = append(cols, c.Name)
 	}
-	var first []json.RawMessage
-	if len(cols) == 0 && t.rec.TotalCount > 0 {
-		rows, err := a.exec.Page(ctx, t.rec.Query, dualresp.PageRequest{Offset: 0, Limit: min(a.opts.PageSize, t.rec.TotalCount)})
-		if err != nil {
-			return fail(err)
+	// Rows come in batches of PageSize; the first batch names the columns
+	// when the record lists none.
+	next, stop := iter.Pull2(a.results.Rows(ctx, t.rec, dualresp.RowsOptions{PageSize: a.opts.PageSize}))
+	defer stop()
+	var loaded int64
+	batch := func() ([]json.RawMessage, error) {
+		var rows []json.RawMessage
+		for int64(len(rows)) < a.opts.PageSize && loaded+int64(len(rows)) < t.rec.TotalCount {
+			row, err, ok := next()
+			if !ok {
+				break
+			}
+			if err != nil {
+				return nil, fmt.Errorf("reading rows %d+: %w", loaded+int64(len(rows)), err)
+			}
+			if ld.bytes += int64(len(row)); ld.bytes > a.opts.MaxLoadBytes {
+				return nil, fmt.Errorf("%w: the results hold more than %s of rows, the most an analysis loads; narrow or aggregate them first",
+					ErrTooLarge, size(a.opts.MaxLoadBytes))
+			}
+			rows = append(rows, slices.Clone(row)) // valid only until the next row
 		}
-		first = rows
+		return rows, nil
+	}
+	rows, err := batch()
+	if err != nil {
+		return fail(err)
+	}
+	if len(cols) == 0 {
 		cols = keysOf(rows)
 	}
 	names := sqlColumnNames(cols)
@@ -322,32 +414,15 @@ func (a *Analyzer) load(ctx context.Context, conn *sql.Conn, t table, done *int6
 	if _, err := conn.ExecContext(ctx, ddl.String()); err != nil {
 		return fail(fmt.Errorf("create table: %w", err))
 	}
-	var loaded int64
-	for loaded < t.rec.TotalCount {
-		var rows []json.RawMessage
-		if first != nil {
-			rows, first = first, nil
-		} else {
-			want := min(a.opts.PageSize, t.rec.TotalCount-loaded)
-			var err error
-			rows, err = a.exec.Page(ctx, t.rec.Query, dualresp.PageRequest{Offset: loaded, Limit: want})
-			if err != nil {
-				return fail(fmt.Errorf("reading rows %d+: %w", loaded, err))
-			}
-		}
-		rows = rows[:min(int64(len(rows)), t.rec.TotalCount-loaded)]
-		if len(rows) == 0 {
-			break // the result ended early
-		}
+	for len(rows) > 0 {
 		if err := insertRows(ctx, conn, t.name, cols, len(names), rows); err != nil {
-			return fail(fmt.Errorf("loading rows %d+: %w", loaded, err))
+			return fail(fmt.Errorf("loading rows %d+: %w", loaded, tooBig(err)))
 		}
 		loaded += int64(len(rows))
-		*done += int64(len(rows))
-		progress(*done, total, fmt.Sprintf("loaded %d of %d rows of %s", loaded, t.rec.TotalCount, t.name))
-		if int64(len(rows)) < min(a.opts.PageSize, t.rec.TotalCount) && loaded < t.rec.TotalCount {
-			// A short page before the end: the executor has no more rows.
-			break
+		ld.done += int64(len(rows))
+		ld.progress(ld.done, ld.total, fmt.Sprintf("loaded %d of %d rows of %s", loaded, t.rec.TotalCount, t.name))
+		if rows, err = batch(); err != nil {
+			return fail(err)
 		}
 	}
 	info.Rows = loaded
@@ -505,13 +580,17 @@ func sqlColumnNames(cols []string) []string {
 }
 
 // lockDown makes the connection read-only: query_only, no attached
-// databases, and an authorizer that permits only reading.
-func lockDown(ctx context.Context, conn *sql.Conn) error {
+// databases, and an authorizer that permits only reading. Result rows get
+// at most width columns.
+func lockDown(ctx context.Context, conn *sql.Conn, width int) error {
 	if _, err := conn.ExecContext(ctx, "PRAGMA query_only = ON"); err != nil {
 		return fmt.Errorf("analyze: set query_only: %w", err)
 	}
 	if _, err := sqlite.Limit(conn, sqlite3.SQLITE_LIMIT_ATTACHED, 0); err != nil {
 		return fmt.Errorf("analyze: limit attached databases: %w", err)
+	}
+	if _, err := sqlite.Limit(conn, sqlite3.SQLITE_LIMIT_COLUMN, width); err != nil {
+		return fmt.Errorf("analyze: limit columns: %w", err)
 	}
 	err := conn.Raw(func(dc any) error {
 		r, ok := dc.(sqlite.AuthorizerRegisterer)
@@ -539,20 +618,47 @@ func readOnlyAuthorizer(action sqlite.AuthorizerActionCode, arg1, arg2, _, _ str
 	return sqlite.AuthorizerDeny
 }
 
-// query runs sql and fills out's columns and rows.
+// isTooBig reports whether err is SQLite's "string or blob too big".
+func isTooBig(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_TOOBIG
+}
+
+// size formats a byte count, e.g. "64 MiB".
+func size(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// valueSize is the number of bytes a scanned value holds.
+func valueSize(v any) int {
+	switch x := v.(type) {
+	case string:
+		return len(x)
+	case []byte:
+		return len(x)
+	}
+	return 8
+}
+
+// query runs sql and fills out's columns and rows. ctx carries the Run's
+// deadline.
 func (a *Analyzer) query(ctx context.Context, conn *sql.Conn, q string, out *Result) error {
-	qctx, cancel := context.WithTimeout(ctx, a.opts.Timeout)
-	defer cancel()
 	timedOut := func(err error) error {
-		if qctx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
-			return fmt.Errorf("%w: stopped after %s; make the query cheaper (filter or aggregate before joining)", ErrTimeout, a.opts.Timeout)
-		}
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
+		if isTooBig(err) {
+			return &SQLError{Err: fmt.Errorf("%w (at most %s; SQLite: %v): return shorter values, e.g. with substr()", ErrValueTooLong, size(int64(a.opts.MaxValueBytes)), err)}
+		}
 		return &SQLError{Err: err}
 	}
-	rows, err := conn.QueryContext(qctx, q)
+	rows, err := conn.QueryContext(ctx, q)
 	if err != nil {
 		return timedOut(err)
 	}
@@ -568,6 +674,7 @@ func (a *Analyzer) query(ctx context.Context, conn *sql.Conn, q string, out *Res
 		ptrs[i] = &vals[i]
 	}
 	out.Rows = []map[string]any{}
+	answered := 0 // bytes of values
 	for rows.Next() {
 		if len(out.Rows) == a.opts.MaxResultRows {
 			out.Truncated = true
@@ -575,6 +682,14 @@ func (a *Analyzer) query(ctx context.Context, conn *sql.Conn, q string, out *Res
 		}
 		if err := rows.Scan(ptrs...); err != nil {
 			return timedOut(err)
+		}
+		n := 0
+		for _, v := range vals {
+			n += valueSize(v)
+		}
+		if answered += n; answered > a.opts.MaxResultBytes {
+			out.Truncated = true
+			break
 		}
 		m := make(map[string]any, len(cols))
 		for i, v := range vals {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/datasf-mcp/datasf-mcp/analyze"
 	"github.com/datasf-mcp/datasf-mcp/dualresp"
+	"github.com/datasf-mcp/datasf-mcp/dualresp/mcpgo"
 	"github.com/datasf-mcp/datasf-mcp/dualresp/spill"
 )
 
@@ -65,18 +66,18 @@ func (g *genExecutor) Count(_ context.Context, q dualresp.Query) (int64, error) 
 	return int64(len(rows)), err
 }
 
-func (g *genExecutor) Page(ctx context.Context, q dualresp.Query, req dualresp.PageRequest) ([]json.RawMessage, error) {
+func (g *genExecutor) Page(ctx context.Context, q dualresp.Query, req dualresp.PageRequest) (dualresp.PageResult, error) {
 	g.pages.Add(1)
 	rows, err := g.rows(q)
 	if err != nil {
-		return nil, err
+		return dualresp.PageResult{}, err
 	}
 	var out []json.RawMessage
 	for i := req.Offset; i < min(req.Offset+req.Limit, int64(len(rows))); i++ {
 		b, _ := json.Marshal(rows[i])
 		out = append(out, b)
 	}
-	return out, ctx.Err()
+	return dualresp.PageResult{Rows: out}, ctx.Err()
 }
 
 type clock struct {
@@ -93,6 +94,7 @@ func (c *clock) Advance(d time.Duration) {
 
 type env struct {
 	results   *dualresp.Server
+	blobs     *spill.Store
 	exec      *genExecutor
 	clock     *clock
 	incidents string // resource ids
@@ -101,8 +103,9 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	e := &env{exec: &genExecutor{}, clock: &clock{t: time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)}}
-	srv, err := dualresp.New(dualresp.Options{BaseURL: "http://127.0.0.1:1", Executor: e.exec, CleanupInterval: -1, Now: e.clock.Now})
+	e := &env{exec: &genExecutor{}, blobs: spill.NewStore(spill.StoreOptions{}), clock: &clock{t: time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)}}
+	srv, err := dualresp.New(dualresp.Options{BaseURL: "http://127.0.0.1:1", CleanupInterval: -1, Now: e.clock.Now,
+		Executors: map[string]dualresp.Executor{"gen": e.exec, spill.Kind: e.blobs}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +134,7 @@ func (e *env) create(t *testing.T, text string, n int, cols []string) string {
 func TestJoinAggregates(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	a := analyze.New(e.results, e.exec, analyze.Options{})
+	a := analyze.New(e.results, analyze.Options{})
 	var calls [][2]int64
 	res, err := a.Run(t.Context(), analyze.Request{
 		SQL: `-- incidents per district with population
@@ -206,7 +209,7 @@ func indexOf(ss []string, s string) int {
 func TestValueTypes(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	a := analyze.New(e.results, e.exec, analyze.Options{})
+	a := analyze.New(e.results, analyze.Options{})
 	res, err := a.Run(t.Context(), analyze.Request{
 		SQL: `SELECT typeof(incident_id) AS id_t, typeof(amount) AS amount_t, typeof(code) AS code_t, code,
 			typeof(resolved) AS resolved_t, resolved, json_extract(tags, '$[1]') AS tag1, typeof(zip) AS zip_t
@@ -228,7 +231,7 @@ func TestValueTypes(t *testing.T) {
 func TestRejectsWrites(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	a := analyze.New(e.results, e.exec, analyze.Options{})
+	a := analyze.New(e.results, analyze.Options{})
 	before := e.exec.pages.Load() // the samples of CreateResponse
 	bad := []string{
 		"INSERT INTO districts VALUES ('X', 1)",
@@ -289,7 +292,7 @@ func TestCheckSQLMessages(t *testing.T) {
 func TestTimeout(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	a := analyze.New(e.results, e.exec, analyze.Options{Timeout: 50 * time.Millisecond})
+	a := analyze.New(e.results, analyze.Options{Timeout: 50 * time.Millisecond})
 	_, err := a.Run(t.Context(), analyze.Request{
 		SQL:     "SELECT count(*) FROM incidents a, incidents b, incidents c",
 		Results: map[string]string{"incidents": e.incidents},
@@ -302,7 +305,7 @@ func TestTimeout(t *testing.T) {
 func TestCallerCancel(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	a := analyze.New(e.results, e.exec, analyze.Options{})
+	a := analyze.New(e.results, analyze.Options{})
 	ctx, cancel := context.WithCancel(t.Context())
 	_, err := a.Run(ctx, analyze.Request{
 		SQL:     "SELECT count(*) FROM incidents a, incidents b, incidents c",
@@ -333,7 +336,7 @@ func TestRowLimit(t *testing.T) {
 		{"SELECT * FROM districts WHERE 0", 5, 0, false},
 	}
 	for _, tt := range tests {
-		a := analyze.New(e.results, e.exec, analyze.Options{MaxResultRows: tt.max})
+		a := analyze.New(e.results, analyze.Options{MaxResultRows: tt.max})
 		results := map[string]string{"districts": e.districts}
 		if strings.Contains(tt.sql, "incidents") {
 			results = map[string]string{"incidents": e.incidents}
@@ -351,7 +354,7 @@ func TestRowLimit(t *testing.T) {
 func TestProgressIsMonotonic(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	a := analyze.New(e.results, e.exec, analyze.Options{PageSize: 700})
+	a := analyze.New(e.results, analyze.Options{PageSize: 700})
 	var dones []int64
 	var totals []int64
 	_, err := a.Run(t.Context(), analyze.Request{SQL: "SELECT count(*) AS n FROM incidents",
@@ -388,7 +391,7 @@ func TestResourceErrors(t *testing.T) {
 	// Expire every record, then create fresh ones.
 	e.clock.Advance(dualresp.DefaultExpiration + time.Second)
 	fresh := e.create(t, "districts", 10, []string{"name", "population"})
-	a := analyze.New(e.results, e.exec, analyze.Options{})
+	a := analyze.New(e.results, analyze.Options{})
 	tests := []struct {
 		name    string
 		results map[string]string
@@ -427,7 +430,7 @@ func TestResourceErrors(t *testing.T) {
 func TestTooLarge(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	a := analyze.New(e.results, e.exec, analyze.Options{MaxRowsPerResult: 1000})
+	a := analyze.New(e.results, analyze.Options{MaxRowsPerResult: 1000})
 	_, err := a.Run(t.Context(), analyze.Request{SQL: "SELECT 1", Results: map[string]string{"i": e.incidents}}, nil)
 	var re *analyze.ResourceError
 	if !errors.Is(err, analyze.ErrTooLarge) || !errors.As(err, &re) || re.Table != "i" {
@@ -438,7 +441,7 @@ func TestTooLarge(t *testing.T) {
 func TestConcurrentRuns(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	a := analyze.New(e.results, e.exec, analyze.Options{})
+	a := analyze.New(e.results, analyze.Options{})
 	var wg sync.WaitGroup
 	errs := make(chan error, 8)
 	for range 8 {
@@ -462,18 +465,19 @@ func TestConcurrentRuns(t *testing.T) {
 	}
 }
 
-// A spilled tool result is analyzable through a spill.Mux.
+// A spilled tool result is analyzable: the Server reads it through the
+// executor of its kind, the spill.Store.
 func TestAnalyzeSpilledResult(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	sp := spill.New(e.results, spill.Options{Tools: map[string]spill.ToolOptions{"list": {Always: true}}})
+	sp := mcpgo.NewSpiller(e.results, e.blobs, spill.Options{Tools: map[string]spill.ToolOptions{"list": {Always: true}}})
 	var items []any
 	for i := range 300 {
 		items = append(items, map[string]any{"name": districtNames[i%10], "score": i})
 	}
 	res := sp.Spill(t.Context(), "list", &mcp.CallToolResult{StructuredContent: map[string]any{"results": items}})
 	uri := res.Meta.AdditionalFields[spill.MetaKey].(map[string]any)["uri"].(string)
-	a := analyze.New(e.results, spill.Mux{"gen": e.exec, spill.Kind: sp.Executor()}, analyze.Options{})
+	a := analyze.New(e.results, analyze.Options{})
 	out, err := a.Run(t.Context(), analyze.Request{
 		SQL:     "SELECT sum(s.score) AS total, count(DISTINCT d.name) AS n FROM spilled s JOIN districts d ON d.name = s.name",
 		Results: map[string]string{"spilled": uri, "districts": e.districts},

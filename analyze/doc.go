@@ -1,8 +1,11 @@
 // Package analyze runs read-only SQL over stored dualresp results: the
-// engine of an analyze_results tool. Each result named in a Request is
-// materialized, page by page through the results' Executor, into a table
-// of a fresh in-memory SQLite database (modernc.org/sqlite), so a model can
-// join results across datasets, which SoQL cannot do.
+// engine of an analyze_results tool. Each result named in a Request (by
+// any reference dualresp.ResourceID reads) is materialized into a table of
+// a fresh in-memory SQLite database (modernc.org/sqlite), so a model can
+// join results across datasets, which SoQL cannot do. Rows are read with
+// dualresp.Server.Rows: through the Executor of each record's query kind
+// (SoQL, spilled tool results, …), streamed when it can stream, else page
+// by page; the Analyzer needs only the dualresp Server.
 //
 // # One database per Run
 //
@@ -25,6 +28,20 @@
 // A result of more than MaxRowsPerResult rows is refused rather than loaded
 // in part, so that aggregates are never silently wrong.
 //
+// # Limits
+//
+// Every Run is bounded in time and memory, loading included:
+// Options.Timeout covers waiting for a turn (at most MaxConcurrent Runs load
+// and query at once), loading the tables and the query; the results of one
+// Run may hold at most MaxRows rows together (checked before loading) and
+// MaxLoadBytes bytes of JSON rows (checked while loading); no string, blob
+// or row SQLite makes may be longer than MaxValueBytes (SQLITE_LIMIT_LENGTH),
+// and a query's rows have at most max(MinResultColumns, widest table)
+// columns; the answer stops at MaxResultRows rows or MaxResultBytes bytes
+// (Truncated). SQLite's own heap limits (PRAGMA hard_heap_limit) are not
+// used: they are process-wide, and modernc.org/sqlite is built without
+// memory statistics, which they need.
+//
 // # Safety
 //
 // The SQL must be a single SELECT (or WITH … SELECT) statement. Three
@@ -34,7 +51,6 @@
 // REINDEX, ANALYZE, BEGIN, COMMIT, ROLLBACK, SAVEPOINT, RELEASE), then,
 // after loading, PRAGMA query_only=ON, no attachable databases
 // (SQLITE_LIMIT_ATTACHED = 0), and an authorizer that allows only reading
-// and functions (no load_extension). The query runs under Options.Timeout
-// (SQLite is interrupted when the context ends) and returns at most
-// MaxResultRows rows.
+// and functions (no load_extension). SQLite is interrupted when the Run's
+// context ends.
 package analyze

@@ -27,10 +27,10 @@ func TestLockDownEnforcedBySQLite(t *testing.T) {
 	if _, err := conn.ExecContext(ctx, `CREATE TABLE t (a); INSERT INTO t VALUES (1), (2)`); err != nil {
 		t.Fatal(err)
 	}
-	if err := lockDown(ctx, conn); err != nil {
+	if err := lockDown(ctx, conn, MinResultColumns); err != nil {
 		t.Fatal(err)
 	}
-	a := New(nil, nil, Options{})
+	a := New(nil, Options{})
 	writes := []string{
 		"INSERT INTO t VALUES (3)",
 		"WITH x AS (SELECT 1) INSERT INTO t SELECT * FROM x",

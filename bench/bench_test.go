@@ -145,13 +145,14 @@ func TestParseParts(t *testing.T) {
 		{"1,2,3,4", map[int]bool{1: true, 2: true, 3: true, 4: true}},
 		{" 2 ", map[int]bool{2: true}},
 		{"4,1,4", map[int]bool{1: true, 4: true}},
+		{"5", map[int]bool{5: true}},
 	} {
 		got, err := parseParts(tc.in)
 		if err != nil || !cmp.Equal(got, tc.want) {
 			t.Errorf("parseParts(%q) = %v, %v; want %v", tc.in, got, err, tc.want)
 		}
 	}
-	for _, bad := range []string{"", "0", "5", "1,,2", "two"} {
+	for _, bad := range []string{"", "0", "6", "1,,2", "two"} {
 		if _, err := parseParts(bad); err == nil || !strings.Contains(err.Error(), "-parts") {
 			t.Errorf("parseParts(%q) error = %v; want one naming -parts", bad, err)
 		}

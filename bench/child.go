@@ -26,10 +26,10 @@ import (
 
 	"github.com/datasf-mcp/datasf-mcp/datasf"
 	"github.com/datasf-mcp/datasf-mcp/dualresp"
+	"github.com/datasf-mcp/datasf-mcp/localportal"
+	"github.com/datasf-mcp/datasf-mcp/localportal/sampledata"
 	"github.com/datasf-mcp/datasf-mcp/schemacache"
-	"github.com/datasf-mcp/datasf-mcp/snapshot"
 	"github.com/datasf-mcp/datasf-mcp/socrata"
-	"github.com/datasf-mcp/datasf-mcp/socrata/socratatest"
 )
 
 // The bench binary re-executes itself for the server sides it measures. The
@@ -104,19 +104,17 @@ func mountPprof(mux *http.ServeMux) {
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 }
 
-// incidentSchema is the snapshot's police incident dataset, renamed for a
+// incidentSchema is the sample data's police incident dataset, renamed for a
 // generated dataset of n rows. Its Row function gives row i for any i.
-func incidentSchema(id string, n int) (socratatest.Schema, func(int) map[string]any) {
-	d := snapshot.Datasets(snapshot.Options{Scale: 1e-9})[0]
-	schema := socratatest.Schema{
+func incidentSchema(id string, n int) (localportal.Schema, func(int) map[string]any) {
+	d := sampledata.Datasets(sampledata.Options{Scale: 1e-9})[0]
+	schema := localportal.Schema{
 		ID:          id,
 		Name:        fmt.Sprintf("Police Department Incident Reports (bench, %d rows)", n),
 		Description: d.Description,
 		Category:    d.Category,
 		UpdatedAt:   d.UpdatedAt,
-	}
-	for _, c := range d.Columns {
-		schema.Columns = append(schema.Columns, socratatest.Column{Name: c.Name, FieldName: c.FieldName, DataType: c.DataType, Description: c.Description})
+		Columns:     d.Columns,
 	}
 	return schema, d.Row
 }
@@ -137,7 +135,7 @@ func parseSizes(s string) ([]int, error) {
 // upstreamStats is the answer of the upstream child's /bench/stats: what the
 // fake Socrata handler did since the last /bench/reset.
 type upstreamStats struct {
-	// Requests is socratatest's RequestCount("") (all endpoints, cumulative).
+	// Requests counts the requests to the fake portal (all endpoints, cumulative).
 	Requests int `json:"requests"`
 	// Calls is the number of handler calls since the reset.
 	Calls int `json:"calls"`
@@ -154,6 +152,7 @@ type timing struct {
 	mu       sync.Mutex
 	idle     *sync.Cond // signalled when inflight drops to 0
 	inflight int
+	total    int // calls since start, never reset
 	ivs      [][2]time.Time
 }
 
@@ -166,6 +165,7 @@ func newTiming(next http.Handler) *timing {
 func (t *timing) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	t.mu.Lock()
 	t.inflight++
+	t.total++
 	t.mu.Unlock()
 	start := time.Now()
 	t.next.ServeHTTP(w, r)
@@ -177,6 +177,13 @@ func (t *timing) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		t.idle.Broadcast()
 	}
 	t.mu.Unlock()
+}
+
+// requests is the number of calls since start (reset does not clear it).
+func (t *timing) requests() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.total
 }
 
 func (t *timing) reset() {
@@ -237,7 +244,7 @@ func serveUpstream(ctx context.Context, log *slog.Logger, sizesArg string) error
 	if err != nil {
 		return err
 	}
-	fake, err := socratatest.New(socratatest.Options{})
+	fake, err := localportal.New(localportal.Options{})
 	if err != nil {
 		return err
 	}
@@ -245,7 +252,7 @@ func serveUpstream(ctx context.Context, log *slog.Logger, sizesArg string) error
 	for i, n := range sizes {
 		start := time.Now()
 		schema, row := incidentSchema(datasetID(i), n)
-		if err := fake.AddGenerated(schema, n, row); err != nil {
+		if err := fake.AddGenerated(ctx, schema, n, row); err != nil {
 			return fmt.Errorf("generating %d rows: %w", n, err)
 		}
 		log.Info("generated dataset", "id", schema.ID, "rows", n, "took", time.Since(start).Round(time.Millisecond))
@@ -262,7 +269,7 @@ func serveUpstream(ctx context.Context, log *slog.Logger, sizesArg string) error
 	})
 	mux.HandleFunc("GET /bench/stats", func(w http.ResponseWriter, r *http.Request) {
 		calls, union, sum := tm.stats()
-		writeJSONBody(w, upstreamStats{Requests: fake.RequestCount(""), Calls: calls, UnionNS: int64(union), SumNS: int64(sum)})
+		writeJSONBody(w, upstreamStats{Requests: tm.requests(), Calls: calls, UnionNS: int64(union), SumNS: int64(sum)})
 	})
 	mountPprof(mux)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -325,13 +332,12 @@ func serveExport(ctx context.Context, log *slog.Logger, upstream string) error {
 	return serveOn(ctx, ln, mux)
 }
 
-// stack is the product assembled against an upstream portal: client,
-// schema cache, result server and MCP server with an in-process client.
+// stack is the product assembled against an upstream portal (datasf.New)
+// with an in-process MCP client.
 type stack struct {
-	client  *socrata.Client
+	svc     *datasf.Service
 	results *dualresp.Server
 	schemas *schemacache.Cache
-	srv     *datasf.Server
 	mcp     *client.Client
 	closers []func()
 }
@@ -345,39 +351,29 @@ func newStack(ctx context.Context, upstream, restBase string) (st *stack, err er
 			st.Close()
 		}
 	}()
-	st.client = socrata.NewClient(socrata.Options{BaseURL: upstream, DiscoveryURL: upstream, Timeout: 10 * time.Minute})
-	st.results, err = dualresp.New(dualresp.Options{
-		BaseURL:         restBase,
-		Executor:        datasf.NewExecutor(st.client),
+	st.svc, err = datasf.New(ctx, datasf.Config{
+		Socrata:         socrata.Options{BaseURL: upstream, DiscoveryURL: upstream, Timeout: 10 * time.Minute},
+		PublicURL:       restBase,
 		CleanupInterval: -1,
 		MaxResources:    100_000,
 	})
 	if err != nil {
 		return st, err
 	}
-	st.closers = append(st.closers, func() { _ = st.results.Close() })
-	st.schemas = schemacache.New(st.client, schemacache.Options{})
-	return st, st.startMCP(ctx, datasf.Options{Client: st.client, Results: st.results, Schemas: st.schemas})
-}
-
-func (st *stack) startMCP(ctx context.Context, opts datasf.Options) (err error) {
-	st.srv, err = datasf.NewServer(opts)
-	if err != nil {
-		return err
-	}
-	st.mcp, err = client.NewInProcessClient(st.srv.MCP())
-	if err != nil {
-		return err
+	st.closers = append(st.closers, func() { _ = st.svc.Close() })
+	st.results, st.schemas = st.svc.Results(), st.svc.Schemas()
+	if st.mcp, err = client.NewInProcessClient(st.svc.MCPServer()); err != nil {
+		return st, err
 	}
 	st.closers = append(st.closers, func() { _ = st.mcp.Close() })
 	if err := st.mcp.Start(ctx); err != nil {
-		return err
+		return st, err
 	}
 	init := mcp.InitializeRequest{}
 	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
 	init.Params.ClientInfo = mcp.Implementation{Name: "datasf-bench", Version: "1"}
 	_, err = st.mcp.Initialize(ctx, init)
-	return err
+	return st, err
 }
 
 // query calls query_datasf through the MCP session. A tool error (isError)

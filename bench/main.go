@@ -7,11 +7,13 @@
 //     paging the fake Resource API directly;
 //  3. query_datasf's own overhead (latency minus upstream time) and upstream
 //     requests per call, with the schema cached and not;
-//  4. micro benchmarks of SoQL parsing and fuzzy correction.
+//  4. micro benchmarks of SoQL parsing and fuzzy correction;
+//  5. start-up: `datasf-mcp --offline` start to ready and its RSS against
+//     `datasf-mcp --help` (startup.go).
 //
 // Usage:
 //
-//	go run ./bench [-runs 5] [-quick] [-parts 1,2,3,4] [-out docs/benchmarks.md] [-profile DIR]
+//	go run ./bench [-runs 5] [-quick] [-parts 1,2,3,4,5] [-out docs/benchmarks.md] [-profile DIR]
 //
 // The server sides run in child processes (the same binary, re-executed with
 // DATASF_BENCH_CHILD set) so their peak RSS can be read from /proc.
@@ -50,7 +52,7 @@ type config struct {
 	Quick bool
 	Out   string
 	// Parts are the parts to measure (1 payload, 2 retrieval, 3 overhead,
-	// 4 micro); the report has only their rows.
+	// 4 micro, 5 start-up); the report has only their rows.
 	Parts map[int]bool
 	// ProfileDir, when set, receives CPU profiles of the export server and
 	// the upstream taken during one extra large export.
@@ -68,7 +70,7 @@ type config struct {
 	MicroTime time.Duration
 	// Inline is the baseline's inline row cap.
 	Inline int
-	// PageSize is the export page size (datasf's exportPageSize) and the
+	// PageSize is the export page size (datasf's streamPageRows) and the
 	// baseline's page size.
 	PageSize int
 	// RESTPage is the page size used to verify retrieval through pages.
@@ -77,7 +79,7 @@ type config struct {
 
 func defaultConfig(quick bool) config {
 	c := config{
-		Runs: 5, Out: "docs/benchmarks.md", Parts: map[int]bool{1: true, 2: true, 3: true, 4: true},
+		Runs: 5, Out: "docs/benchmarks.md", Parts: map[int]bool{1: true, 2: true, 3: true, 4: true, 5: true},
 		Sizes:          []int{10, 1_000, 100_000, 1_000_000},
 		RetrievalSmall: 2, RetrievalLarge: 3, OverheadDataset: 1,
 		OverheadCalls: 200, MicroTime: time.Second,
@@ -100,7 +102,7 @@ func realMain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	quick := fs.Bool("quick", false, "smoke mode: small datasets, few calls, short micro benchmarks")
 	out := fs.String("out", "docs/benchmarks.md", "markdown file to write (empty: do not write)")
 	profile := fs.String("profile", "", "directory for CPU profiles of the export server and the upstream during one extra large export")
-	parts := fs.String("parts", "1,2,3,4", "comma-separated parts to measure: 1 payload, 2 full retrieval, 3 tool overhead, 4 micro")
+	parts := fs.String("parts", "1,2,3,4,5", "comma-separated parts to measure: 1 payload, 2 full retrieval, 3 tool overhead, 4 micro, 5 start-up")
 	if err = fs.Parse(args); err != nil {
 		return err
 	}
@@ -153,6 +155,12 @@ func run(ctx context.Context, cfg config, log *slog.Logger) (*report, error) {
 			return nil, fmt.Errorf("micro benchmarks: %w", err)
 		}
 	}
+	if cfg.Parts[5] {
+		log.Info("part 5: start-up of the offline server")
+		if err := startup(ctx, cfg, rep); err != nil {
+			return nil, fmt.Errorf("start-up: %w", err)
+		}
+	}
 	if !cfg.Parts[1] && !cfg.Parts[2] && !cfg.Parts[3] {
 		rep.total = time.Since(start)
 		return rep, nil
@@ -201,13 +209,13 @@ func run(ctx context.Context, cfg config, log *slog.Logger) (*report, error) {
 	return rep, nil
 }
 
-// parseParts reads -parts: a comma-separated list of 1 to 4.
+// parseParts reads -parts: a comma-separated list of 1 to 5.
 func parseParts(s string) (map[int]bool, error) {
 	parts := map[int]bool{}
 	for _, f := range strings.Split(s, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 1 || n > 4 {
-			return nil, fmt.Errorf("-parts must list parts 1 to 4 separated by commas (1 payload, 2 full retrieval, 3 tool overhead, 4 micro); got %q", s)
+		if err != nil || n < 1 || n > 5 {
+			return nil, fmt.Errorf("-parts must list parts 1 to 5 separated by commas (1 payload, 2 full retrieval, 3 tool overhead, 4 micro, 5 start-up); got %q", s)
 		}
 		parts[n] = true
 	}

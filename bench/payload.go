@@ -97,7 +97,7 @@ func keyPayload(n int, what string) string { return fmt.Sprintf("payload.%d.%s",
 // fetchRows reads the first k rows of a dataset from the upstream directly,
 // in the stable order.
 func (h *harness) fetchRows(ctx context.Context, id string, k int) ([]json.RawMessage, error) {
-	s, err := h.st.client.QueryStream(ctx, id, fmt.Sprintf("SELECT * ORDER BY :id LIMIT %d", k))
+	s, err := h.st.svc.SocrataClient().QueryStream(ctx, id, fmt.Sprintf("SELECT * ORDER BY :id LIMIT %d", k))
 	if err != nil {
 		return nil, err
 	}

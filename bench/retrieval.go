@@ -127,7 +127,7 @@ func validRow(row []byte) error {
 func (h *harness) pageDirect(ctx context.Context, id string, pageSize int) (int64, error) {
 	var total int64
 	for off := 0; ; off += pageSize {
-		s, err := h.st.client.QueryStream(ctx, id, fmt.Sprintf("SELECT * ORDER BY :id ASC LIMIT %d OFFSET %d", pageSize, off))
+		s, err := h.st.svc.SocrataClient().QueryStream(ctx, id, fmt.Sprintf("SELECT * ORDER BY :id ASC LIMIT %d OFFSET %d", pageSize, off))
 		if err != nil {
 			return total, err
 		}

@@ -2,7 +2,6 @@ package datasf
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -14,42 +13,6 @@ import (
 	"github.com/datasf-mcp/datasf-mcp/dualresp"
 )
 
-var analyzeInputSchema = json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "sql": {"type": "string", "minLength": 1, "maxLength": 100000,
-      "description": "One read-only SQLite SELECT (or WITH … SELECT) over the tables named in results, e.g. \"SELECT i.police_district, count(*) AS n FROM incidents i JOIN districts d ON d.name = i.police_district GROUP BY 1\". Joins across datasets are what this is for."},
-    "results": {"type": "object", "minProperties": 1, "maxProperties": 16,
-      "additionalProperties": {"type": "string"},
-      "description": "Table name -> stored result: its id, resource:// URI or URL (from query_datasf or list_results). Each result is loaded whole (up to 100,000 rows) into a table with the result's columns."},
-    "format": {"type": "string", "enum": ["auto", "json", "markdown"], "default": "auto",
-      "description": "How to render the text content: markdown for people, json for code. structuredContent is always present."}
-  },
-  "required": ["sql", "results"],
-  "additionalProperties": false
-}`)
-
-var analyzeOutputSchema = json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "summary": {"type": "string"},
-    "columns": {"type": "array", "items": {"type": "string"}},
-    "rows": {"type": "array", "items": {"type": "object"}},
-    "row_count": {"type": "integer"},
-    "truncated": {"type": "boolean"},
-    "tables": {"type": "array", "items": {
-      "type": "object",
-      "properties": {
-        "name": {"type": "string"},
-        "resource_id": {"type": "string"},
-        "rows": {"type": "integer"},
-        "columns": {"type": "array", "items": {"type": "string"}}
-      }
-    }}
-  },
-  "required": ["summary", "columns", "rows", "row_count", "truncated", "tables"]
-}`)
-
 type analyzeOutput struct {
 	Summary   string              `json:"summary"`
 	Columns   []string            `json:"columns"`
@@ -59,39 +22,7 @@ type analyzeOutput struct {
 	Tables    []analyze.TableInfo `json:"tables"`
 }
 
-func (s *Server) analyzeTool() server.ServerTool {
-	return server.ServerTool{
-		Tool: newTool("analyze_results",
-			"Run read-only SQL (SQLite dialect, SELECT only) over one or more stored query results, loaded into an embedded database: joins and calculations across datasets that SoQL cannot do. Results come from query_datasf or list_results. At most 1,000 result rows are returned; aggregate in SQL.",
-			analyzeInputSchema,
-			mcp.WithRawOutputSchema(analyzeOutputSchema),
-			readOnlyLocal("Analyze stored results with SQL"),
-		),
-		Handler: s.analyzeResults,
-	}
-}
-
-func (s *Server) analyzeResults(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	var in struct {
-		SQL     string            `json:"sql"`
-		Results map[string]string `json:"results"`
-		Format  string            `json:"format,omitempty"`
-	}
-	if res := decodeArgs(req, &in); res != nil {
-		return res, nil
-	}
-	switch {
-	case strings.TrimSpace(in.SQL) == "":
-		return validationError("sql must not be empty", map[string]any{"field": "sql"}), nil
-	case len(in.Results) == 0:
-		return validationError(`results must name at least one stored result, e.g. {"incidents": "resource://ID"}`, map[string]any{"field": "results"}), nil
-	}
-	switch in.Format {
-	case "", FormatAuto, FormatJSON, FormatMarkdown:
-	default:
-		return validationError(fmt.Sprintf("format must be one of auto, json, markdown; got %q", in.Format), map[string]any{"field": "format"}), nil
-	}
-
+func (s *Server) analyzeResults(ctx context.Context, req mcp.CallToolRequest, in *AnalyzeInput) (*mcp.CallToolResult, error) {
 	progress := progressSender(ctx, req)
 	res, err := s.analyzer.Run(ctx, analyze.Request{SQL: in.SQL, Results: in.Results}, progress)
 	if err != nil {

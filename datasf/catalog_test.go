@@ -114,6 +114,7 @@ func TestSearchValidation(t *testing.T) {
 		{"501 characters", map[string]any{"query": strings.Repeat("a", 501)}, "query"},
 		{"limit 21", map[string]any{"query": "food", "limit": 21}, "limit"},
 		{"negative limit", map[string]any{"query": "food", "limit": -1}, "limit"},
+		{"limit 0 is not unset", map[string]any{"query": "food", "limit": 0}, "limit"},
 		{"limit as text", map[string]any{"query": "food", "limit": "5"}, "limit"},
 		{"query as number", map[string]any{"query": 5}, "query"},
 		{"unknown argument", map[string]any{"query": "food", "domain": "evil.example"}, "domain"},
@@ -252,6 +253,7 @@ func TestListValidation(t *testing.T) {
 		arg  string
 	}{
 		{"limit 101", map[string]any{"limit": 101}, "limit"},
+		{"limit 0 is not unset", map[string]any{"limit": 0}, "limit"},
 		{"category too long", map[string]any{"category": strings.Repeat("x", 201)}, "category"},
 		{"category as number", map[string]any{"category": 7}, "category"},
 		{"unknown argument", map[string]any{"order": "oldest"}, "order"},

@@ -1,13 +1,33 @@
 // Package datasf is the MCP server for San Francisco's open data portal
 // (data.sfgov.org) and any other Socrata portal.
 //
-// NewServer returns an mcp-go server with four read-only tools:
+// New is the product's one composition root: from a Config it builds the
+// Socrata client (against the real portal, or the local one of package
+// localportal when Config.Offline is set), the result store and the result
+// registry (dualresp) with one executor per stored query kind, the schema
+// cache, the tools, and the HTTP handlers, and returns a Service holding
+// them: its MCPServer to serve over any transport, ServeStdio, Serve (the
+// REST API, and MCP over Streamable HTTP at /mcp), HTTPHandler and Close.
+// Tests assemble it through package datasftest.
+//
+// The MCP server has six read-only tools:
 //
 //   - search_datasf: full-text search of the portal's catalog (Discovery API);
 //   - list_datasf: the newest datasets, optionally of one category;
 //   - get_schema: a dataset's columns and exact row count, through a schema cache;
 //   - query_datasf: runs SoQL and answers with a dual response: a small sample,
-//     the exact total and a link to the complete result (package dualresp).
+//     the exact total and a link to the complete result (package dualresp);
+//   - list_results: the stored results of the caller's session that are still available;
+//   - analyze_results: read-only SQL (SQLite) over one or more stored results,
+//     for joins and calculations across datasets.
+//
+// Each tool is one value: its definition (name, description, annotations,
+// input and output schemas), its input type (SearchInput, ListInput,
+// SchemaInput, QueryInput, ListResultsInput, AnalyzeInput) and its handler.
+// Each argument limit is one constant (MaxSearchQuery, MaxSoQL, ...) from
+// which both the tool's input schema and its validation are made; zero is a
+// value, not "unset": an omitted limit or sample_size means the default, 0
+// is refused.
 //
 // The query path validates the input, parses the SoQL locally (syntax errors are
 // answered with their position before any request), corrects column names that
@@ -15,6 +35,7 @@
 // a deterministic order, and stores the query (not the rows) so the full result
 // can be paged later through the REST endpoint or read as an MCP resource.
 //
-// The package does no I/O of its own: the Socrata client, the result server and
-// the schema cache are passed in through Options.
+// Stored results are re-executed by kind: "soql" through Executor (the
+// portal, paged or streamed), "spill" (large search, list and schema
+// answers kept whole in memory) through package dualresp/spill.
 package datasf

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log"
-	"net/http/httptest"
+	"net"
 	"slices"
 
 	"github.com/mark3labs/mcp-go/client"
@@ -16,22 +16,19 @@ import (
 	"github.com/datasf-mcp/datasf-mcp/socrata/socratatest"
 )
 
-// Example wires the MCP server to a fake Socrata portal (package
-// socratatest) and a dual-response server whose REST endpoint is an
-// httptest server, then lists the tools and runs a query through an
+// Example assembles the product with datasf.New over a fake Socrata portal
+// (package socratatest) holding one generated dataset, serves its REST API
+// on a loopback listener, then lists the tools and runs a query through an
 // in-process MCP client.
 func Example() {
 	ctx := context.Background()
 
 	// A fake portal with one generated dataset of 90 rows.
-	portal, err := socratatest.New(socratatest.Options{})
+	portal, err := socratatest.Start(socratatest.Options{})
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer portal.Close()
-	if err := portal.Start(); err != nil {
-		log.Fatal(err)
-	}
 	schema := socratatest.Schema{
 		ID: "abcd-1234", Name: "Trees", Category: "Environment",
 		Columns: []socratatest.Column{
@@ -40,33 +37,32 @@ func Example() {
 		},
 	}
 	species := []string{"oak", "pine", "elm"}
-	if err := portal.AddGenerated(schema, 90, func(i int) map[string]any {
+	if err := portal.AddGenerated(ctx, schema, 90, func(i int) map[string]any {
 		return map[string]any{"species": species[i%3], "height": i}
 	}); err != nil {
 		log.Fatal(err)
 	}
 
-	// The Socrata client, the result server with its REST endpoint, the MCP server.
-	sc := socrata.NewClient(socrata.Options{BaseURL: portal.URL(), DiscoveryURL: portal.URL()})
-	rest := httptest.NewUnstartedServer(nil)
-	results, err := dualresp.New(dualresp.Options{
-		BaseURL:  "http://" + rest.Listener.Addr().String(),
-		Executor: datasf.NewExecutor(sc),
+	// The product: its REST API on a loopback listener, result links on
+	// that listener's address.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		log.Fatal(err)
+	}
+	svc, err := datasf.New(ctx, datasf.Config{
+		Socrata:  socrata.Options{BaseURL: portal.URL(), DiscoveryURL: portal.URL()},
+		Listener: ln,
 	})
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer results.Close()
-	rest.Config.Handler = results.Handler()
-	rest.Start()
-	defer rest.Close()
-	srv, err := datasf.NewServer(datasf.Options{Client: sc, Results: results})
-	if err != nil {
-		log.Fatal(err)
-	}
+	defer svc.Close()
+	serveCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	go func() { _ = svc.Serve(serveCtx) }()
 
 	// An MCP client session.
-	c, err := client.NewInProcessClient(srv.MCP())
+	c, err := client.NewInProcessClient(svc.MCPServer())
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/datasf-mcp/datasf-mcp/dualresp"
+	"github.com/datasf-mcp/datasf-mcp/dualresp/spill"
 	"github.com/datasf-mcp/datasf-mcp/socrata"
 	"github.com/datasf-mcp/datasf-mcp/soql"
 )
@@ -18,9 +19,9 @@ import (
 // QueryKind is the dualresp.Query kind of the queries this package stores.
 const QueryKind = "soql"
 
-// exportPageSize is the page size used to stream a whole result; Socrata
-// serves up to 50,000 rows a request.
-const exportPageSize = 50_000
+// streamPageRows is the number of rows of each upstream request Stream
+// makes to read a whole result; Socrata serves up to 50,000 rows a request.
+const streamPageRows = 50_000
 
 // streamAhead is how many pages Stream keeps requested ahead of the one it
 // is sending when it knows where the result ends.
@@ -30,13 +31,13 @@ const streamAhead = 2
 // dualresp.Executor the REST endpoint uses to serve pages and exports.
 type Executor struct {
 	client   *socrata.Client
-	pageSize int64 // rows per upstream request of Stream
+	pageRows int64 // rows per upstream request of Stream
 	ahead    int   // pages requested ahead of the one being sent (bounded streams)
 }
 
 // NewExecutor returns an Executor that runs queries through c.
 func NewExecutor(c *socrata.Client) *Executor {
-	return &Executor{client: c, pageSize: exportPageSize, ahead: streamAhead}
+	return &Executor{client: c, pageRows: streamPageRows, ahead: streamAhead}
 }
 
 // storedQuery builds the dualresp query definition for a SoQL query on a dataset.
@@ -68,15 +69,24 @@ func (e *Executor) Count(ctx context.Context, q dualresp.Query) (int64, error) {
 	return countRows(ctx, e.client, id, parsed)
 }
 
-// Page returns one page of the stored query's rows, as raw JSON objects.
-func (e *Executor) Page(ctx context.Context, q dualresp.Query, req dualresp.PageRequest) ([]json.RawMessage, error) {
+// Page returns one page of the stored query's rows, as raw JSON objects,
+// with the result's columns from the response's X-SODA2-Fields and
+// X-SODA2-Types headers: one upstream request.
+func (e *Executor) Page(ctx context.Context, q dualresp.Query, req dualresp.PageRequest) (dualresp.PageResult, error) {
 	id, parsed, err := e.parse(q)
 	if err != nil {
-		return nil, err
+		return dualresp.PageResult{}, err
 	}
 	parsed = withOrder(parsed, req.Order)
-	rows, _, err := rawRows(ctx, e.client, id, parsed.WithPage(req.Offset, req.Limit))
-	return rows, err
+	rows, cols, err := rawRows(ctx, e.client, id, parsed.WithPage(req.Offset, req.Limit))
+	return dualresp.PageResult{Rows: rows, Columns: cols}, err
+}
+
+// Executors returns the executors of the query kinds a datasf server
+// stores, for dualresp.Options.Executors: QueryKind (SoQL) through c, and
+// spill.Kind (spilled tool results) from blobs.
+func Executors(c *socrata.Client, blobs *spill.Store) map[string]dualresp.Executor {
+	return map[string]dualresp.Executor{QueryKind: NewExecutor(c), spill.Kind: blobs}
 }
 
 // Stream passes rows req.Offset .. req.Offset+req.Limit-1 of the stored
@@ -109,7 +119,7 @@ func (e *Executor) Stream(ctx context.Context, q dualresp.Query, req dualresp.Pa
 		if next >= end {
 			return
 		}
-		size := min(e.pageSize, end-next)
+		size := min(e.pageRows, end-next)
 		ch := make(chan openedPage, 1)
 		go func(off int64) {
 			s, err := e.client.QueryStream(ctx, id, parsed.WithPage(off, size).String())

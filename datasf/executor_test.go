@@ -25,13 +25,13 @@ func streamExecutor(t *testing.T) (*Executor, *socratatest.Server) {
 		{Name: "N", FieldName: "n", DataType: "number"},
 		{Name: "Label", FieldName: "label", DataType: "text"},
 	}}
-	if err := fake.AddGenerated(schema, streamRows, func(i int) map[string]any {
+	if err := fake.AddGenerated(t.Context(), schema, streamRows, func(i int) map[string]any {
 		return map[string]any{"n": i, "label": fmt.Sprintf("row %03d", i%10)}
 	}); err != nil {
 		t.Fatal(err)
 	}
 	e := NewExecutor(socrata.NewClient(socrata.Options{BaseURL: fake.URL(), MaxRetries: -1}))
-	e.pageSize = 50
+	e.pageRows = 50
 	return e, fake
 }
 
@@ -201,5 +201,30 @@ func TestStreamRequestsAhead(t *testing.T) {
 				t.Errorf("resource requests while the first row was held = %d; want %d", seen, tc.inFlight)
 			}
 		})
+	}
+}
+
+// Page reports the result's columns with its rows, from the response
+// headers: CreateResponse needs no other request to learn them.
+func TestPageReportsColumns(t *testing.T) {
+	t.Parallel()
+	e, fake := streamExecutor(t)
+	before := fake.RequestCount("resource")
+	res, err := e.Page(t.Context(), stored(t, "SELECT n, upper(label) AS big WHERE n < 5"), dualresp.PageRequest{Limit: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Rows) != 3 {
+		t.Errorf("Page gave %d rows; want 3", len(res.Rows))
+	}
+	names := make([]string, len(res.Columns))
+	for i, c := range res.Columns {
+		names[i] = c.Name
+	}
+	if !slices.Equal(names, []string{"n", "big"}) || res.Columns[0].Type == "" {
+		t.Errorf("Page columns = %+v; want n and big with types", res.Columns)
+	}
+	if got := fake.RequestCount("resource") - before; got != 1 {
+		t.Errorf("Page made %d requests; want 1", got)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,10 +15,9 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/datasf-mcp/datasf-mcp/datasf"
-	"github.com/datasf-mcp/datasf-mcp/dualresp"
+	"github.com/datasf-mcp/datasf-mcp/datasf/datasftest"
 	"github.com/datasf-mcp/datasf-mcp/internal/fixtures"
 	"github.com/datasf-mcp/datasf-mcp/socrata"
 	"github.com/datasf-mcp/datasf-mcp/socrata/socratatest"
@@ -28,20 +26,17 @@ import (
 // update rewrites the golden files in testdata/ instead of comparing.
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
-// harness is the product assembled for a test: the fake portal loaded with
-// the real fixtures, a Socrata client pointing at it, the dual-response
-// server with its REST endpoint on a loopback listener, the MCP server (with
-// output schema validation, so structured content that does not match a
-// tool's outputSchema fails the call) and an initialized in-process MCP
-// client session.
+// harness is the product assembled for a test (package datasftest): the
+// fake portal loaded with the real fixtures, the product with its REST API
+// on a loopback listener, and an initialized in-process MCP client session
+// (with output schema validation, so structured content that does not
+// match a tool's outputSchema fails the call).
 type harness struct {
-	fake    *socratatest.Server
-	client  *socrata.Client
-	results *dualresp.Server
-	rest    *httptest.Server
-	srv     *datasf.Server
-	mcp     *client.Client
-	init    *mcp.InitializeResult
+	fake *socratatest.Server
+	env  *datasftest.Env
+	srv  *datasf.Service
+	mcp  *client.Client
+	init *mcp.InitializeResult
 }
 
 // harnessOptions configures the Socrata client of a harness. The zero value
@@ -58,87 +53,35 @@ func fixtureDirs(tb testing.TB) (catalogDir, datasetsDir string) {
 	return fixtures.Path(tb, "catalog"), fixtures.Path(tb, "datasets")
 }
 
-// buildHarness assembles a harness. close releases everything it started,
-// also when err is not nil.
+// buildHarness assembles a harness over a new fake portal. close releases
+// everything it started, also when err is not nil.
 func buildHarness(catalogDir, datasetsDir string, opts harnessOptions) (h *harness, closeAll func(), err error) {
+	ctx := context.Background()
+	h = &harness{}
 	var closers []func()
 	closeAll = func() {
 		for i := len(closers) - 1; i >= 0; i-- {
 			closers[i]()
 		}
 	}
-	h = &harness{}
-	h.fake, err = socratatest.New(socratatest.Options{})
-	if err != nil {
+	if h.fake, err = socratatest.Start(socratatest.Options{}); err != nil {
 		return nil, closeAll, err
 	}
 	closers = append(closers, h.fake.Close)
-	if err := h.fake.Start(); err != nil {
+	if err := datasftest.LoadFixtures(ctx, h.fake, catalogDir, datasetsDir); err != nil {
 		return nil, closeAll, err
 	}
-	catalogs, err := filepath.Glob(filepath.Join(catalogDir, "*.jsonl"))
-	if err != nil {
-		return nil, closeAll, err
-	}
-	if len(catalogs) == 0 {
-		return nil, closeAll, fmt.Errorf("no catalog *.jsonl in %s", catalogDir)
-	}
-	for _, c := range catalogs {
-		if err := h.fake.LoadCatalog(c); err != nil {
-			return nil, closeAll, err
-		}
-	}
-	if err := h.fake.LoadFixturesDir(datasetsDir); err != nil {
-		return nil, closeAll, err
-	}
-	h.client = socrata.NewClient(socrata.Options{
-		BaseURL: h.fake.URL(), DiscoveryURL: h.fake.URL(),
-		Timeout: opts.timeout, MaxRetries: opts.maxRetries,
-	})
-
-	// The REST listener exists before the result server (which needs its
-	// URL); its handler is set before it starts serving.
-	h.rest = httptest.NewUnstartedServer(nil)
-	closers = append(closers, h.rest.Close)
-	h.results, err = dualresp.New(dualresp.Options{
-		BaseURL:         "http://" + h.rest.Listener.Addr().String(),
-		Executor:        datasf.NewExecutor(h.client),
-		CleanupInterval: -1,
+	h.env, err = datasftest.Start(ctx, datasftest.Options{
+		PortalURL: h.fake.URL(),
+		Config: datasf.Config{
+			Socrata: socrata.Options{Timeout: opts.timeout, MaxRetries: opts.maxRetries},
+		},
 	})
 	if err != nil {
 		return nil, closeAll, err
 	}
-	closers = append(closers, func() { _ = h.results.Close() })
-	mux := http.NewServeMux()
-	mux.Handle("/resources/", h.results.Handler())
-	h.rest.Config.Handler = mux
-	h.rest.Start()
-
-	h.srv, err = datasf.NewServer(datasf.Options{
-		Client:        h.client,
-		Results:       h.results,
-		ServerOptions: []server.ServerOption{server.WithOutputSchemaValidation()},
-	})
-	if err != nil {
-		return nil, closeAll, err
-	}
-	h.mcp, err = client.NewInProcessClient(h.srv.MCP())
-	if err != nil {
-		return nil, closeAll, err
-	}
-	closers = append(closers, func() { _ = h.mcp.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := h.mcp.Start(ctx); err != nil {
-		return nil, closeAll, err
-	}
-	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-	init.Params.ClientInfo = mcp.Implementation{Name: "datasf-test", Version: "1"}
-	h.init, err = h.mcp.Initialize(ctx, init)
-	if err != nil {
-		return nil, closeAll, err
-	}
+	closers = append(closers, func() { _ = h.env.Close() })
+	h.srv, h.mcp, h.init = h.env.Service, h.env.MCP, h.env.Init
 	return h, closeAll, nil
 }
 

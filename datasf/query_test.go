@@ -585,6 +585,7 @@ func TestQueryArguments(t *testing.T) {
 		{"sample_size fractional", ok("sample_size", 1.5), "sample_size"},
 		{"sample_size 101", ok("sample_size", 101), "sample_size"},
 		{"sample_size negative", ok("sample_size", -3), "sample_size"},
+		{"sample_size 0 is not unset", ok("sample_size", 0), "sample_size"},
 		{"format unknown", ok("format", "csv"), "format"},
 		{"missing soql", ok("soql", nil), "soql"},
 		{"empty soql", ok("soql", ""), "soql"},

@@ -11,10 +11,12 @@ import (
 
 // resourceBody is the JSON text of a resources/read of resource://{id}.
 type resourceBody struct {
-	ID         string           `json:"id"`
-	URL        string           `json:"url"`
-	TotalCount int64            `json:"total_count"`
-	Query      string           `json:"query"`
+	ID         string `json:"id"`
+	URL        string `json:"url"`
+	TotalCount int64  `json:"total_count"`
+	Query      struct {
+		Text string `json:"text"`
+	} `json:"query"`
 	Data       []map[string]any `json:"data"`
 	Returned   int              `json:"returned_count"`
 	HasNext    bool             `json:"has_next"`
@@ -76,8 +78,8 @@ func TestReadResource(t *testing.T) {
 			if wantNext := int64(tt.wantPage) < tt.wantTotal; body.HasNext != wantNext || (body.NextOffset != nil) != wantNext {
 				t.Errorf("resource has_next %t next_offset %v; want has_next %t", body.HasNext, body.NextOffset, wantNext)
 			}
-			if body.URL != out.Resource.URL || body.Query != out.Metadata.Query {
-				t.Errorf("resource url %q query %q; tool gave %q %q", body.URL, body.Query, out.Resource.URL, out.Metadata.Query)
+			if body.URL != out.Resource.URL || body.Query.Text != out.Metadata.Query {
+				t.Errorf("resource url %q query %q; tool gave %q %q", body.URL, body.Query.Text, out.Resource.URL, out.Metadata.Query)
 			}
 			// The first page is the REST endpoint's first page.
 			if tt.wantPage > 0 {

@@ -2,25 +2,39 @@ package datasf
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/datasf-mcp/datasf-mcp/dualresp"
 )
 
-// sessionResults remembers which results each MCP session created, so
-// list_results can show a session its own results. Ids are kept per session,
-// bounded; the records themselves live in the result store.
+// sessionResults remembers which results each MCP session (or, with
+// bearer tokens, each token) created, so list_results shows a caller its own
+// results and no one else's. Ids are kept per owner, the newest
+// MaxResultsPerOwner of each; owners are kept least recently used first, at
+// most maxResultOwners; the records themselves live in the result store.
 type sessionResults struct {
-	mu  sync.Mutex
-	ids map[string][]string
+	once sync.Once
+	ids  *lru.Cache[string, []string]
 }
 
-const maxResultsPerSession = 200
+// maxResultOwners bounds the sessions and tokens whose result ids are
+// remembered.
+const maxResultOwners = 10_000
+
+func (r *sessionResults) cache() *lru.Cache[string, []string] {
+	r.once.Do(func() {
+		r.ids, _ = lru.New[string, []string](maxResultOwners) // only fails for a size <= 0
+	})
+	return r.ids
+}
 
 func sessionID(ctx context.Context) string {
 	if s := server.ClientSessionFromContext(ctx); s != nil {
@@ -29,59 +43,47 @@ func sessionID(ctx context.Context) string {
 	return ""
 }
 
+// resultsOwner is whom the results created in ctx are listed to: the bearer
+// token's owner, else the MCP session. It is "" when the caller has neither
+// (a client on the stateless protocol without a token): its results are
+// then listed to no one.
+func resultsOwner(ctx context.Context) string {
+	if owner, ok := dualresp.OwnerFrom(ctx); ok && owner != "" {
+		return "owner:" + owner
+	}
+	if sid := sessionID(ctx); sid != "" {
+		return "session:" + sid
+	}
+	return ""
+}
+
 func (r *sessionResults) add(ctx context.Context, id string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.ids == nil {
-		r.ids = map[string][]string{}
+	key := resultsOwner(ctx)
+	if key == "" {
+		return
 	}
-	sid := sessionID(ctx)
-	ids := append(r.ids[sid], id)
-	if len(ids) > maxResultsPerSession {
-		ids = ids[len(ids)-maxResultsPerSession:]
+	c := r.cache()
+	ids, _ := c.Get(key)
+	ids = append(slices.Clip(ids), id)
+	if len(ids) > MaxResultsPerOwner {
+		ids = ids[len(ids)-MaxResultsPerOwner:]
 	}
-	r.ids[sid] = ids
+	c.Add(key, ids)
 }
 
 func (r *sessionResults) list(ctx context.Context) []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]string(nil), r.ids[sessionID(ctx)]...)
+	key := resultsOwner(ctx)
+	if key == "" {
+		return nil
+	}
+	ids, _ := r.cache().Get(key)
+	return slices.Clone(ids)
 }
 
-var listResultsInputSchema = json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "format": {"type": "string", "enum": ["auto", "json", "markdown"], "default": "auto",
-      "description": "How to render the text content: markdown for people, json for code. structuredContent is always present."}
-  },
-  "additionalProperties": false
-}`)
-
-var listResultsOutputSchema = json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "summary": {"type": "string"},
-    "count": {"type": "integer"},
-    "results": {"type": "array", "items": {
-      "type": "object",
-      "properties": {
-        "id": {"type": "string"},
-        "uri": {"type": "string"},
-        "url": {"type": "string"},
-        "name": {"type": "string"},
-        "query": {"type": "string"},
-        "total_count": {"type": "integer"},
-        "columns": {"type": "array", "items": {"type": "string"}},
-        "created_at": {"type": "string"},
-        "expires_at": {"type": ["string", "null"]},
-        "pinned": {"type": "boolean"}
-      },
-      "required": ["id", "uri", "url", "name", "total_count", "columns"]
-    }}
-  },
-  "required": ["summary", "count", "results"]
-}`)
+// forgetSession drops what a session that ended created from the lists.
+func (r *sessionResults) forgetSession(sessionID string) {
+	r.cache().Remove("session:" + sessionID)
+}
 
 type resultItem struct {
 	ID         string   `json:"id"`
@@ -97,53 +99,35 @@ type resultItem struct {
 }
 
 type listResultsOutput struct {
-	Summary string       `json:"summary"`
-	Count   int          `json:"count"`
-	Results []resultItem `json:"results"`
+	Summary    string       `json:"summary"`
+	Count      int          `json:"count"`
+	Total      int          `json:"total"`
+	Offset     int          `json:"offset"`
+	NextOffset *int         `json:"next_offset"`
+	Results    []resultItem `json:"results"`
 }
 
-func (s *Server) listResultsTool() server.ServerTool {
-	return server.ServerTool{
-		Tool: newTool("list_results",
-			"List the query results of this session that are still available: name, query, total rows, columns, expiry and link. Use it to find a result again instead of re-running a query.",
-			listResultsInputSchema,
-			mcp.WithRawOutputSchema(listResultsOutputSchema),
-			readOnlyLocal("List stored results"),
-		),
-		Handler: s.listResults,
-	}
-}
-
-// readOnlyLocal annotates a read-only tool that only reads this server's own
-// state (not the open world).
-func readOnlyLocal(title string) mcp.ToolOption {
-	return mcp.WithToolAnnotation(mcp.ToolAnnotation{
-		Title:           title,
-		ReadOnlyHint:    mcp.ToBoolPtr(true),
-		DestructiveHint: mcp.ToBoolPtr(false),
-		IdempotentHint:  mcp.ToBoolPtr(true),
-		OpenWorldHint:   mcp.ToBoolPtr(false),
-	})
-}
-
-func (s *Server) listResults(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	var in struct {
-		Format string `json:"format,omitempty"`
-	}
-	if res := decodeArgs(req, &in); res != nil {
-		return res, nil
-	}
-	switch in.Format {
-	case "", FormatAuto, FormatJSON, FormatMarkdown:
-	default:
-		return validationError(fmt.Sprintf("format must be one of auto, json, markdown; got %q", in.Format), map[string]any{"field": "format"}), nil
-	}
-	out := listResultsOutput{Results: []resultItem{}}
+func (s *Server) listResults(ctx context.Context, _ mcp.CallToolRequest, in *ListResultsInput) (*mcp.CallToolResult, error) {
+	limit, offset := or(in.Limit, DefaultListResultsLimit), or(in.Offset, 0)
+	out := listResultsOutput{Results: []resultItem{}, Offset: offset}
 	ids := s.session.list(ctx)
+	var live []*dualresp.Record
 	for i := len(ids) - 1; i >= 0; i-- { // newest first
 		rec, err := s.results.Resource(ctx, ids[i])
 		if err != nil {
 			continue // expired or deleted
+		}
+		live = append(live, rec)
+	}
+	out.Total = len(live)
+	for i, rec := range live {
+		if i < offset {
+			continue
+		}
+		if len(out.Results) == limit {
+			next := i
+			out.NextOffset = &next
+			break
 		}
 		it := resultItem{
 			ID: rec.ID, URI: s.results.URI(rec.ID), URL: s.results.URL(rec.ID), Name: rec.Name, Query: rec.Query.Text,
@@ -160,7 +144,16 @@ func (s *Server) listResults(ctx context.Context, req mcp.CallToolRequest) (*mcp
 		out.Results = append(out.Results, it)
 	}
 	out.Count = len(out.Results)
-	out.Summary = fmt.Sprintf("%d stored results in this session.", out.Count)
+	switch {
+	case resultsOwner(ctx) == "":
+		out.Summary = "This connection has no session and no bearer token, so no results are listed to it; use the links that query_datasf returned."
+	case out.NextOffset != nil:
+		out.Summary = fmt.Sprintf("Results %d-%d of %d stored results of this session, newest first. More: offset %d.", offset+1, offset+out.Count, out.Total, *out.NextOffset)
+	case offset == 0:
+		out.Summary = fmt.Sprintf("%d stored results in this session, newest first.", out.Total)
+	default:
+		out.Summary = fmt.Sprintf("%d stored results in this session; %d shown from offset %d.", out.Total, out.Count, offset)
+	}
 	var table strings.Builder
 	table.WriteString("| name | rows | expires | url |\n|---|---|---|---|\n")
 	for _, it := range out.Results {

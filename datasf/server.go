@@ -10,6 +10,7 @@ import (
 
 	"github.com/datasf-mcp/datasf-mcp/analyze"
 	"github.com/datasf-mcp/datasf-mcp/dualresp"
+	"github.com/datasf-mcp/datasf-mcp/dualresp/mcpgo"
 	"github.com/datasf-mcp/datasf-mcp/dualresp/spill"
 	"github.com/datasf-mcp/datasf-mcp/schemacache"
 	"github.com/datasf-mcp/datasf-mcp/socrata"
@@ -30,7 +31,9 @@ type Options struct {
 	// Client talks to the Socrata portal.
 	Client *socrata.Client
 	// Results stores dual responses and serves their full results. Build it
-	// with NewExecutor(Client) as its executor.
+	// with Executors(Client, blobs) as its Executors: SoQL through Client,
+	// spilled results from blobs, the *spill.Store the spill middleware
+	// fills (NewServer takes it from Results).
 	Results *dualresp.Server
 	// Schemas caches dataset schemas. Default: a schemacache.Cache over Client.
 	Schemas *schemacache.Cache
@@ -39,9 +42,6 @@ type Options struct {
 	DefaultSampleSize int
 	// Logger receives diagnostics (default: discard). Never stdout.
 	Logger *slog.Logger
-	// Executor re-executes stored results for resources/read. Default:
-	// NewExecutor(Client). Give the same one as the Results server's.
-	Executor dualresp.Executor
 	// Spill configures the large-result middleware that keeps big
 	// search_datasf, list_datasf and get_schema answers out of the model's
 	// context (query_datasf is a dual response already and never spills).
@@ -54,18 +54,17 @@ type Options struct {
 type Server struct {
 	client  *socrata.Client
 	results *dualresp.Server
-	exec    dualresp.Executor
 	schemas *schemacache.Cache
 	sample  int
 	log     *slog.Logger
 	mcp     *server.MCPServer
 	session sessionResults
 
-	spiller  *spill.Spiller
+	spiller  *mcpgo.Spiller
 	analyzer *analyze.Analyzer
 }
 
-// NewServer returns the DataSF MCP server with its four tools and the
+// NewServer returns the DataSF MCP server with its six tools and the
 // resource://{id} template for stored results.
 func NewServer(opts Options) (*Server, error) {
 	if opts.Client == nil {
@@ -81,9 +80,15 @@ func NewServer(opts Options) (*Server, error) {
 		sample:  opts.DefaultSampleSize,
 		log:     opts.Logger,
 	}
-	s.exec = opts.Executor
-	if s.exec == nil {
-		s.exec = NewExecutor(opts.Client)
+	// Spilled results are kept in the spill.Store that Results reads the
+	// query kind spill.Kind from: one route from a record to its rows.
+	spilled, err := opts.Results.Executor(spill.Kind)
+	if err != nil {
+		return nil, fmt.Errorf("datasf: Options.Results cannot read spilled results (build it with Executors(Client, spill.NewStore(…))): %w", err)
+	}
+	blobs, ok := spilled.(*spill.Store)
+	if !ok {
+		return nil, fmt.Errorf("datasf: Options.Results executes %q with a %T; want the *spill.Store of Executors(Client, blobs)", spill.Kind, spilled)
 	}
 	if s.schemas == nil {
 		s.schemas = schemacache.New(opts.Client, schemacache.Options{})
@@ -98,7 +103,7 @@ func NewServer(opts Options) (*Server, error) {
 	if spillOpts.Tools == nil {
 		spillOpts.Tools = map[string]spill.ToolOptions{}
 	}
-	for _, name := range []string{"query_datasf", "list_results"} {
+	for _, name := range []string{"query_datasf"} {
 		if _, ok := spillOpts.Tools[name]; !ok {
 			spillOpts.Tools[name] = spill.ToolOptions{Never: true}
 		}
@@ -106,11 +111,8 @@ func NewServer(opts Options) (*Server, error) {
 	if spillOpts.Logger == nil {
 		spillOpts.Logger = s.log
 	}
-	s.spiller = spill.New(opts.Results, spillOpts)
-	// Stored results are re-read by kind: SoQL through Socrata, spilled
-	// results from the spiller's memory.
-	s.exec = spill.Mux{QueryKind: s.exec, spill.Kind: s.spiller.Executor()}
-	s.analyzer = analyze.New(opts.Results, s.exec, analyze.Options{Logger: s.log})
+	s.spiller = mcpgo.NewSpiller(opts.Results, blobs, spillOpts)
+	s.analyzer = analyze.New(opts.Results, analyze.Options{Logger: s.log})
 
 	mopts := []server.ServerOption{
 		server.WithToolHandlerMiddleware(s.spiller.Middleware()),
@@ -121,11 +123,8 @@ func NewServer(opts Options) (*Server, error) {
 	}
 	mopts = append(mopts, opts.ServerOptions...)
 	s.mcp = server.NewMCPServer("datasf-mcp", Version, mopts...)
-	for _, t := range s.tools() {
-		s.mcp.AddTool(t.Tool, t.Handler)
-	}
-	for _, t := range []server.ServerTool{s.listResultsTool(), s.analyzeTool()} {
-		s.mcp.AddTool(t.Tool, t.Handler)
+	for _, t := range s.toolList() {
+		s.mcp.AddTool(t.def, t.handler)
 	}
 	s.mcp.AddResourceTemplate(
 		mcp.NewResourceTemplate("resource://{id}", "Stored query result",
@@ -140,8 +139,15 @@ func NewServer(opts Options) (*Server, error) {
 // MCP returns the mcp-go server, to serve over stdio or Streamable HTTP.
 func (s *Server) MCP() *server.MCPServer { return s.mcp }
 
-// Tools returns the tool definitions with their handlers.
-func (s *Server) Tools() []server.ServerTool { return s.tools() }
+// Tools returns every tool's definition with its handler, as registered.
+func (s *Server) Tools() []server.ServerTool {
+	list := s.toolList()
+	out := make([]server.ServerTool, len(list))
+	for i, t := range list {
+		out[i] = server.ServerTool{Tool: t.def, Handler: t.handler}
+	}
+	return out
+}
 
 func instructions(domain string) string {
 	return fmt.Sprintf(Instructions, domain)

@@ -1,134 +1,21 @@
 package datasf
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"reflect"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/datasf-mcp/datasf-mcp/dualresp"
+	"github.com/datasf-mcp/datasf-mcp/dualresp/mcpgo"
 	"github.com/datasf-mcp/datasf-mcp/fuzzymatch"
 	"github.com/datasf-mcp/datasf-mcp/socrata"
 	"github.com/datasf-mcp/datasf-mcp/soql"
-	"github.com/datasf-mcp/datasf-mcp/validate"
 )
-
-// readOnly sets the four annotations explicitly: every tool only reads a
-// remote portal.
-func readOnly(title string) mcp.ToolOption {
-	return mcp.WithToolAnnotation(mcp.ToolAnnotation{
-		Title:           title,
-		ReadOnlyHint:    mcp.ToBoolPtr(true),
-		DestructiveHint: mcp.ToBoolPtr(false),
-		IdempotentHint:  mcp.ToBoolPtr(true),
-		OpenWorldHint:   mcp.ToBoolPtr(true),
-	})
-}
-
-// newTool builds a tool whose input schema is given as raw JSON.
-func newTool(name, description string, input json.RawMessage, opts ...mcp.ToolOption) mcp.Tool {
-	t := mcp.NewToolWithRawSchema(name, description, input)
-	for _, opt := range opts {
-		opt(&t)
-	}
-	return t
-}
-
-func (s *Server) tools() []server.ServerTool {
-	return []server.ServerTool{
-		{
-			Tool: newTool("search_datasf", "Search the open data portal's catalog for datasets by keywords. Returns dataset ids (4x4, e.g. wg3w-h783), names and descriptions. Next step: get_schema on a dataset id.", searchInputSchema,
-				mcp.WithRawOutputSchema(searchOutputSchema),
-				readOnly("Search datasets"),
-			),
-			Handler: s.search,
-		},
-		{
-			Tool: newTool("list_datasf", "List the portal's datasets, most recently updated first, optionally only one category (e.g. \"Public Safety\"). Next step: get_schema on a dataset id.", listInputSchema,
-				mcp.WithRawOutputSchema(listOutputSchema),
-				readOnly("List datasets"),
-			),
-			Handler: s.list,
-		},
-		{
-			Tool: newTool("get_schema", "Get a dataset's columns (display name, fieldName to use in SoQL, data type, description) and its exact row count. Call it before query_datasf.", schemaInputSchema,
-				mcp.WithRawOutputSchema(schemaOutputSchema),
-				readOnly("Dataset schema"),
-			),
-			Handler: s.schema,
-		},
-		{
-			Tool: newTool("query_datasf", "Run a SoQL query on a dataset. Returns a small SAMPLE of the rows (results), the exact total (metadata.total_count) and a link (resource.url) to the complete result for the user or application. Prefer aggregation (GROUP BY, count(*), sum) to answer questions; never page through the full result yourself.", queryInputSchema,
-				mcp.WithRawOutputSchema(queryOutputSchema),
-				readOnly("Query a dataset"),
-			),
-			Handler: s.query,
-		},
-	}
-}
-
-// decodeArgs decodes the tool arguments into v strictly: unknown arguments
-// and wrong JSON types are errors that name the argument.
-func decodeArgs(req mcp.CallToolRequest, v any) *mcp.CallToolResult {
-	raw, err := json.Marshal(req.GetRawArguments())
-	if err != nil {
-		return validationError("arguments could not be read: "+err.Error(), nil)
-	}
-	if string(raw) == "null" {
-		raw = []byte("{}")
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		var te *json.UnmarshalTypeError
-		switch {
-		case errors.As(err, &te):
-			return validationError(fmt.Sprintf("%s must be a %s, not a JSON %s", te.Field, jsonKind(te.Type.Kind().String()), te.Value),
-				map[string]any{"field": te.Field})
-		case strings.HasPrefix(err.Error(), "json: unknown field "):
-			name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
-			return validationError(fmt.Sprintf("unknown argument %q; accepted arguments: %s", name, strings.Join(jsonFields(v), ", ")),
-				map[string]any{"field": name})
-		default:
-			return validationError("arguments must be a JSON object: "+err.Error(), nil)
-		}
-	}
-	return nil
-}
-
-func jsonKind(goKind string) string {
-	switch goKind {
-	case "string":
-		return "string"
-	case "bool", "ptr":
-		return "boolean"
-	case "int", "int64", "int32", "float64":
-		return "number"
-	}
-	return goKind
-}
-
-// invalid turns a validation error into a tool result.
-func invalid(err error) *mcp.CallToolResult {
-	var verr *validate.Error
-	if errors.As(err, &verr) {
-		fields := make([]string, 0, len(verr.Fields))
-		for _, f := range verr.Fields {
-			fields = append(fields, f.Field)
-		}
-		return validationError(err.Error(), map[string]any{"fields": fields})
-	}
-	return validationError(err.Error(), nil)
-}
 
 type datasetItem struct {
 	ID          string   `json:"id"`
@@ -175,19 +62,13 @@ type catalogResult struct {
 	Results  []datasetItem `json:"results"`
 }
 
-func (s *Server) search(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	var in validate.SearchInput
-	if res := decodeArgs(req, &in); res != nil {
-		return res, nil
-	}
-	if err := validate.Struct(&in); err != nil {
-		return invalid(err), nil
-	}
-	ds, err := s.client.Search(ctx, in.Query, in.Limit)
+func (s *Server) search(ctx context.Context, _ mcp.CallToolRequest, in *SearchInput) (*mcp.CallToolResult, error) {
+	limit := or(in.Limit, DefaultSearchLimit)
+	ds, err := s.client.Search(ctx, in.Query, limit)
 	if err != nil {
 		return upstreamError(err, "the catalog search", ""), nil
 	}
-	out := catalogResult{Query: in.Query, Results: datasetItems(ds, in.Limit)}
+	out := catalogResult{Query: in.Query, Results: datasetItems(ds, limit)}
 	out.Count = len(out.Results)
 	out.Summary = fmt.Sprintf("%d datasets match %q.", out.Count, in.Query)
 	if out.Count == 0 {
@@ -198,19 +79,13 @@ func (s *Server) search(ctx context.Context, req mcp.CallToolRequest) (*mcp.Call
 	return render(responseFormat(ctx, in.Format), out, out.Summary, catalogTable(out.Results)), nil
 }
 
-func (s *Server) list(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	var in validate.ListInput
-	if res := decodeArgs(req, &in); res != nil {
-		return res, nil
-	}
-	if err := validate.Struct(&in); err != nil {
-		return invalid(err), nil
-	}
-	ds, err := s.client.List(ctx, in.Category, in.Limit)
+func (s *Server) list(ctx context.Context, _ mcp.CallToolRequest, in *ListInput) (*mcp.CallToolResult, error) {
+	limit := or(in.Limit, DefaultListLimit)
+	ds, err := s.client.List(ctx, in.Category, limit)
 	if err != nil {
 		return upstreamError(err, "the catalog listing", ""), nil
 	}
-	out := catalogResult{Category: in.Category, Results: datasetItems(ds, in.Limit)}
+	out := catalogResult{Category: in.Category, Results: datasetItems(ds, limit)}
 	out.Count = len(out.Results)
 	if in.Category != "" {
 		out.Summary = fmt.Sprintf("The %d most recently updated datasets in category %q.", out.Count, in.Category)
@@ -238,14 +113,7 @@ type schemaResult struct {
 	Columns     []schemaColumn `json:"columns"`
 }
 
-func (s *Server) schema(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	var in validate.SchemaInput
-	if res := decodeArgs(req, &in); res != nil {
-		return res, nil
-	}
-	if err := validate.Struct(&in); err != nil {
-		return invalid(err), nil
-	}
+func (s *Server) schema(ctx context.Context, _ mcp.CallToolRequest, in *SchemaInput) (*mcp.CallToolResult, error) {
 	sc, cached, err := s.schemas.Schema(ctx, in.DatasetID)
 	if err != nil {
 		return upstreamError(err, "dataset "+in.DatasetID, "Check the id with search_datasf."), nil
@@ -266,14 +134,7 @@ func (s *Server) schema(ctx context.Context, req mcp.CallToolRequest) (*mcp.Call
 	return render(responseFormat(ctx, in.Format), out, out.Summary, table.String()), nil
 }
 
-func (s *Server) query(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	var in validate.QueryInput
-	if res := decodeArgs(req, &in); res != nil {
-		return res, nil
-	}
-	if err := validate.Struct(&in); err != nil {
-		return invalid(err), nil
-	}
+func (s *Server) query(ctx context.Context, _ mcp.CallToolRequest, in *QueryInput) (*mcp.CallToolResult, error) {
 	if _, err := soql.Parse(in.SoQL); err != nil {
 		return syntaxError(err), nil
 	}
@@ -284,7 +145,8 @@ func (s *Server) query(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallT
 	text := in.SoQL
 	corrections := []fuzzymatch.Correction{}
 	var ambiguous []fuzzymatch.Ambiguity
-	if in.AutoCorrect == nil || *in.AutoCorrect {
+	var rejected []fuzzymatch.Rejection
+	if or(in.AutoCorrect, true) {
 		fields := make([]string, len(sc.Columns))
 		for i, c := range sc.Columns {
 			fields[i] = c.FieldName
@@ -298,38 +160,22 @@ func (s *Server) query(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallT
 			corrections = fixed.Corrections
 		}
 		ambiguous = fixed.Ambiguous
+		rejected = fixed.Rejected
 	}
 	parsed, err := soql.Parse(text)
 	if err != nil {
 		return syntaxError(err), nil
 	}
+	// What the portal would refuse is answered now, in its words (checks.go).
+	if res := localCheck(parsed, text, in.DatasetID, sc, rejected); res != nil {
+		return res, nil
+	}
 	stable := parsed.WithStableOrder()
 
-	sampleSize := in.SampleSize
+	sampleSize := or(in.SampleSize, s.sample)
 	if sampleSize == 0 {
-		sampleSize = s.sample
+		sampleSize = DefaultSampleSize
 	}
-	if sampleSize == 0 {
-		sampleSize = 15
-	}
-	var (
-		total  int64
-		sample []json.RawMessage
-		cols   []dualresp.Column
-	)
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() (err error) {
-		total, err = countRows(gctx, s.client, in.DatasetID, stable)
-		return err
-	})
-	g.Go(func() (err error) {
-		sample, cols, err = rawRows(gctx, s.client, in.DatasetID, stable.WithPage(0, int64(sampleSize)))
-		return err
-	})
-	if err := g.Wait(); err != nil {
-		return queryError(err, in.DatasetID, sc), nil
-	}
-
 	meta := map[string]any{
 		"dataset_id":   in.DatasetID,
 		"dataset_name": sc.Name,
@@ -342,20 +188,30 @@ func (s *Server) query(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallT
 	if text != in.SoQL {
 		meta["original_query"] = in.SoQL
 	}
+	// One call: the count and the sample run concurrently (two upstream
+	// requests), and the sample's response headers give the columns.
 	resp, err := s.results.CreateResponse(ctx, dualresp.Spec{
 		Name:        fmt.Sprintf("%s (%s)", sc.Name, in.DatasetID),
 		Description: stable.String(),
 		Query:       storedQuery(in.DatasetID, stable),
-		Columns:     cols,
 		SampleSize:  sampleSize,
-		Precomputed: &dualresp.Precomputed{TotalCount: total, Sample: sample},
 		Metadata:    meta,
 	})
-	if err != nil {
+	var countErr *dualresp.CountError
+	var sampleErr *dualresp.QueryError
+	switch {
+	case errors.As(err, &countErr):
+		return queryError(countErr.Err, in.DatasetID, sc), nil
+	case errors.As(err, &sampleErr):
+		return queryError(sampleErr.Err, in.DatasetID, sc), nil
+	case err != nil:
 		return toolError{Error: "The result could not be stored: " + err.Error(), ErrorType: errAPI}.result(), nil
 	}
 	s.session.add(ctx, resp.ID())
-	res := resp.CallToolResult()
+	res := mcpgo.CallToolResult(resp)
+	if resp.TotalCount() == 0 {
+		addHints(res, s.zeroHints(ctx, in.DatasetID, parsed, sc)) // hints.go
+	}
 	if responseFormat(ctx, in.Format) == FormatJSON {
 		b, _ := json.Marshal(res.StructuredContent)
 		res.Content[0] = mcp.NewTextContent(string(b))
@@ -437,21 +293,4 @@ func cell(s string) string {
 		s = string(r[:77]) + "..."
 	}
 	return s
-}
-
-// jsonFields lists the JSON argument names of the struct v points to.
-func jsonFields(v any) []string {
-	t := reflect.TypeOf(v)
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	var names []string
-	for i := range t.NumField() {
-		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
-		if name != "" && name != "-" {
-			names = append(names, name)
-		}
-	}
-	sort.Strings(names)
-	return names
 }

@@ -2,8 +2,10 @@ package datasf_test
 
 import (
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -11,15 +13,38 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// datasfTools are the four tools of the DataSF design: they read a remote
-// portal, so they are annotated read-only and open-world.
-var datasfTools = []string{"search_datasf", "list_datasf", "get_schema", "query_datasf"}
+// toolNames are the names of the server's tools, from its one tool list
+// (Tools), in order. The tests below iterate over them, so a tool added to
+// the list is tested like the others or fails them.
+func toolNames(t *testing.T, h *harness) []string {
+	t.Helper()
+	var names []string
+	for _, tool := range h.srv.Tools() {
+		names = append(names, tool.Tool.Name)
+	}
+	if len(names) == 0 {
+		t.Fatal("the server has no tools")
+	}
+	return names
+}
+
+// TestToolsListed checks that tools/list sends exactly the tools of the
+// tool list.
+func TestToolsListed(t *testing.T) {
+	t.Parallel()
+	h := sharedHarness(t)
+	wire := wireTools(t, h)
+	names := toolNames(t, h)
+	if diff := cmp.Diff(slices.Sorted(slices.Values(names)), slices.Sorted(maps.Keys(wire))); diff != "" {
+		t.Errorf("tools/list vs Tools() (-Tools +tools/list):\n%s", diff)
+	}
+}
 
 // wireTools returns the tools exactly as the server sends them in a
 // tools/list answer, keyed by name.
 func wireTools(t *testing.T, h *harness) map[string]map[string]json.RawMessage {
 	t.Helper()
-	msg := h.srv.MCP().HandleMessage(t.Context(), json.RawMessage(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`))
+	msg := h.srv.MCPServer().HandleMessage(t.Context(), json.RawMessage(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`))
 	b, err := json.Marshal(msg)
 	if err != nil {
 		t.Fatalf("marshalling the tools/list answer: %v", err)
@@ -54,14 +79,13 @@ func TestToolSchemasGolden(t *testing.T) {
 	t.Parallel()
 	h := sharedHarness(t)
 	tools := wireTools(t, h)
-	for _, name := range datasfTools {
-		if _, ok := tools[name]; !ok {
-			t.Errorf("tools/list lacks %s", name)
-		}
-	}
-	for name, tool := range tools {
+	for _, name := range toolNames(t, h) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
+			tool, ok := tools[name]
+			if !ok {
+				t.Fatalf("tools/list lacks %s", name)
+			}
 			for _, k := range []string{"inputSchema", "outputSchema", "annotations"} {
 				if _, ok := tool[k]; !ok {
 					t.Errorf("tool %s has no %s", name, k)
@@ -166,13 +190,17 @@ func TestToolAnnotations(t *testing.T) {
 	}
 	type hints struct{ ReadOnly, Destructive, Idempotent, OpenWorld *bool }
 	ptr := func(b bool) *bool { return &b }
-	// list_results reads only this server's own results, not the portal.
+	// The four tools of the DataSF design read a remote portal: open world.
+	// list_results and analyze_results read only this server's own results.
+	portal := hints{ptr(true), ptr(false), ptr(true), ptr(true)}
+	local := hints{ptr(true), ptr(false), ptr(true), ptr(false)}
 	want := map[string]hints{
-		"list_results":    {ptr(true), ptr(false), ptr(true), ptr(false)},
-		"analyze_results": {ptr(true), ptr(false), ptr(true), ptr(false)},
-	}
-	for _, name := range datasfTools {
-		want[name] = hints{ptr(true), ptr(false), ptr(true), ptr(true)}
+		"search_datasf":   portal,
+		"list_datasf":     portal,
+		"get_schema":      portal,
+		"query_datasf":    portal,
+		"list_results":    local,
+		"analyze_results": local,
 	}
 	seen := map[string]bool{}
 	for _, tool := range res.Tools {
@@ -191,7 +219,7 @@ func TestToolAnnotations(t *testing.T) {
 			t.Errorf("tool %s has no annotations.title", tool.Name)
 		}
 	}
-	for _, name := range datasfTools {
+	for _, name := range toolNames(t, h) {
 		if !seen[name] {
 			t.Errorf("ListTools lacks %s", name)
 		}

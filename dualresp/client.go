@@ -14,8 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // Client defaults.
@@ -172,58 +170,47 @@ type Parsed struct {
 	client *Client
 }
 
-// Parse reads a dual response from v: an *mcp.CallToolResult or
-// mcp.CallToolResult, the JSON ([]byte, json.RawMessage or string) of a tool
-// result, of a JSON-RPC response holding one, or of structured content, or a
-// structured-content map[string]any. It accepts this package's shape and
-// the "Building a Dual Response MCP Server" article's (resource.url,
-// results, metadata.total_count). It returns nil when v is not a dual
-// response.
+// Parse reads a dual response from v: structured content (a *Structured,
+// a map[string]any or their JSON), the JSON ([]byte,
+// json.RawMessage or string) of a tool result or of a JSON-RPC response
+// holding one, or any other value whose JSON encoding is one of these, such
+// as an MCP SDK's tool result (the adapters dualresp/mcpgo and
+// dualresp/gosdk read their SDK's tool results without encoding them). It
+// accepts this package's shape and the "Building a Dual Response MCP
+// Server" article's (resource.url, results, metadata.total_count). It
+// returns nil when v is not a dual response.
 func (c *Client) Parse(v any) *Parsed {
 	switch x := v.(type) {
 	case nil:
 		return nil
-	case *mcp.CallToolResult:
-		if x == nil {
-			return nil
-		}
-		return c.parseToolResult(x)
-	case mcp.CallToolResult:
-		return c.parseToolResult(&x)
 	case []byte:
 		return c.parseJSON(x, 0)
 	case json.RawMessage:
 		return c.parseJSON(x, 0)
 	case string:
 		return c.parseJSON([]byte(x), 0)
-	case map[string]any:
-		b, err := json.Marshal(x)
-		if err != nil {
-			return nil
-		}
-		return c.parseJSON(b, 0)
 	}
-	return nil
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	return c.parseJSON(b, 0)
 }
 
-func (c *Client) parseToolResult(r *mcp.CallToolResult) *Parsed {
-	if len(r.RawStructuredContent) > 0 {
-		if p := c.parseJSON(r.RawStructuredContent, 1); p != nil {
+// ParseContent reads a dual response from the parts of a tool result, as
+// an SDK adapter has them: its structured content (any JSON-encodable
+// value, or nil) and the texts of its text contents. The structured content
+// is tried first, then each text in order (as JSON). It returns nil when
+// none is a dual response.
+func (c *Client) ParseContent(structured any, texts ...string) *Parsed {
+	if structured != nil {
+		if p := c.Parse(structured); p != nil {
 			return p
 		}
 	}
-	if r.StructuredContent != nil {
-		if b, err := json.Marshal(r.StructuredContent); err == nil {
-			if p := c.parseJSON(b, 1); p != nil {
-				return p
-			}
-		}
-	}
-	for _, content := range r.Content {
-		if tc, ok := mcp.AsTextContent(content); ok {
-			if p := c.parseJSON([]byte(tc.Text), 1); p != nil {
-				return p
-			}
+	for _, t := range texts {
+		if p := c.parseJSON([]byte(t), 1); p != nil {
+			return p
 		}
 	}
 	return nil
@@ -278,63 +265,64 @@ func (c *Client) parseJSON(b []byte, depth int) *Parsed {
 }
 
 func (c *Client) parseStructured(m map[string]any) *Parsed {
-	res, ok := m["resource"].(map[string]any)
-	if !ok {
+	if _, ok := m["resource"].(map[string]any); !ok {
 		return nil
 	}
-	uri, _ := res["uri"].(string)
-	rawURL, _ := res["url"].(string)
-	if uri == "" && rawURL == "" {
+	b, err := json.Marshal(m)
+	if err != nil {
 		return nil
 	}
-	meta, _ := m["metadata"].(map[string]any)
-	results, hasResults := m["results"].([]any)
-	total, hasTotal := toInt64(meta["total_count"])
-	if (!hasResults && !hasTotal) || total < 0 {
+	var st Structured
+	if err := json.Unmarshal(b, &st); err != nil {
+		return nil
+	}
+	// Results absent and present are told apart: the article's shape may
+	// omit them.
+	if _, ok := m["results"]; ok && st.Results == nil {
+		st.Results = []json.RawMessage{}
+	}
+	p := c.parseStructuredValue(&st)
+	if p != nil {
+		p.Meta, _ = m["metadata"].(map[string]any) // as given
+	}
+	return p
+}
+
+// parseStructuredValue builds a Parsed from structured content.
+func (c *Client) parseStructuredValue(st *Structured) *Parsed {
+	res := st.Resource
+	if res.URI == "" && res.URL == "" {
+		return nil
+	}
+	meta := st.Metadata
+	hasResults := st.Results != nil
+	if (!hasResults && !meta.hasTotal) || meta.TotalCount < 0 {
 		return nil // not a dual response (a negative total is never one)
 	}
-	p := &Parsed{client: c, ResourceURI: uri, Meta: meta}
-	p.Summary, _ = m["summary"].(string)
-	p.Name, _ = res["name"].(string)
-	p.MIMEType, _ = res["mimeType"].(string)
-	for _, r := range results {
-		b, err := json.Marshal(r)
-		if err != nil {
-			return nil
-		}
-		p.Sample = append(p.Sample, Row(b))
+	p := &Parsed{client: c, ResourceURI: res.URI, Summary: st.Summary, Name: res.Name, MIMEType: res.MIMEType}
+	for _, r := range st.Results {
+		p.Sample = append(p.Sample, Row(r))
 	}
-	if hasTotal {
-		p.TotalCount = total
+	if meta.hasTotal {
+		p.TotalCount = meta.TotalCount
 	} else {
 		p.TotalCount = int64(len(p.Sample))
 	}
-	if t, ok := meta["truncated"].(bool); ok {
-		p.Truncated = t
+	if meta.hasTruncated {
+		p.Truncated = meta.Truncated
 	} else {
 		p.Truncated = int64(len(p.Sample)) < p.TotalCount
 	}
-	if cols, ok := meta["columns"].([]any); ok {
-		for _, col := range cols {
-			switch cv := col.(type) {
-			case string:
-				p.Columns = append(p.Columns, Column{Name: cv})
-			case map[string]any:
-				name, _ := cv["name"].(string)
-				typ, _ := cv["type"].(string)
-				if typ == "" {
-					typ, _ = cv["dataType"].(string)
-				}
-				p.Columns = append(p.Columns, Column{Name: name, Type: typ})
-			}
-		}
+	p.Columns = meta.Columns
+	if meta.ExpiresAt != nil {
+		p.ExpiresAt = *meta.ExpiresAt
 	}
-	p.ExpiresAt = parseTime(meta["expires_at"])
-	p.ExecutedAt = parseTime(meta["executed_at"])
+	p.ExecutedAt = meta.ExecutedAt
 
-	p.id = lastSegment(uri)
-	if p.id == "" {
-		p.id = lastSegment(rawURL)
+	if id, err := ResourceID(res.URI); err == nil {
+		p.id = id
+	} else if id, err := ResourceID(res.URL); err == nil {
+		p.id = id
 	}
 	if p.ResourceURI == "" && p.id != "" {
 		p.ResourceURI = "resource://" + p.id
@@ -342,67 +330,10 @@ func (c *Client) parseStructured(m map[string]any) *Parsed {
 	switch {
 	case c.base != "" && p.id != "":
 		p.ResourceURL = c.base + "/resources/" + url.PathEscape(p.id)
-	case rawURL != "":
-		p.ResourceURL = rawURL
+	case res.URL != "":
+		p.ResourceURL = res.URL
 	}
 	return p
-}
-
-func toInt64(v any) (int64, bool) {
-	switch n := v.(type) {
-	case json.Number:
-		if i, err := n.Int64(); err == nil {
-			return i, true
-		}
-		if f, err := n.Float64(); err == nil {
-			return int64(f), true
-		}
-	case float64:
-		return int64(n), true
-	case int:
-		return int64(n), true
-	case int64:
-		return n, true
-	case string:
-		if i, err := strconv.ParseInt(n, 10, 64); err == nil {
-			return i, true
-		}
-	}
-	return 0, false
-}
-
-func parseTime(v any) time.Time {
-	s, _ := v.(string)
-	if s == "" {
-		return time.Time{}
-	}
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return time.Time{}
-	}
-	return t
-}
-
-// lastSegment returns the last path segment of a URL or URI, ignoring its
-// query: "resource://abc" and "http://h/resources/abc?x" give "abc".
-func lastSegment(s string) string {
-	if s == "" {
-		return ""
-	}
-	if u, err := url.Parse(s); err == nil {
-		p := u.Path
-		if p == "" || p == "/" {
-			p = u.Host + u.Opaque
-		} else if u.Scheme != "" && !strings.HasPrefix(s, u.Scheme+":///") && u.Host != "" && u.Scheme != "http" && u.Scheme != "https" {
-			p = u.Host + p
-		}
-		p = strings.Trim(p, "/")
-		if i := strings.LastIndex(p, "/"); i >= 0 {
-			p = p[i+1:]
-		}
-		return p
-	}
-	return ""
 }
 
 // ID returns the resource id, or "" when the response does not reveal it.
@@ -423,33 +354,6 @@ type FetchOptions struct {
 	Limit int64
 	// Sort orders the result by columns of the result.
 	Sort []SortField
-}
-
-// Page is one page of a full result.
-type Page struct {
-	Data          []Row
-	TotalCount    int64
-	ReturnedCount int64
-	Offset        int64
-	Limit         int64
-	HasNext       bool
-	// NextOffset is the offset of the next page; zero when !HasNext.
-	NextOffset  int64
-	HasPrevious bool
-	// LimitCapped reports that the server lowered the requested limit.
-	LimitCapped bool
-}
-
-type wirePage struct {
-	Data          []Row  `json:"data"`
-	TotalCount    int64  `json:"total_count"`
-	ReturnedCount int64  `json:"returned_count"`
-	Offset        int64  `json:"offset"`
-	Limit         int64  `json:"limit"`
-	HasNext       bool   `json:"has_next"`
-	NextOffset    *int64 `json:"next_offset"`
-	HasPrevious   bool   `json:"has_previous"`
-	LimitCapped   bool   `json:"limit_capped"`
 }
 
 func (p *Parsed) url() (string, error) {
@@ -499,16 +403,15 @@ func (p *Parsed) Fetch(ctx context.Context, opts FetchOptions) (*Page, error) {
 	} else {
 		u += "?offset=" + strconv.FormatInt(opts.Offset, 10) + "&limit=" + strconv.FormatInt(limit, 10)
 	}
-	var w wirePage
-	if err := p.client.doJSON(ctx, method, u, body, &w); err != nil {
+	var pg *Page
+	if err := p.client.doJSON(ctx, method, u, body, &pg); err != nil {
 		return nil, err
 	}
-	pg := &Page{
-		Data: w.Data, TotalCount: w.TotalCount, ReturnedCount: w.ReturnedCount, Offset: w.Offset,
-		Limit: w.Limit, HasNext: w.HasNext, HasPrevious: w.HasPrevious, LimitCapped: w.LimitCapped,
+	if pg == nil {
+		return nil, &ParseError{What: "page from " + u, Err: errors.New("null answer")}
 	}
-	if w.NextOffset != nil {
-		pg.NextOffset = *w.NextOffset
+	if pg.Data == nil {
+		pg.Data = []Row{}
 	}
 	if int64(len(pg.Data)) != pg.ReturnedCount {
 		return nil, &ParseError{What: "page from " + u, Err: fmt.Errorf("returned_count %d but %d rows", pg.ReturnedCount, len(pg.Data))}
@@ -607,25 +510,6 @@ func (p *Parsed) FetchAll(ctx context.Context, opts FetchAllOptions) ([]Row, err
 		return true
 	}, func(error) {})
 	return rows, err
-}
-
-// ResourceInfo is a resource's metadata as the REST API reports it.
-type ResourceInfo struct {
-	ID          string         `json:"id"`
-	Status      string         `json:"status"` // "active" or "pinned"
-	Name        string         `json:"name"`
-	Description string         `json:"description"`
-	URI         string         `json:"uri"`
-	URL         string         `json:"url"`
-	TotalCount  int64          `json:"total_count"`
-	Columns     []Column       `json:"columns"`
-	Query       Query          `json:"query"`
-	Metadata    map[string]any `json:"metadata"`
-	CreatedAt   time.Time      `json:"created_at"`
-	ExpiresAt   *time.Time     `json:"expires_at"` // nil when pinned
-	LastAccess  time.Time      `json:"last_access"`
-	AccessCount int64          `json:"access_count"`
-	Pinned      bool           `json:"pinned"`
 }
 
 // Metadata fetches the resource's metadata (this counts as an access).

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/datasf-mcp/datasf-mcp/dualresp"
+	"github.com/datasf-mcp/datasf-mcp/dualresp/mcpgo"
 	"github.com/google/go-cmp/cmp"
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -21,7 +22,7 @@ func TestParseInputs(t *testing.T) {
 	t.Parallel()
 	srv, _ := newServer(t, &genExecutor{Total: 40}, dualresp.Options{BaseURL: "http://127.0.0.1:8765"})
 	resp := create(t, srv, dualresp.Spec{Name: "forty", SampleSize: 3})
-	res := resp.CallToolResult()
+	res := mcpgo.CallToolResult(resp)
 	wire, _ := json.Marshal(res)
 	sc, _ := json.Marshal(resp.StructuredContent())
 	rpc := []byte(`{"jsonrpc":"2.0","id":1,"result":` + string(wire) + `}`)
@@ -94,7 +95,7 @@ func TestParseInputs(t *testing.T) {
 		t.Errorf("article shape: ID %q, URI %q, Columns %v", a.ID(), a.ResourceURI, a.Columns)
 	}
 
-	// A BaseURL overrides the host in the response.
+	// A BaseURL replaces the host in the response.
 	over := newClient(t, dualresp.ClientOptions{BaseURL: "https://proxy.example/data/"})
 	if got, want := over.Parse(res).ResourceURL, "https://proxy.example/data/resources/"+resp.ID(); got != want {
 		t.Errorf("ResourceURL with BaseURL = %q; want %q", got, want)

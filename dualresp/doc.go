@@ -13,32 +13,69 @@
 // the caller, counts and pages through a Query, so dualresp knows nothing of
 // the query language or the data source.
 //
-// Server side:
+// The package imports no MCP library: a Response renders as structured
+// content (Structured), text (the summary and a markdown table) and a
+// resource link (ResourceLink), and the adapters in dualresp/mcpgo
+// (github.com/mark3labs/mcp-go) and dualresp/gosdk (the official
+// github.com/modelcontextprotocol/go-sdk) turn those into their SDK's tool
+// result and read it back.
 //
-//	srv, err := dualresp.New(dualresp.Options{
-//		BaseURL:  "http://127.0.0.1:8765",
-//		Executor: myExecutor, // Count and Page for your queries
+// Server side, on mark3labs/mcp-go:
+//
+//	results, err := dualresp.New(dualresp.Options{
+//		BaseURL:   "http://127.0.0.1:8765",
+//		Executors: map[string]dualresp.Executor{"soql": myExecutor}, // by Query.Kind
 //	})
 //	...
-//	defer srv.Close()
-//	http.Handle("/resources/", srv.Handler())
+//	defer results.Close()
+//	http.Handle("/resources/", results.Handler())
 //
-//	// In a tool handler:
-//	resp, err := srv.CreateResponse(ctx, dualresp.Spec{
-//		Name:    "Food trucks by status",
-//		Query:   dualresp.Query{Kind: "soql", Text: "SELECT status, count(*) GROUP BY status"},
-//		Columns: []dualresp.Column{{Name: "status"}, {Name: "count"}},
-//	})
-//	...
-//	return resp.CallToolResult(), nil
+//	s := server.NewMCPServer("name", "1.0")
+//	s.AddTool(mcp.NewTool("query", mcp.WithRawOutputSchema(dualresp.OutputSchema)),
+//		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+//			resp, err := results.CreateResponse(ctx, dualresp.Spec{
+//				Name:  "Food trucks by status",
+//				Query: dualresp.Query{Kind: "soql", Text: "SELECT status, count(*) GROUP BY status"},
+//			})
+//			if err != nil {
+//				return nil, err
+//			}
+//			return mcpgo.CallToolResult(resp), nil
+//		})
+//
+// The same tool on the official go-sdk (which validates the output against
+// the schema):
+//
+//	mcp.AddTool(srv, &mcp.Tool{Name: "query", OutputSchema: gosdk.OutputSchema()},
+//		func(ctx context.Context, req *mcp.CallToolRequest, in Input) (*mcp.CallToolResult, *dualresp.Structured, error) {
+//			resp, err := results.CreateResponse(ctx, dualresp.Spec{…})
+//			if err != nil {
+//				return nil, nil, err
+//			}
+//			res, out := gosdk.Result(resp)
+//			return res, out, nil
+//		})
+//
+// CreateResponse counts the rows and fetches the sample concurrently
+// through the Executor of the query's kind; the sample page also reports
+// the result's columns when the Spec gives none.
 //
 // Client side (an application that called the tool):
 //
 //	client, _ := dualresp.NewClient(dualresp.ClientOptions{})
-//	parsed := client.Parse(toolResult) // nil when not a dual response
+//	parsed := mcpgo.Parse(client, toolResult) // or gosdk.Parse, or client.Parse(JSON)
 //	for row, err := range parsed.Rows(ctx) {
 //		...
 //	}
+//
+// # Wire types
+//
+// Each shape on the wire is declared once and shared by the REST handler,
+// the Client and applications: Structured (the structured content, with
+// Metadata and ResourceLink), ResourceInfo (GET /resources/{id}), Page (a
+// page of rows), OutputSchema (the JSON schema of Structured), and
+// ResourceID, which reads an id out of a resource:// URI, a REST URL or a
+// bare id.
 //
 // The structured content has the shape of the mcp-dual-response
 // specification, plus resource.url as in the "Building a Dual Response MCP
@@ -49,6 +86,17 @@
 //	 "resource": {"uri": "resource://9f3c…", "url": "http://…/resources/9f3c…", "name": "…", "mimeType": "application/json"},
 //	 "metadata": {"total_count": 847, "sample_count": 15, "truncated": true, "columns": […],
 //	              "executed_at": "…", "expires_at": "…", …caller metadata}}
+//
+// # Reading stored results
+//
+// A record stores its query; the Server re-executes it through the
+// Executor registered for the query's kind in Options.Executors, the one
+// route from a record to its rows (a query of an unknown kind is an error
+// naming the known kinds). Server.Page reads one page, and Server.Rows
+// iterates over a whole result, streaming when the Executor is a Streamer
+// and paging otherwise: REST exports and the analyze package read through
+// it. Spilled tool results (dualresp/spill) are one more kind: their
+// spill.Store is the Executor of spill.Kind.
 //
 // Resources expire DefaultExpiration after creation unless accessed (each
 // REST access extends the expiry) or pinned. Records live in a Store: the

@@ -15,7 +15,29 @@ var (
 	ErrTimeout = errors.New("dualresp: request timed out")
 	// ErrClosed is returned by a Store or Server used after Close.
 	ErrClosed = errors.New("dualresp: closed")
+	// ErrPinQuota means the owner of a result already has as many pinned
+	// results as Options.MaxPinnedPerOwner allows. A *PinQuotaError from
+	// the Server, and a *FetchError (HTTP 409, code pin_quota_exceeded)
+	// from a Client, match it with errors.Is.
+	ErrPinQuota = errors.New("dualresp: pin quota reached")
 )
+
+// PinQuotaError reports a pin refused because the result's owner already
+// has Max pinned results. Deleting one of them frees a place.
+type PinQuotaError struct {
+	// Owner is the owner of the result (see WithOwner); "" for anonymous.
+	Owner string
+	// Max is the quota: the most pinned results one owner may have.
+	Max int
+}
+
+func (e *PinQuotaError) Error() string {
+	return fmt.Sprintf("dualresp: pin quota reached: %d results are already pinned for this owner, the most allowed; "+
+		"delete a pinned result you no longer need (DELETE /resources/{id}) before pinning another", e.Max)
+}
+
+// Is makes a PinQuotaError match ErrPinQuota.
+func (e *PinQuotaError) Is(target error) bool { return target == ErrPinQuota }
 
 // QueryError reports that the Executor failed to run a query (for the
 // sample, a page or an export).
@@ -58,7 +80,8 @@ func (e *ParseError) Unwrap() error { return e.Err }
 
 // FetchError reports a failed HTTP request made by a Client. StatusCode is
 // zero when no response arrived (a connection error). For 404 answers the
-// error also matches ErrNotFound or ErrExpired with errors.Is.
+// error also matches ErrNotFound or ErrExpired with errors.Is, and for a
+// pin refused by the quota (409 pin_quota_exceeded) ErrPinQuota.
 type FetchError struct {
 	Method     string
 	URL        string
@@ -91,6 +114,8 @@ func (e *FetchError) Is(target error) bool {
 		return e.StatusCode == 404 && e.Code != "expired"
 	case ErrExpired:
 		return e.StatusCode == 404 && e.Code == "expired"
+	case ErrPinQuota:
+		return e.StatusCode == 409 && e.Code == codePinQuota
 	}
 	return false
 }

@@ -31,17 +31,17 @@ func (e fruitExecutor) Count(_ context.Context, q dualresp.Query) (int64, error)
 	return int64(len(e.rows(q))), nil
 }
 
-func (e fruitExecutor) Page(_ context.Context, q dualresp.Query, req dualresp.PageRequest) ([]json.RawMessage, error) {
+func (e fruitExecutor) Page(_ context.Context, q dualresp.Query, req dualresp.PageRequest) (dualresp.PageResult, error) {
 	rows := e.rows(q)
 	lo := min(req.Offset, int64(len(rows)))
 	hi := min(lo+req.Limit, int64(len(rows)))
-	return rows[lo:hi], nil
+	return dualresp.PageResult{Rows: rows[lo:hi]}, nil
 }
 
 func Example_server() {
 	srv, err := dualresp.New(dualresp.Options{
-		BaseURL:  "http://127.0.0.1:8765",
-		Executor: fruitExecutor{},
+		BaseURL:   "http://127.0.0.1:8765",
+		Executors: map[string]dualresp.Executor{"prefix": fruitExecutor{}},
 	})
 	if err != nil {
 		log.Fatal(err)
@@ -59,14 +59,13 @@ func Example_server() {
 		log.Fatal(err)
 	}
 	sc := resp.StructuredContent() // the tool result's structuredContent
-	meta := sc["metadata"].(map[string]any)
-	fmt.Println("total:", meta["total_count"], "sample:", meta["sample_count"], "truncated:", meta["truncated"])
-	fmt.Println("results:", len(sc["results"].([]any)))
-	fmt.Println("content items:", len(resp.CallToolResult().Content))
+	fmt.Println("total:", sc.Metadata.TotalCount, "sample:", sc.Metadata.SampleCount, "truncated:", sc.Metadata.Truncated)
+	fmt.Println("results:", len(sc.Results))
+	fmt.Println("link:", resp.Link().URI == sc.Resource.URI)
 	// Output:
 	// total: 3 sample: 2 truncated: true
 	// results: 2
-	// content items: 2
+	// link: true
 }
 
 func Example_client() {
@@ -74,19 +73,23 @@ func Example_client() {
 	mux := http.NewServeMux()
 	ts := httptest.NewServer(mux)
 	defer ts.Close()
-	srv, err := dualresp.New(dualresp.Options{BaseURL: ts.URL, Executor: fruitExecutor{}})
+	srv, err := dualresp.New(dualresp.Options{BaseURL: ts.URL, Executors: map[string]dualresp.Executor{"prefix": fruitExecutor{}}})
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer srv.Close()
 	mux.Handle("/resources/", srv.Handler())
 	resp, err := srv.CreateResponse(context.Background(), dualresp.Spec{
-		Query: dualresp.Query{Text: "b"}, SampleSize: 1,
+		Query: dualresp.Query{Kind: "prefix", Text: "b"}, SampleSize: 1,
 	})
 	if err != nil {
 		log.Fatal(err)
 	}
-	toolResult := resp.CallToolResult() // what an MCP client receives
+	// What an MCP client receives, as JSON (see the adapters for SDK values).
+	toolResult, err := json.Marshal(map[string]any{"content": []any{}, "structuredContent": resp.StructuredContent()})
+	if err != nil {
+		log.Fatal(err)
+	}
 
 	// The application reads the full result.
 	client, err := dualresp.NewClient(dualresp.ClientOptions{})

@@ -36,7 +36,7 @@ func FuzzHandler(f *testing.F) {
 	} {
 		f.Add(seed.method, seed.target, seed.body)
 	}
-	srv, err := dualresp.New(dualresp.Options{BaseURL: "http://example.test", Executor: &genExecutor{Total: 40}, CleanupInterval: -1})
+	srv, err := dualresp.New(dualresp.Options{BaseURL: "http://example.test", Executors: map[string]dualresp.Executor{"gen": &genExecutor{Total: 40}}, CleanupInterval: -1})
 	if err != nil {
 		f.Fatal(err)
 	}

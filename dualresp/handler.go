@@ -14,7 +14,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 )
 
 // Handler returns the REST handler. Mount it at /resources/:
@@ -32,7 +31,8 @@ import (
 //
 // Errors are JSON: {"error": code, "message": text}, with code not_found or
 // expired (404), bad_request (400), method_not_allowed (405), query_failed
-// (502) or storage_error (500). Every request for a resource counts as an
+// (502), storage_error (500) or, for a pin over the owner's quota (see
+// Options.MaxPinnedPerOwner), pin_quota_exceeded (409). Every request for a resource counts as an
 // access (see Server.Access).
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
@@ -44,6 +44,9 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("/", s.serveUnknown)
 	return s.withAccess(mux)
 }
+
+// codePinQuota is the error code of a pin refused by the quota.
+const codePinQuota = "pin_quota_exceeded"
 
 // apiError is an error answer.
 type apiError struct {
@@ -70,6 +73,8 @@ func toAPIError(err error) *apiError {
 		return &apiError{http.StatusNotFound, "expired", "the resource has expired; run the query again to get a new one"}
 	case errors.Is(err, ErrNotFound):
 		return &apiError{http.StatusNotFound, "not_found", "no resource with this id (it may have expired and been removed)"}
+	case errors.Is(err, ErrPinQuota):
+		return &apiError{http.StatusConflict, codePinQuota, strings.TrimPrefix(err.Error(), "dualresp: ")}
 	case errors.As(err, &qe), errors.As(err, &ce):
 		return &apiError{http.StatusBadGateway, "query_failed", err.Error()}
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
@@ -80,7 +85,13 @@ func toAPIError(err error) *apiError {
 
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	ae := toAPIError(err)
-	if ae.status >= 500 {
+	switch {
+	case r.Context().Err() != nil:
+		// The client went away (or the server is closing): not an error of
+		// the service, and nobody reads the answer.
+		s.log.DebugContext(r.Context(), "dualresp: request ended: the client went away", "method", r.Method, "path", r.URL.Path, "err", err)
+		return
+	case ae.status >= 500:
 		s.log.ErrorContext(r.Context(), "dualresp: request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 	}
 	writeJSON(w, ae.status, map[string]string{"error": ae.code, "message": ae.message})
@@ -115,44 +126,6 @@ func (s *Server) serveUnknown(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"error": "method_not_allowed", "message": r.Method + " is not allowed on " + r.URL.Path})
 }
 
-// info is the metadata answer.
-type info struct {
-	ID          string         `json:"id"`
-	Status      string         `json:"status"`
-	Name        string         `json:"name"`
-	Description string         `json:"description,omitempty"`
-	URI         string         `json:"uri"`
-	URL         string         `json:"url"`
-	TotalCount  int64          `json:"total_count"`
-	Columns     []Column       `json:"columns"`
-	Query       Query          `json:"query"`
-	Metadata    map[string]any `json:"metadata,omitempty"`
-	CreatedAt   time.Time      `json:"created_at"`
-	ExpiresAt   *time.Time     `json:"expires_at"`
-	LastAccess  time.Time      `json:"last_access"`
-	AccessCount int64          `json:"access_count"`
-	Pinned      bool           `json:"pinned"`
-}
-
-func (s *Server) info(r *Record) info {
-	in := info{
-		ID: r.ID, Status: "active", Name: r.Name, Description: r.Description,
-		URI: s.URI(r.ID), URL: s.URL(r.ID), TotalCount: r.TotalCount, Columns: r.Columns,
-		Query: r.Query, Metadata: r.Metadata, CreatedAt: r.CreatedAt.UTC(),
-		LastAccess: r.LastAccess.UTC(), AccessCount: r.AccessCount, Pinned: r.Pinned,
-	}
-	if in.Columns == nil {
-		in.Columns = []Column{}
-	}
-	if r.Pinned {
-		in.Status = "pinned"
-	} else if !r.ExpiresAt.IsZero() {
-		t := r.ExpiresAt.UTC()
-		in.ExpiresAt = &t
-	}
-	return in
-}
-
 // checkParams rejects query parameters a route does not know, so that a
 // misspelt one is an error instead of being silently ignored.
 func checkParams(q map[string][]string, allowed ...string) error {
@@ -176,7 +149,7 @@ func (s *Server) serveGet(w http.ResponseWriter, r *http.Request) {
 			s.writeError(w, r, err)
 			return
 		}
-		writeJSON(w, http.StatusOK, s.info(rec))
+		writeJSON(w, http.StatusOK, s.Info(rec))
 		return
 	}
 	req, err := pageFromQuery(q)
@@ -389,60 +362,20 @@ func (s *Server) servePage(w http.ResponseWriter, r *http.Request, p pageParams)
 		s.writeError(w, r, err)
 		return
 	}
-	limit := int64(DefaultPageSize)
-	if p.hasLimit {
-		limit = p.limit
+	page, err := s.Page(ctx, rec, PageRequest{Offset: p.offset, Limit: p.limit, Order: Order{Sort: sort}})
+	if err != nil {
+		s.writeError(w, r, err)
+		return
 	}
-	limit = min(limit, s.maxPage)
-	capped := p.hasLimit && p.limit > s.maxPage
-	if capped {
-		w.Header().Set("X-Limit-Capped", strconv.FormatInt(s.maxPage, 10))
+	if page.LimitCapped {
+		w.Header().Set("X-Limit-Capped", strconv.FormatInt(page.Limit, 10))
 	}
-	var rows []json.RawMessage
-	want := min(limit, max(rec.TotalCount-p.offset, 0))
-	if want > 0 {
-		exec := s.executor(id)
-		if exec == nil {
-			s.writeError(w, r, &QueryError{Op: "page", Err: errors.New("the server has no Executor")})
-			return
-		}
-		rows, err = exec.Page(ctx, rec.Query, PageRequest{Offset: p.offset, Limit: want, Order: Order{Sort: sort, Columns: rec.Columns}})
-		if err != nil {
-			s.writeError(w, r, &QueryError{Op: "page", Err: err})
-			return
-		}
-		if int64(len(rows)) > want {
-			rows = rows[:want]
-		}
-	}
-	n := int64(len(rows))
-	// A short page means the result ended early (the data changed): stop.
-	hasNext := n == want && n > 0 && p.offset+n < rec.TotalCount
-
 	var buf bytes.Buffer
-	buf.WriteString(`{"data":[`)
-	for i, row := range rows {
-		if !json.Valid(row) {
-			s.writeError(w, r, &QueryError{Op: "page", Err: fmt.Errorf("row %d is not valid JSON", p.offset+int64(i))})
-			return
-		}
-		if i > 0 {
-			buf.WriteByte(',')
-		}
-		buf.Write(row)
+	if err := appendPage(&buf, page); err != nil {
+		s.writeError(w, r, err)
+		return
 	}
-	fmt.Fprintf(&buf, `],"total_count":%d,"returned_count":%d,"offset":%d,"limit":%d,"has_next":%t,"next_offset":`,
-		rec.TotalCount, n, p.offset, limit, hasNext)
-	if hasNext {
-		buf.WriteString(strconv.FormatInt(p.offset+n, 10))
-	} else {
-		buf.WriteString("null")
-	}
-	fmt.Fprintf(&buf, `,"has_previous":%t`, p.offset > 0)
-	if capped {
-		fmt.Fprintf(&buf, `,"limit_capped":true,"requested_limit":%d`, p.limit)
-	}
-	buf.WriteString("}\n")
+	buf.WriteByte('\n')
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Cache-Control", "no-store")
@@ -458,7 +391,7 @@ func (s *Server) servePin(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, s.info(rec))
+	writeJSON(w, http.StatusOK, s.Info(rec))
 }
 
 func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request) {
@@ -468,9 +401,6 @@ func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request) {
 	}
 	w.WriteHeader(http.StatusNoContent)
 }
-
-// exportPageSize is the page size exports use without a Streamer.
-const exportPageSize = 1000
 
 // Export formats.
 var exportTypes = map[string]string{
@@ -500,58 +430,48 @@ func (s *Server) serveExport(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	exec := s.executor(id)
-	if exec == nil {
-		s.writeError(w, r, &QueryError{Op: "export", Err: errors.New("the server has no Executor")})
-		return
+	ew := &exportWriter{w: w, out: &clientWriter{w: w}, format: format, ctype: ctype, id: id, cols: columnNames(rec.Columns)}
+	for row, rerr := range s.Rows(ctx, rec, RowsOptions{}) {
+		if err = rerr; err == nil {
+			err = ew.row(row)
+		}
+		if err != nil {
+			break
+		}
 	}
-
-	ew := &exportWriter{w: w, format: format, ctype: ctype, id: id, cols: columnNames(rec.Columns)}
-	err = s.stream(ctx, exec, rec, func(row json.RawMessage) error { return ew.row(row) })
 	if err == nil {
 		err = ew.finish()
 	}
-	if err != nil {
-		if !ew.started {
-			s.writeError(w, r, &QueryError{Op: "export", Err: err})
-			return
-		}
+	switch {
+	case err == nil:
+	case ctx.Err() != nil || ew.out.err != nil:
+		// A browser that closes a download, or a client that stops
+		// reading: nothing went wrong here.
+		s.log.DebugContext(ctx, "dualresp: export stopped: the client went away", "id", id, "rows", ew.n, "err", err)
+	case !ew.started:
+		s.writeError(w, r, &QueryError{Op: "export", Err: err})
+	default:
 		// Part of the result is out: break the connection so the client
 		// sees an incomplete download rather than a short one.
-		s.log.ErrorContext(ctx, "dualresp: export failed midway", "id", id, "err", err)
+		s.log.ErrorContext(ctx, "dualresp: export failed midway", "id", id, "rows", ew.n, "err", err)
 		panic(http.ErrAbortHandler)
 	}
 }
 
-// stream calls fn for every row of rec's result, through the executor's
-// Stream method when it has one, else page by page.
-func (s *Server) stream(ctx context.Context, exec Executor, rec *Record, fn func(json.RawMessage) error) error {
-	if rec.TotalCount <= 0 {
-		return nil
+// clientWriter remembers the first error writing to the client, which
+// means the client went away.
+type clientWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (c *clientWriter) Write(p []byte) (int, error) {
+	if c.err != nil {
+		return 0, c.err
 	}
-	if st, ok := exec.(Streamer); ok {
-		return st.Stream(ctx, rec.Query, PageRequest{Limit: rec.TotalCount}, fn)
-	}
-	for off := int64(0); off < rec.TotalCount; {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		want := min(exportPageSize, rec.TotalCount-off)
-		rows, err := exec.Page(ctx, rec.Query, PageRequest{Offset: off, Limit: want})
-		if err != nil {
-			return err
-		}
-		for _, row := range rows[:min(int64(len(rows)), want)] {
-			if err := fn(row); err != nil {
-				return err
-			}
-		}
-		if int64(len(rows)) < want {
-			return nil
-		}
-		off += want
-	}
-	return nil
+	n, err := c.w.Write(p)
+	c.err = err
+	return n, err
 }
 
 func columnNames(cols []Column) []string {
@@ -565,6 +485,7 @@ func columnNames(cols []Column) []string {
 // exportWriter writes rows in an export format, buffering a little.
 type exportWriter struct {
 	w       http.ResponseWriter
+	out     *clientWriter // w's body
 	bw      *bufio.Writer
 	cw      *csv.Writer
 	format  string
@@ -585,7 +506,7 @@ func (e *exportWriter) start(first json.RawMessage) error {
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Content-Disposition", fmt.Sprintf(`attachment; filename="%s.%s"`, e.id, e.format))
 	e.w.WriteHeader(http.StatusOK)
-	e.bw = bufio.NewWriterSize(e.w, 64<<10)
+	e.bw = bufio.NewWriterSize(e.out, 64<<10)
 	switch e.format {
 	case "json":
 		return e.bw.WriteByte('[')

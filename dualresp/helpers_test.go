@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/datasf-mcp/datasf-mcp/dualresp"
+	"github.com/datasf-mcp/datasf-mcp/dualresp/mcpgo"
 )
 
 // fakeClock is a clock tests move by hand.
@@ -40,7 +41,7 @@ func (c *fakeClock) Advance(d time.Duration) {
 
 // genExecutor serves a generated result of Total rows; row i is genRow(i).
 // It sorts by "i" (asc or desc) only. Query.Params["total"], when set,
-// overrides Total, so one executor can serve several results.
+// replaces Total, so one executor can serve several results.
 type genExecutor struct {
 	Total    int64
 	CountErr error
@@ -74,18 +75,18 @@ func (g *genExecutor) Count(ctx context.Context, q dualresp.Query) (int64, error
 	return g.total(q), ctx.Err()
 }
 
-func (g *genExecutor) Page(ctx context.Context, q dualresp.Query, req dualresp.PageRequest) ([]json.RawMessage, error) {
+func (g *genExecutor) Page(ctx context.Context, q dualresp.Query, req dualresp.PageRequest) (dualresp.PageResult, error) {
 	g.pages.Add(1)
 	if g.PageErr != nil {
-		return nil, g.PageErr
+		return dualresp.PageResult{}, g.PageErr
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return dualresp.PageResult{}, err
 	}
 	desc := false
 	for _, s := range req.Sort {
 		if s.Field != "i" {
-			return nil, fmt.Errorf("genExecutor cannot sort by %q", s.Field)
+			return dualresp.PageResult{}, fmt.Errorf("genExecutor cannot sort by %q", s.Field)
 		}
 		desc = s.Desc
 	}
@@ -98,7 +99,7 @@ func (g *genExecutor) Page(ctx context.Context, q dualresp.Query, req dualresp.P
 		}
 		rows = append(rows, genRow(i))
 	}
-	return rows, nil
+	return dualresp.PageResult{Rows: rows}, nil
 }
 
 // streamExecutor is a genExecutor that also streams.
@@ -136,7 +137,9 @@ func newServer(t *testing.T, exec dualresp.Executor, opts dualresp.Options) (*du
 	if opts.BaseURL == "" {
 		opts.BaseURL = "http://example.test"
 	}
-	opts.Executor = exec
+	if exec != nil {
+		opts.Executors = map[string]dualresp.Executor{"gen": exec}
+	}
 	if opts.Now == nil {
 		opts.Now = clock.Now
 	}
@@ -199,7 +202,7 @@ func newClient(t *testing.T, opts dualresp.ClientOptions) *dualresp.Client {
 
 func parse(t *testing.T, c *dualresp.Client, resp *dualresp.Response) *dualresp.Parsed {
 	t.Helper()
-	p := c.Parse(resp.CallToolResult())
+	p := c.Parse(mcpgo.CallToolResult(resp))
 	if p == nil {
 		t.Fatalf("Parse(CallToolResult of %s) = nil", resp.ID())
 	}
@@ -218,8 +221,8 @@ func (e *rowsExecutor) Count(context.Context, dualresp.Query) (int64, error) {
 	return int64(len(e.rows)), nil
 }
 
-func (e *rowsExecutor) Page(_ context.Context, _ dualresp.Query, req dualresp.PageRequest) ([]json.RawMessage, error) {
+func (e *rowsExecutor) Page(_ context.Context, _ dualresp.Query, req dualresp.PageRequest) (dualresp.PageResult, error) {
 	lo := min(req.Offset, int64(len(e.rows)))
 	hi := min(lo+req.Limit, int64(len(e.rows)))
-	return e.rows[lo:hi], nil
+	return dualresp.PageResult{Rows: e.rows[lo:hi]}, nil
 }

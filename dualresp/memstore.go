@@ -37,7 +37,10 @@ type memEntry struct {
 	elem *list.Element // nil when pinned
 }
 
-var _ Store = (*MemoryStore)(nil)
+var (
+	_ Store      = (*MemoryStore)(nil)
+	_ PinCounter = (*MemoryStore)(nil)
+)
 
 // NewMemoryStore returns an empty MemoryStore.
 func NewMemoryStore(opts MemoryStoreOptions) *MemoryStore {
@@ -165,6 +168,25 @@ func (s *MemoryStore) Pin(ctx context.Context, id string) (*Record, error) {
 		e.elem = nil
 	}
 	return e.rec.Clone(), nil
+}
+
+// CountPinned implements PinCounter.
+func (s *MemoryStore) CountPinned(ctx context.Context, owner string) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return 0, ErrClosed
+	}
+	n := 0
+	for _, e := range s.recs {
+		if e.rec.Pinned && e.rec.Owner == owner {
+			n++
+		}
+	}
+	return n, nil
 }
 
 // Delete implements Store.

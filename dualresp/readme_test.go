@@ -14,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/datasf-mcp/datasf-mcp/dualresp"
+	"github.com/datasf-mcp/datasf-mcp/dualresp/mcpgo"
 )
 
 // readmeClient is the README's "Go client in ten lines", compiled. The test
@@ -61,14 +62,14 @@ func TestREADMEGoClientSnippetIsCompiledCode(t *testing.T) {
 	mux := http.NewServeMux()
 	ts := httptest.NewServer(mux)
 	defer ts.Close()
-	srv, err := dualresp.New(dualresp.Options{BaseURL: ts.URL, Executor: &genExecutor{Total: 25}, CleanupInterval: -1})
+	srv, err := dualresp.New(dualresp.Options{BaseURL: ts.URL, Executors: map[string]dualresp.Executor{"gen": &genExecutor{Total: 25}}, CleanupInterval: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer srv.Close()
 	mux.Handle("/resources/", srv.Handler())
 	resp := create(t, srv, dualresp.Spec{SampleSize: 3})
-	if err := readmeClient(t.Context(), resp.CallToolResult()); err != nil {
+	if err := readmeClient(t.Context(), mcpgo.CallToolResult(resp)); err != nil {
 		t.Fatalf("readmeClient: %v", err)
 	}
 }

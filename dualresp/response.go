@@ -10,8 +10,6 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
-
-	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // MIMEType is the MIME type of a resource's pages.
@@ -21,7 +19,11 @@ const MIMEType = "application/json"
 const TruncationMark = "…[truncated]"
 
 // Response is a created dual response: the sample for the model and the link
-// to the full result. Its rendering methods return fresh values each call.
+// to the full result. It renders without any MCP library: StructuredContent
+// for the tool result's structuredContent, Text for its text content, and
+// Link for its resource_link content; the adapters (dualresp/mcpgo,
+// dualresp/gosdk) turn these into an SDK's tool result. Its rendering
+// methods return fresh values each call.
 type Response struct {
 	rec        *Record
 	url, uri   string
@@ -72,7 +74,8 @@ func (r *Response) Summary() string {
 	return r.build().summary
 }
 
-// StructuredContent returns the structured content for the model:
+// StructuredContent returns the structured content for the model (see
+// Structured):
 //
 //	{"summary": …, "results": [rows…],
 //	 "resource": {"uri", "url", "name", "mimeType"},
@@ -83,38 +86,32 @@ func (r *Response) Summary() string {
 // sample does not fit, long values are cut (ending in TruncationMark, with
 // metadata.values_truncated = true) and rows are dropped (with
 // metadata.sample_reduced = true; metadata.sample_count counts the rows
-// included). Rows are decoded JSON objects (numbers as json.Number).
-func (r *Response) StructuredContent() map[string]any {
+// included).
+func (r *Response) StructuredContent() *Structured {
 	return r.build().content
 }
 
-// Content returns the unstructured content: a text block (the summary and
-// a compact markdown table of the sample) and a resource_link to the full
-// result.
-func (r *Response) Content() []mcp.Content {
+// Text returns the text content: the summary and a compact markdown table
+// of the sample rows included in the structured content.
+func (r *Response) Text() string {
 	b := r.build()
 	text := b.summary
 	if table := markdownTable(r.columnNames(b.rows), b.rows); table != "" {
 		text += "\n\n" + table
 	}
+	return text
+}
+
+// Link returns the link to the full result for a resource_link content:
+// its URI, name, description (with the page and export URLs) and MIME
+// type; URL is set too, for SDKs whose links carry one.
+func (r *Response) Link() ResourceLink {
 	desc := fmt.Sprintf("%s. Full result (JSON pages): %s?offset=0&limit=%d; export: %s/export?format=csv|ndjson|json",
-		rowsPhrase(r.rec.TotalCount), r.url, DefaultPageSize, r.url)
+		rowsPhrase(r.rec.TotalCount), r.url, DefaultPageLimit, r.url)
 	if r.rec.Description != "" {
 		desc = r.rec.Description + " — " + desc
 	}
-	return []mcp.Content{
-		mcp.NewTextContent(text),
-		mcp.NewResourceLink(r.uri, r.name(), desc, MIMEType),
-	}
-}
-
-// CallToolResult returns a whole tool result: Content and
-// StructuredContent.
-func (r *Response) CallToolResult() *mcp.CallToolResult {
-	b := r.build()
-	res := &mcp.CallToolResult{StructuredContent: b.content}
-	res.Content = r.Content()
-	return res
+	return ResourceLink{URI: r.uri, URL: r.url, Name: r.name(), Description: desc, MIMEType: MIMEType}
 }
 
 func (r *Response) columnNames(rows []any) []string {
@@ -135,7 +132,7 @@ func (r *Response) columnNames(rows []any) []string {
 
 // built is a rendering of a Response within its byte budget.
 type built struct {
-	content map[string]any
+	content *Structured
 	summary string
 	rows    []any
 }
@@ -290,60 +287,52 @@ func (st *buildState) render(rows []any) built {
 	}
 	summary += " Full result: " + r.url
 
-	meta := make(map[string]any, len(st.meta)+12)
-	for k, v := range st.meta {
-		meta[k] = v
+	var extra map[string]any
+	if len(st.meta) > 0 {
+		extra = maps.Clone(st.meta)
 	}
-	cols := make([]any, len(st.columns))
-	for i, c := range st.columns {
-		m := map[string]any{"name": c.Name}
-		if c.Type != "" {
-			m["type"] = c.Type
-		}
-		cols[i] = m
+	cols := make([]Column, len(st.columns))
+	copy(cols, st.columns)
+	meta := Metadata{
+		TotalCount:        rec.TotalCount,
+		SampleCount:       sc,
+		Truncated:         int64(sc) < rec.TotalCount,
+		Columns:           cols,
+		ExecutedAt:        r.executedAt.UTC().Truncate(time.Second),
+		ValuesTruncated:   st.valuesCut,
+		SampleReduced:     st.reduced,
+		ColumnsTruncated:  st.colsCut,
+		MetadataTruncated: st.metaCut,
+		Extra:             extra,
 	}
-	meta["total_count"] = rec.TotalCount
-	meta["sample_count"] = sc
-	meta["truncated"] = int64(sc) < rec.TotalCount
-	meta["columns"] = cols
-	meta["executed_at"] = r.executedAt.UTC().Format(time.RFC3339)
-	if rec.Pinned || rec.ExpiresAt.IsZero() {
-		meta["expires_at"] = nil
-	} else {
-		meta["expires_at"] = rec.ExpiresAt.UTC().Format(time.RFC3339)
-	}
-	if st.valuesCut {
-		meta["values_truncated"] = true
-	}
-	if st.reduced {
-		meta["sample_reduced"] = true
+	if !rec.Pinned && !rec.ExpiresAt.IsZero() {
+		t := rec.ExpiresAt.UTC().Truncate(time.Second)
+		meta.ExpiresAt = &t
 	}
 	if st.colsCut {
-		meta["columns_truncated"] = true
-		meta["column_count"] = len(rec.Columns)
+		meta.ColumnCount = len(rec.Columns)
 	}
-	if st.metaCut {
-		meta["metadata_truncated"] = true
+	results := make([]json.RawMessage, len(rows))
+	for i, row := range rows {
+		results[i] = mustJSON(row)
 	}
-	results := make([]any, len(rows))
-	copy(results, rows)
 	name := st.name
 	if name == "" {
 		name = r.name()
 	}
 	return built{
 		summary: summary,
-		rows:    results,
-		content: map[string]any{
-			"summary": summary,
-			"results": results,
-			"resource": map[string]any{
-				"uri":      r.uri,
-				"url":      r.url,
-				"name":     name,
-				"mimeType": MIMEType,
+		rows:    slices.Clone(rows),
+		content: &Structured{
+			Summary: summary,
+			Results: results,
+			Resource: ResourceLink{
+				URI:      r.uri,
+				URL:      r.url,
+				Name:     name,
+				MIMEType: MIMEType,
 			},
-			"metadata": meta,
+			Metadata: meta,
 		},
 	}
 }

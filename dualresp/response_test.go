@@ -9,7 +9,6 @@ import (
 
 	"github.com/datasf-mcp/datasf-mcp/dualresp"
 	"github.com/google/go-cmp/cmp"
-	"github.com/mark3labs/mcp-go/mcp"
 	"pgregory.net/rapid"
 )
 
@@ -31,7 +30,7 @@ func TestStructuredContentShape(t *testing.T) {
 	resp := create(t, srv, dualresp.Spec{
 		Name:       "Generated rows",
 		SampleSize: 2,
-		Query:      dualresp.Query{Kind: "soql", Text: "SELECT * ORDER BY :id"},
+		Query:      dualresp.Query{Kind: "gen", Text: "SELECT * ORDER BY :id"},
 		Columns:    []dualresp.Column{{Name: "i", Type: "number"}, {Name: "name"}},
 		Metadata: map[string]any{
 			"dataset_id":   "rqzj-sfat",
@@ -67,45 +66,27 @@ func TestStructuredContentShape(t *testing.T) {
 		t.Errorf("StructuredContent() mismatch (-want +got):\n%s", diff)
 	}
 
-	content := resp.Content()
-	if len(content) != 2 {
-		t.Fatalf("Content() has %d items; want 2", len(content))
-	}
-	text, ok := mcp.AsTextContent(content[0])
-	if !ok {
-		t.Fatalf("Content()[0] is %T; want text", content[0])
-	}
 	wantText := "847 rows match. 2 sample rows follow. Full result: " + url + "\n\n" +
 		"| i | name |\n| --- | --- |\n| 0 | row-0 |\n| 1 | row-1 |"
-	if text.Text != wantText {
-		t.Errorf("text content = %q; want %q", text.Text, wantText)
+	if got := resp.Text(); got != wantText {
+		t.Errorf("Text() = %q; want %q", got, wantText)
 	}
-	link, ok := content[1].(mcp.ResourceLink)
-	if !ok {
-		t.Fatalf("Content()[1] is %T; want mcp.ResourceLink", content[1])
-	}
-	if link.Type != "resource_link" || link.URI != "resource://"+id || link.Name != "Generated rows" || link.MIMEType != "application/json" || !strings.Contains(link.Description, url) {
-		t.Errorf("resource link = %+v", link)
+	link := resp.Link()
+	if link.URI != "resource://"+id || link.URL != url || link.Name != "Generated rows" || link.MIMEType != "application/json" || !strings.Contains(link.Description, url) || link.Size != nil {
+		t.Errorf("Link() = %+v", link)
 	}
 
-	// The whole tool result survives the wire.
-	b, err := json.Marshal(resp.CallToolResult())
+	// The structured content reads back as the same value.
+	b, err := json.Marshal(resp.StructuredContent())
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw := json.RawMessage(b)
-	res, err := mcp.ParseCallToolResult(&raw)
-	if err != nil {
-		t.Fatalf("ParseCallToolResult: %v", err)
+	var back dualresp.Structured
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
 	}
-	if diff := cmp.Diff(wantV, jsonValue(t, res.StructuredContent)); diff != "" {
-		t.Errorf("structuredContent on the wire mismatch (-want +got):\n%s", diff)
-	}
-	if len(res.Content) != 2 {
-		t.Fatalf("content on the wire has %d items", len(res.Content))
-	}
-	if _, ok := res.Content[1].(mcp.ResourceLink); !ok {
-		t.Errorf("content[1] on the wire is %T; want mcp.ResourceLink", res.Content[1])
+	if diff := cmp.Diff(wantV, jsonValue(t, back)); diff != "" {
+		t.Errorf("structured content after a round trip through Structured (-want +got):\n%s", diff)
 	}
 }
 
@@ -128,8 +109,7 @@ func TestSummaries(t *testing.T) {
 		if got, want := resp.Summary(), tt.want+resp.URL(); got != want {
 			t.Errorf("Summary() for %s rows = %q; want %q", tt.total, got, want)
 		}
-		meta := resp.StructuredContent()["metadata"].(map[string]any)
-		if tr := meta["truncated"].(bool); tr != (tt.total == "40") {
+		if tr := resp.StructuredContent().Metadata.Truncated; tr != (tt.total == "40") {
 			t.Errorf("truncated for %s rows = %v", tt.total, tr)
 		}
 	}
@@ -139,7 +119,7 @@ func TestPinnedStructuredContentHasNullExpiry(t *testing.T) {
 	t.Parallel()
 	srv, _ := newServer(t, &genExecutor{Total: 1}, dualresp.Options{})
 	resp := create(t, srv, dualresp.Spec{Expiration: -1})
-	meta := resp.StructuredContent()["metadata"].(map[string]any)
+	meta := jsonValue(t, resp.StructuredContent()).(map[string]any)["metadata"].(map[string]any)
 	if v, ok := meta["expires_at"]; !ok || v != nil {
 		t.Errorf("metadata.expires_at = %v (present %v); want null", v, ok)
 	}
@@ -180,14 +160,14 @@ func TestByteBudgetProperty(t *testing.T) {
 			rows = append(rows, b)
 		}
 		metaLen := rapid.SampledFrom([]int{0, 100, 50000}).Draw(rt, "metaLen")
-		srv, err := dualresp.New(dualresp.Options{BaseURL: "http://127.0.0.1:8765", Executor: &rowsExecutor{rows: rows}, ByteBudget: budget, CleanupInterval: -1})
+		srv, err := dualresp.New(dualresp.Options{BaseURL: "http://127.0.0.1:8765", Executors: map[string]dualresp.Executor{"gen": &rowsExecutor{rows: rows}}, ByteBudget: budget, CleanupInterval: -1})
 		if err != nil {
 			rt.Fatal(err)
 		}
 		defer srv.Close()
 		resp, err := srv.CreateResponse(t.Context(), dualresp.Spec{
 			Name: strings.Repeat("n", metaLen), Columns: cols, SampleSize: max(nrows, 1),
-			Query:    dualresp.Query{Kind: "k", Text: strings.Repeat("q", metaLen)},
+			Query:    dualresp.Query{Kind: "gen", Text: strings.Repeat("q", metaLen)},
 			Metadata: map[string]any{"note": strings.Repeat(char, metaLen), "list": make([]int, metaLen/10)},
 		})
 		if err != nil {
@@ -206,26 +186,29 @@ func TestByteBudgetProperty(t *testing.T) {
 		if len(b) > limit {
 			rt.Fatalf("structured content is %d bytes; budget %d", len(b), limit)
 		}
-		meta := sc["metadata"].(map[string]any)
-		results := sc["results"].([]any)
-		if meta["sample_count"] != len(results) {
-			rt.Errorf("sample_count = %v; results has %d", meta["sample_count"], len(results))
+		meta := sc.Metadata
+		results := sc.Results
+		if meta.SampleCount != len(results) {
+			rt.Errorf("sample_count = %v; results has %d", meta.SampleCount, len(results))
 		}
-		if len(results) < nrows && meta["sample_reduced"] != true {
-			rt.Errorf("%d of %d rows included but sample_reduced = %v", len(results), nrows, meta["sample_reduced"])
+		if len(results) < nrows && !meta.SampleReduced {
+			rt.Errorf("%d of %d rows included but sample_reduced = %v", len(results), nrows, meta.SampleReduced)
 		}
-		if len(results) == nrows && meta["sample_reduced"] != nil {
-			rt.Errorf("all rows included but sample_reduced = %v", meta["sample_reduced"])
+		if len(results) == nrows && meta.SampleReduced {
+			rt.Errorf("all rows included but sample_reduced = %v", meta.SampleReduced)
 		}
 		cut := strings.Contains(string(b), dualresp.TruncationMark)
-		if cut && meta["values_truncated"] != true && meta["metadata_truncated"] != true {
-			rt.Errorf("values were cut but values_truncated = %v", meta["values_truncated"])
+		if cut && !meta.ValuesTruncated && !meta.MetadataTruncated {
+			rt.Errorf("values were cut but values_truncated = %v", meta.ValuesTruncated)
 		}
 		// Each included row is the corresponding sample row, possibly cut.
 		for i, r := range results {
 			var orig map[string]any
 			_ = json.Unmarshal(rows[i], &orig)
-			got := r.(map[string]any)
+			var got map[string]any
+			if err := json.Unmarshal(r, &got); err != nil {
+				rt.Fatalf("row %d: %v", i, err)
+			}
 			if len(got) != len(orig) {
 				rt.Fatalf("row %d has %d keys; want %d", i, len(got), len(orig))
 			}
@@ -248,10 +231,10 @@ func TestByteBudgetKeepsSmallSamplesWhole(t *testing.T) {
 	t.Parallel()
 	srv, _ := newServer(t, &genExecutor{Total: 1000}, dualresp.Options{})
 	resp := create(t, srv, dualresp.Spec{})
-	meta := resp.StructuredContent()["metadata"].(map[string]any)
-	if meta["sample_count"] != 15 || meta["sample_reduced"] != nil || meta["values_truncated"] != nil {
-		t.Errorf("small rows: sample_count %v, sample_reduced %v, values_truncated %v; want 15, absent, absent",
-			meta["sample_count"], meta["sample_reduced"], meta["values_truncated"])
+	meta := resp.StructuredContent().Metadata
+	if meta.SampleCount != 15 || meta.SampleReduced || meta.ValuesTruncated {
+		t.Errorf("small rows: sample_count %v, sample_reduced %v, values_truncated %v; want 15, false, false",
+			meta.SampleCount, meta.SampleReduced, meta.ValuesTruncated)
 	}
 }
 
@@ -264,16 +247,16 @@ func TestByteBudgetCutsLongValuesBeforeDroppingRows(t *testing.T) {
 	srv, _ := newServer(t, &rowsExecutor{rows: rows}, dualresp.Options{})
 	resp := create(t, srv, dualresp.Spec{Columns: []dualresp.Column{{Name: "i"}, {Name: "text"}}})
 	sc := resp.StructuredContent()
-	meta := sc["metadata"].(map[string]any)
+	meta := sc.Metadata
 	b, _ := json.Marshal(sc)
-	t.Logf("15 rows of 10,000-character text: %d bytes, sample_count %v", len(b), meta["sample_count"])
-	if meta["values_truncated"] != true {
-		t.Errorf("values_truncated = %v; want true", meta["values_truncated"])
+	t.Logf("15 rows of 10,000-character text: %d bytes, sample_count %v", len(b), meta.SampleCount)
+	if !meta.ValuesTruncated {
+		t.Errorf("values_truncated = %v; want true", meta.ValuesTruncated)
 	}
-	if n := meta["sample_count"].(int); n < 5 {
+	if n := meta.SampleCount; n < 5 {
 		t.Errorf("sample_count = %d; want at least 5 (values cut before rows dropped)", n)
 	}
-	if !strings.Contains(sc["summary"].(string), "Long values are cut") {
-		t.Errorf("summary %q does not say values were cut", sc["summary"])
+	if !strings.Contains(sc.Summary, "Long values are cut") {
+		t.Errorf("summary %q does not say values were cut", sc.Summary)
 	}
 }

@@ -8,8 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -27,10 +29,15 @@ const (
 	// MinByteBudget is the smallest byte budget New accepts; smaller values
 	// are raised to it.
 	MinByteBudget = 2048
-	// DefaultPageSize is the page size of a REST page request without a limit.
-	DefaultPageSize = 1000
+	// DefaultPageLimit is the number of rows of a REST page request without
+	// a limit, and of each Page call Server.Rows makes for an Executor that
+	// cannot stream.
+	DefaultPageLimit = 1000
 	// MaxRequestBody is the largest request body the REST handler reads.
 	MaxRequestBody = 64 << 10
+	// DefaultMaxPinnedPerOwner is the pin quota of each owner when
+	// Options.MaxPinnedPerOwner is zero.
+	DefaultMaxPinnedPerOwner = 100
 )
 
 // SortField orders a page by one result column.
@@ -59,23 +66,36 @@ type PageRequest struct {
 	Order
 }
 
-// Executor re-executes stored queries. The caller supplies it; dualresp
-// never interprets a Query.
+// Executor re-executes stored queries of one kind (Query.Kind). The caller
+// supplies one per kind in Options.Executors; dualresp never interprets a
+// Query.
 type Executor interface {
 	// Count returns the exact number of rows of q.
 	Count(ctx context.Context, q Query) (int64, error)
 	// Page returns up to req.Limit rows of q starting at req.Offset, in a
-	// stable order, each a valid JSON object. The bytes are passed through to
-	// REST clients unchanged (exports check each row's shape, not every
-	// byte; NDJSON exports compact a row that spans lines).
-	Page(ctx context.Context, q Query, req PageRequest) ([]json.RawMessage, error)
+	// stable order, each a valid JSON object, and the result's columns when
+	// it learns them with the rows. The bytes are passed through to REST
+	// clients unchanged (exports check each row's shape, not every byte;
+	// NDJSON exports compact a row that spans lines).
+	Page(ctx context.Context, q Query, req PageRequest) (PageResult, error)
 }
 
-// Streamer is an optional interface of an Executor: when present, exports
-// call Stream instead of paging through Page. Stream calls fn for each of
-// the rows Page would return for req, except that req.Limit 0 means every
-// row from req.Offset on; it stops at the first error fn returns, returning
-// it. The row passed to fn is only valid until fn returns.
+// PageResult is what an Executor's Page returns.
+type PageResult struct {
+	// Rows are the rows of the page, each a JSON object.
+	Rows []json.RawMessage
+	// Columns are the result's columns, when the Executor learns them with
+	// the rows (for example from response headers); nil otherwise.
+	// CreateResponse stores them when the Spec gives none.
+	Columns []Column
+}
+
+// Streamer is an optional interface of an Executor: when present,
+// Server.Rows (and so exports) call Stream instead of paging through Page.
+// Stream calls fn for each of the rows Page would return for req, except
+// that req.Limit 0 means every row from req.Offset on; it stops at the
+// first error fn returns, returning it. The row passed to fn is only valid
+// until fn returns.
 type Streamer interface {
 	Stream(ctx context.Context, q Query, req PageRequest, fn func(row json.RawMessage) error) error
 }
@@ -92,9 +112,11 @@ type Options struct {
 	Store Store
 	// MaxResources bounds the default MemoryStore (see MemoryStoreOptions).
 	MaxResources int
-	// Executor re-executes stored queries for pages and exports, and runs
-	// CreateResponse when the Spec has none.
-	Executor Executor
+	// Executors re-execute stored queries, by Query.Kind: CreateResponse
+	// counts and samples through them, and pages, exports and Rows read
+	// through them. A query of a kind without an Executor fails with an
+	// error naming the known kinds.
+	Executors map[string]Executor
 	// DefaultExpiration is how long a response lives without access.
 	// Default 15 minutes.
 	DefaultExpiration time.Duration
@@ -123,6 +145,16 @@ type Options struct {
 	// CORSOrigins lists the browser origins allowed to call the REST API
 	// cross-origin ("*" for any). Empty (the default) sends no CORS headers.
 	CORSOrigins []string
+	// MaxPinnedPerOwner is the pin quota: the most pinned results one owner
+	// (Record.Owner: a token's owner, or "" for anonymous callers) may
+	// have. Pinned results never expire, so without a quota anyone allowed
+	// to pin could fill the store. A pin over the quota fails with a
+	// *PinQuotaError (REST: 409 pin_quota_exceeded); deleting a pinned
+	// result frees a place. Zero means DefaultMaxPinnedPerOwner; negative
+	// means no quota. The quota is enforced when the Store implements
+	// PinCounter (the stores of this module do), exactly within one Server
+	// and to within the number of Servers sharing a Store.
+	MaxPinnedPerOwner int
 }
 
 // Server creates dual responses, keeps their records and serves them over
@@ -131,7 +163,7 @@ type Server struct {
 	base       string
 	store      Store
 	ownStore   bool
-	exec       Executor
+	executors  map[string]Executor
 	expiration time.Duration
 	sampleSize int
 	extension  time.Duration
@@ -143,7 +175,8 @@ type Server struct {
 	authenticate func(*http.Request) (string, error)
 	cors         []string
 
-	overrides sync.Map // id -> Executor given in a Spec
+	maxPinned int        // <= 0: no quota
+	pinMu     sync.Mutex // makes counting and pinning one step
 
 	stop      context.CancelFunc
 	done      chan struct{}
@@ -160,7 +193,7 @@ func New(opts Options) (*Server, error) {
 	s := &Server{
 		base:       base,
 		store:      opts.Store,
-		exec:       opts.Executor,
+		executors:  maps.Clone(opts.Executors),
 		expiration: opts.DefaultExpiration,
 		sampleSize: opts.DefaultSampleSize,
 		extension:  opts.AccessExtension,
@@ -172,6 +205,10 @@ func New(opts Options) (*Server, error) {
 
 		authenticate: opts.Authenticate,
 		cors:         opts.CORSOrigins,
+		maxPinned:    opts.MaxPinnedPerOwner,
+	}
+	if s.maxPinned == 0 {
+		s.maxPinned = DefaultMaxPinnedPerOwner
 	}
 	if s.store == nil {
 		s.store = NewMemoryStore(MemoryStoreOptions{MaxResources: opts.MaxResources})
@@ -198,6 +235,9 @@ func New(opts Options) (*Server, error) {
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
+	}
+	if _, ok := s.store.(PinCounter); !ok && s.maxPinned > 0 {
+		s.log.Warn("dualresp: the store cannot count pinned results; the pin quota is not enforced", "store", fmt.Sprintf("%T", s.store))
 	}
 	interval := opts.CleanupInterval
 	if interval == 0 {
@@ -259,52 +299,27 @@ type Spec struct {
 	Metadata map[string]any
 	// Owner is stored with the record for access control by the caller.
 	Owner string
-	// Executor, when set, runs this query instead of the Server's Executor
-	// in this process. The record must still be re-executable by the
-	// Server's Executor after a restart or on another instance.
-	Executor Executor
-	// Precomputed, when set, holds a count and sample the caller has already
-	// run (for example because the same request also told it the result's
-	// columns); CreateResponse then runs neither and stores these.
-	Precomputed *Precomputed
-}
-
-// Precomputed is a count and a sample computed by the caller.
-type Precomputed struct {
-	TotalCount int64
-	// Sample is the first rows of the result in its stored order, each a JSON
-	// object. Rows beyond the sample size are dropped.
-	Sample []json.RawMessage
 }
 
 // CreateResponse counts the query's rows and fetches its sample
-// concurrently, stores the query (not the rows) and returns the response.
-// Errors are *CountError, *QueryError or *StorageError.
+// concurrently through the Executor of the query's kind (two calls, one
+// request each for most executors), stores the query (not the rows) and
+// returns the response. When the Spec gives no Columns, the columns the
+// sample page reports are stored. Errors are *CountError, *QueryError or
+// *StorageError.
 func (s *Server) CreateResponse(ctx context.Context, spec Spec) (*Response, error) {
-	exec := spec.Executor
-	if exec == nil {
-		exec = s.exec
-	}
-	if exec == nil {
-		return nil, errors.New("dualresp: CreateResponse: no Executor in the Spec or the Server's Options")
+	exec, err := s.Executor(spec.Query.Kind)
+	if err != nil {
+		return nil, &QueryError{Op: "sample", Err: err}
 	}
 	size := spec.SampleSize
 	if size == 0 {
 		size = s.sampleSize
 	}
-	if spec.Precomputed != nil {
-		if spec.Precomputed.TotalCount < 0 {
-			return nil, &CountError{Err: fmt.Errorf("negative precomputed count %d", spec.Precomputed.TotalCount)}
-		}
-		sample := spec.Precomputed.Sample
-		if size <= 0 {
-			sample = nil
-		}
-		return s.saveResponse(ctx, spec, spec.Precomputed.TotalCount, sample, size)
-	}
 	var (
 		total  int64
 		sample []json.RawMessage
+		cols   []Column
 	)
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
@@ -320,16 +335,19 @@ func (s *Server) CreateResponse(ctx context.Context, spec Spec) (*Response, erro
 	})
 	if size > 0 {
 		g.Go(func() error {
-			rows, err := exec.Page(gctx, spec.Query, PageRequest{Offset: 0, Limit: int64(size)})
+			page, err := exec.Page(gctx, spec.Query, PageRequest{Offset: 0, Limit: int64(size)})
 			if err != nil {
 				return &QueryError{Op: "sample", Err: err}
 			}
-			sample = rows
+			sample, cols = page.Rows, page.Columns
 			return nil
 		})
 	}
 	if err := g.Wait(); err != nil {
 		return nil, err
+	}
+	if len(spec.Columns) == 0 && len(cols) > 0 {
+		spec.Columns = cols
 	}
 	return s.saveResponse(ctx, spec, total, sample, size)
 }
@@ -373,11 +391,15 @@ func (s *Server) saveResponse(ctx context.Context, spec Spec, total int64, sampl
 		rec.ExpiresAt = now.Add(exp)
 	}
 	rec = rec.Clone()
+	if rec.Pinned {
+		s.pinMu.Lock()
+		defer s.pinMu.Unlock()
+		if err := s.checkPinQuota(ctx, rec.Owner); err != nil {
+			return nil, err
+		}
+	}
 	if err := s.store.Save(ctx, rec); err != nil {
 		return nil, &StorageError{Op: "save", Err: err}
-	}
-	if spec.Executor != nil {
-		s.overrides.Store(id, spec.Executor)
 	}
 	s.log.DebugContext(ctx, "dualresp: response created", "id", id, "total", total, "sample", len(sample))
 	return newResponse(rec, s.URL(id), s.URI(id), s.budget, now), nil
@@ -406,12 +428,17 @@ func validID(id string) bool {
 	return true
 }
 
-// executor returns the executor for the record with the given id.
-func (s *Server) executor(id string) Executor {
-	if e, ok := s.overrides.Load(id); ok {
-		return e.(Executor)
+// Executor returns the Executor of the query kind, or an error naming the
+// kinds the Server knows.
+func (s *Server) Executor(kind string) (Executor, error) {
+	if e, ok := s.executors[kind]; ok && e != nil {
+		return e, nil
 	}
-	return s.exec
+	known := slices.Sorted(maps.Keys(s.executors))
+	if len(known) == 0 {
+		return nil, fmt.Errorf("dualresp: no Executor for query kind %q: Options.Executors is empty", kind)
+	}
+	return nil, fmt.Errorf("dualresp: no Executor for query kind %q (known kinds: %s)", kind, strings.Join(known, ", "))
 }
 
 // get returns the live record with the given id: ErrNotFound or ErrExpired
@@ -461,11 +488,21 @@ func (s *Server) Access(ctx context.Context, id string) (*Record, error) {
 	return r, nil
 }
 
-// Pin makes the resource permanent and returns the updated record. Errors
-// are as for Resource.
+// Pin makes the resource permanent and returns the updated record. A pin
+// that would give the record's owner more pinned results than
+// Options.MaxPinnedPerOwner fails with a *PinQuotaError (pinning a pinned
+// record always succeeds). Other errors are as for Resource.
 func (s *Server) Pin(ctx context.Context, id string) (*Record, error) {
-	if _, err := s.get(ctx, id); err != nil {
+	rec, err := s.get(ctx, id)
+	if err != nil {
 		return nil, err
+	}
+	if !rec.Pinned {
+		s.pinMu.Lock()
+		defer s.pinMu.Unlock()
+		if err := s.checkPinQuota(ctx, rec.Owner); err != nil {
+			return nil, err
+		}
 	}
 	r, err := s.store.Pin(ctx, id)
 	if errors.Is(err, ErrNotFound) {
@@ -477,6 +514,24 @@ func (s *Server) Pin(ctx context.Context, id string) (*Record, error) {
 	return r, nil
 }
 
+// checkPinQuota returns a *PinQuotaError when owner has no pin left;
+// s.pinMu must be held.
+func (s *Server) checkPinQuota(ctx context.Context, owner string) error {
+	pc, ok := s.store.(PinCounter)
+	if !ok || s.maxPinned <= 0 {
+		return nil
+	}
+	n, err := pc.CountPinned(ctx, owner)
+	if err != nil {
+		return &StorageError{Op: "count pinned", Err: err}
+	}
+	if n >= s.maxPinned {
+		s.log.InfoContext(ctx, "dualresp: pin refused: quota reached", "pinned", n, "max", s.maxPinned)
+		return &PinQuotaError{Owner: owner, Max: s.maxPinned}
+	}
+	return nil
+}
+
 // Delete removes the resource. Deleting an expired resource removes it and
 // returns an error wrapping ErrExpired; errors are otherwise as for
 // Resource.
@@ -486,7 +541,6 @@ func (s *Server) Delete(ctx context.Context, id string) error {
 		return getErr
 	}
 	err := s.store.Delete(ctx, id)
-	s.overrides.Delete(id)
 	switch {
 	case errors.Is(err, ErrNotFound):
 		return fmt.Errorf("%w: %q", ErrNotFound, id)
@@ -502,20 +556,6 @@ func (s *Server) Cleanup(ctx context.Context) (int, error) {
 	n, err := s.store.DeleteExpired(ctx, s.now())
 	if err != nil {
 		return n, &StorageError{Op: "delete expired", Err: err}
-	}
-	// Forget executor overrides of records that are gone.
-	var firstErr error
-	s.overrides.Range(func(k, _ any) bool {
-		_, err := s.store.Get(ctx, k.(string))
-		if errors.Is(err, ErrNotFound) {
-			s.overrides.Delete(k)
-		} else if err != nil && firstErr == nil {
-			firstErr = err
-		}
-		return ctx.Err() == nil
-	})
-	if firstErr != nil {
-		return n, &StorageError{Op: "get", Err: firstErr}
 	}
 	return n, nil
 }

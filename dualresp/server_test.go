@@ -1,9 +1,12 @@
 package dualresp_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"strings"
 	"sync"
@@ -139,7 +142,7 @@ func TestCreateResponseErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		srv, _ := newServer(t, tt.exec, dualresp.Options{Store: tt.store})
-		_, err := srv.CreateResponse(t.Context(), dualresp.Spec{Name: tt.name})
+		_, err := srv.CreateResponse(t.Context(), dualresp.Spec{Name: tt.name, Query: dualresp.Query{Kind: "gen"}})
 		if !tt.check(err) {
 			t.Errorf("%s: CreateResponse() = %v (%T); want the typed error", tt.name, err, err)
 		}
@@ -153,18 +156,69 @@ func TestCreateResponseErrors(t *testing.T) {
 	}
 }
 
-func TestSpecExecutorOverridesInProcess(t *testing.T) {
+func TestExecutorsChosenByQueryKind(t *testing.T) {
 	t.Parallel()
-	srv, _, ts := startServer(t, &genExecutor{Total: 10}, dualresp.Options{}, nil)
-	resp := create(t, srv, dualresp.Spec{Executor: &genExecutor{Total: 3}})
+	big, small := &genExecutor{Total: 10}, &genExecutor{Total: 3}
+	clock := newClock()
+	outer := http.NewServeMux()
+	ts := httptest.NewServer(outer)
+	t.Cleanup(ts.Close)
+	srv, err := dualresp.New(dualresp.Options{BaseURL: ts.URL, Now: clock.Now, CleanupInterval: -1,
+		Executors: map[string]dualresp.Executor{"gen": big, "small": small}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	outer.Handle("/resources/", srv.Handler())
+
+	resp := create(t, srv, dualresp.Spec{Query: dualresp.Query{Kind: "small", Text: "x"}})
 	if got := resp.TotalCount(); got != 3 {
-		t.Fatalf("TotalCount() = %d; want 3 (from the Spec's Executor)", got)
+		t.Fatalf("TotalCount() = %d; want 3 (from the executor of kind small)", got)
 	}
 	c := newClient(t, dualresp.ClientOptions{BaseURL: ts.URL})
 	rows, err := parse(t, c, resp).FetchAll(t.Context(), dualresp.FetchAllOptions{})
 	if err != nil || len(rows) != 3 {
-		t.Errorf("FetchAll() = %d rows, %v; want 3 rows from the Spec's Executor", len(rows), err)
+		t.Errorf("FetchAll() = %d rows, %v; want 3 rows from the executor of kind small", len(rows), err)
 	}
+	if big.counts.Load()+big.pages.Load() != 0 {
+		t.Errorf("the executor of kind gen was called for a query of kind small")
+	}
+
+	_, err = srv.CreateResponse(t.Context(), dualresp.Spec{Query: dualresp.Query{Kind: "nope"}})
+	if !isErr[*dualresp.QueryError](err) || !strings.Contains(err.Error(), `"nope"`) || !strings.Contains(err.Error(), "gen, small") {
+		t.Errorf("CreateResponse(kind nope) = %v; want a *QueryError naming the kind and the known kinds", err)
+	}
+}
+
+func TestCreateResponseTakesColumnsFromTheSamplePage(t *testing.T) {
+	t.Parallel()
+	exec := &columnsExecutor{genExecutor: &genExecutor{Total: 100}}
+	srv, _ := newServer(t, exec, dualresp.Options{})
+	resp, err := srv.CreateResponse(t.Context(), dualresp.Spec{Query: dualresp.Query{Kind: "gen"}, SampleSize: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(genColumns, resp.Record().Columns); diff != "" {
+		t.Errorf("stored columns (-want +got):\n%s", diff)
+	}
+	if n, p := exec.counts.Load(), exec.pages.Load(); n != 1 || p != 1 {
+		t.Errorf("executor calls: %d counts, %d pages; want 1 and 1", n, p)
+	}
+	// Columns in the Spec win.
+	mine := []dualresp.Column{{Name: "i"}}
+	resp = create(t, srv, dualresp.Spec{Columns: mine})
+	if diff := cmp.Diff(mine, resp.Record().Columns); diff != "" {
+		t.Errorf("stored columns with Spec.Columns (-want +got):\n%s", diff)
+	}
+}
+
+// columnsExecutor is a genExecutor whose pages report the columns.
+type columnsExecutor struct{ *genExecutor }
+
+func (e *columnsExecutor) Page(ctx context.Context, q dualresp.Query, req dualresp.PageRequest) (dualresp.PageResult, error) {
+	res, err := e.genExecutor.Page(ctx, q, req)
+	res.Columns = genColumns
+	return res, err
 }
 
 func TestExpiryExtensionAndPinning(t *testing.T) {
@@ -261,13 +315,13 @@ func TestCleanupLoop(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		srv, err := dualresp.New(dualresp.Options{
-			BaseURL: "http://example.test", Executor: &genExecutor{Total: 2},
+			BaseURL: "http://example.test", Executors: map[string]dualresp.Executor{"gen": &genExecutor{Total: 2}},
 			DefaultExpiration: time.Minute, CleanupInterval: 10 * time.Second,
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
-		resp, err := srv.CreateResponse(t.Context(), dualresp.Spec{})
+		resp, err := srv.CreateResponse(t.Context(), dualresp.Spec{Query: dualresp.Query{Kind: "gen"}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -304,7 +358,7 @@ func TestMemoryStoreUnderServerConcurrency(t *testing.T) {
 	for w := range 8 {
 		wg.Go(func() {
 			for i := range 10 {
-				resp, err := srv.CreateResponse(t.Context(), dualresp.Spec{Name: fmt.Sprint(w, i), Columns: genColumns})
+				resp, err := srv.CreateResponse(t.Context(), dualresp.Spec{Name: fmt.Sprint(w, i), Query: dualresp.Query{Kind: "gen"}, Columns: genColumns})
 				if err != nil {
 					errs <- err
 					return

@@ -130,3 +130,12 @@ type Store interface {
 	// safe; other methods may fail after it.
 	Close() error
 }
+
+// PinCounter is implemented by Stores that can count pinned records, which
+// the Server needs to enforce Options.MaxPinnedPerOwner. MemoryStore and
+// the sqlitestore and redisstore packages implement it.
+type PinCounter interface {
+	// CountPinned returns the number of pinned records whose Owner is
+	// owner.
+	CountPinned(ctx context.Context, owner string) (int, error)
+}

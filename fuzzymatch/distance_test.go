@@ -141,7 +141,8 @@ func TestCanonicalAndNormalize(t *testing.T) {
 
 func TestDecide(t *testing.T) {
 	t.Parallel()
-	cols := []string{"incident_category", "incident_subcategory", "lat", "lon", "year", "supervisor_district", ":id", ":@computed_region_abcd", "police_district"}
+	cols := []string{"incident_category", "incident_subcategory", "lat", "lon", "year", "supervisor_district", ":id", ":@computed_region_abcd", "police_district",
+		"received_datetime", "close_datetime", "date_added", "data_as_of", "supervisor_districts_2012", "transaction_date", "status", "state"}
 	tests := []struct {
 		name    string
 		verdict verdict
@@ -152,7 +153,19 @@ func TestDecide(t *testing.T) {
 		{"Incident Category", corrected, "incident_category", nil},
 		{"incident_subcategry", corrected, "incident_subcategory", nil},
 		{"supervisor_distrct", corrected, "supervisor_district", nil},
-		{"lot", ambiguous, "", []string{"lat", "lon"}},
+		{"lot", unknown, "", nil},             // too short to tell a typo from another word
+		{"call_datetime", unknown, "", nil},   // nearest close_datetime: a whole word differs
+		{"year_added", unknown, "", nil},      // nearest date_added: a whole word differs
+		{"data_as_of_year", unknown, "", nil}, // a word added
+		{"district", unknown, "", nil},
+		{"police_districts", corrected, "police_district", nil}, // plural
+		{"policedistrict", corrected, "police_district", nil},   // an underscore dropped
+		{"supervisor_distric", corrected, "supervisor_district", nil},
+		{"statu", ambiguous, "", []string{"state", "status"}}, // one edit from both
+		{"supervisor_districts_2013", unknown, "", nil},       // another number
+		{"transaction_data", unknown, "", nil},                // data is a word of data_as_of
+		{"stage", unknown, "", nil},                           // one edit from state, but a word itself
+		{"stauts", corrected, "status", nil},
 		{"yaer", corrected, "year", nil},
 		{"xyz", unknown, "", nil},
 		{"id", unknown, "", nil}, // :id is a system field, never a candidate

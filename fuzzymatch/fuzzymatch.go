@@ -1,5 +1,6 @@
-// Package fuzzymatch corrects column names in SoQL that are slightly wrong
-// against a dataset's real columns, without ever corrupting a valid query.
+// Package fuzzymatch corrects column names in SoQL that are misspelt
+// against a dataset's real columns, without ever corrupting a valid query
+// and without ever guessing.
 //
 // Correct parses the query with package soql and looks only at the column
 // references of its first stage (never string literals, function names,
@@ -7,12 +8,30 @@
 // :id). A reference that already names a column is left alone: Socrata
 // compares names case-insensitively, with '-' equal to '_'. Any other
 // reference is compared with every column after normalizing both (lower
-// case, '-' and spaces read as '_'): the column with the fewest edits
-// (optimal string alignment distance, so swapping two neighbouring
-// characters is one edit) replaces it when the edits divided by the longer
-// name's length are within the threshold (default 0.4) and no other column
-// is as close. Columns that tie are reported as ambiguous, ordered by
-// github.com/sahilm/fuzzy's ranking; the reference is left alone.
+// case, '-' and spaces read as '_'), counting edits as the optimal string
+// alignment distance (swapping two neighbouring characters is one edit).
+//
+// Only what is surely a typo is rewritten. The column with the fewest edits
+// replaces the reference when all of these hold:
+//
+//   - no other column has as few edits, and no other column one edit
+//     further is also a possible misspelling ("several columns fit about as
+//     well");
+//   - the edits stay inside words (words are separated by '_'): each word
+//     that differs differs by one edit and has at least 4 letters, or one
+//     word of 8 letters or more differs by two; a number never becomes
+//     another number; one edit may also join or split two words. A name
+//     whose nearest column differs by a whole word (call_datetime and
+//     close_datetime, year_added and date_added) or by more than two edits
+//     is not a typo: it is left alone;
+//   - the name has at least 4 letters (or differs only in case, '-' or
+//     spaces), and the edits divided by the longer name's length are
+//     within the threshold (default 0.4).
+//
+// A reference left alone is reported in Result.Unknown (no sure match),
+// Result.Ambiguous (ties, ordered by github.com/sahilm/fuzzy's ranking) and,
+// when some column was near, Result.Rejected with the reason. Closest ranks
+// columns for "did you mean" messages, those sharing the name's words first.
 //
 // Only the byte ranges of corrected references change; every other byte of
 // the query is kept as written.
@@ -64,9 +83,20 @@ type Result struct {
 	Corrections []Correction `json:"corrections,omitempty"`
 	// Ambiguous lists names left alone because of ties.
 	Ambiguous []Ambiguity `json:"ambiguous,omitempty"`
-	// Unknown lists names that match no column and have no column within
-	// the threshold; they are left alone (the portal will report them).
+	// Unknown lists names that match no column and are surely a typo of
+	// none; they are left alone (the query is wrong as written).
 	Unknown []string `json:"unknown,omitempty"`
+	// Rejected explains, for names left alone that are near some column
+	// (in Unknown or Ambiguous), why that column was not taken.
+	Rejected []Rejection `json:"rejected,omitempty"`
+}
+
+// Rejection is a name left alone although a column is near it.
+type Rejection struct {
+	Name    string `json:"name"`
+	Nearest string `json:"nearest"` // the nearest column (the first of the ties)
+	Edits   int    `json:"edits"`   // edits between the normalized names
+	Reason  string `json:"reason"`  // why it is not surely a typo, in words
 }
 
 // Correct rewrites the column references of query that are slightly wrong
@@ -119,7 +149,7 @@ func Correct(query string, columns []string, opts Options) (Result, error) {
 		if !ok {
 			d = m.decide(ref.Name)
 			if d.verdict == corrected && nearAlias(ref.Name, d.best.Edits, aliases, &m.s) {
-				d = decision{verdict: unknown}
+				d = decision{verdict: unknown, best: d.best, why: "alias"}
 			}
 			decided[ref.Name] = d
 		}
@@ -144,11 +174,15 @@ func Correct(query string, columns []string, opts Options) (Result, error) {
 					names[i] = c.Column
 				}
 				res.Ambiguous = append(res.Ambiguous, Ambiguity{Name: ref.Name, Candidates: names})
+				res.Rejected = append(res.Rejected, rejection(ref.Name, d))
 			}
 		default:
 			if key := "unk\x00" + ref.Name; !seen[key] {
 				seen[key] = true
 				res.Unknown = append(res.Unknown, ref.Name)
+				if d.best.Column != "" {
+					res.Rejected = append(res.Rejected, rejection(ref.Name, d))
+				}
 			}
 		}
 	}
@@ -194,6 +228,38 @@ func nearAlias(name string, edits int, aliases map[string]bool, s *scratch) bool
 		}
 	}
 	return false
+}
+
+// rejection explains why name was left alone.
+func rejection(name string, d decision) Rejection {
+	best := d.best
+	if len(d.ties) > 0 {
+		best = d.ties[0]
+	}
+	r := Rejection{Name: name, Nearest: best.Column, Edits: best.Edits}
+	switch d.why {
+	case whyTie:
+		others := make([]string, 0, len(d.ties))
+		for _, c := range d.ties {
+			others = append(others, c.Column)
+		}
+		if len(others) < 2 {
+			r.Reason = fmt.Sprintf("several columns are about as close to %q as %s", name, best.Column)
+		} else {
+			r.Reason = fmt.Sprintf("%s fit %q about as well", strings.Join(others, " and "), name)
+		}
+	case whyWholeWord:
+		r.Reason = fmt.Sprintf("the nearest column, %s, differs from %q by a whole word, so it may mean something else", best.Column, name)
+	case whyNumber:
+		r.Reason = fmt.Sprintf("the nearest column, %s, has another number than %q", best.Column, name)
+	case whyShort:
+		r.Reason = fmt.Sprintf("%q is too short to tell a typo of %s from another word", name, best.Column)
+	case "alias":
+		r.Reason = fmt.Sprintf("%q is as close to an alias the query defines as to %s", name, best.Column)
+	default:
+		r.Reason = fmt.Sprintf("no column is within a typo of %q", name)
+	}
+	return r
 }
 
 func reason(name string, c Candidate, threshold float64) string {

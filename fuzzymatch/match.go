@@ -30,8 +30,9 @@ const (
 // decision is the outcome of matching one name.
 type decision struct {
 	verdict verdict
-	best    Candidate   // when corrected
+	best    Candidate   // when corrected; when unknown, the nearest column (if any)
 	ties    []Candidate // when ambiguous, best first
+	why     string      // when unknown or ambiguous with a near column: the rule that refused it
 }
 
 // matcher holds a schema's columns in the forms matching needs. It is built
@@ -41,6 +42,7 @@ type matcher struct {
 	norm      [][]rune // normalize(column) as runes
 	normStr   []string
 	threshold float64
+	vocab     map[string]bool // the words of the columns
 	s         scratch
 }
 
@@ -58,6 +60,7 @@ func newMatcher(columns []string, threshold float64) *matcher {
 		m.norm = append(m.norm, []rune(n))
 		m.normStr = append(m.normStr, n)
 	}
+	m.vocab = vocabulary(m.normStr)
 	return m
 }
 
@@ -121,10 +124,12 @@ func compareCandidates(a, b Candidate) int {
 }
 
 // decide picks the column name should become: the unique column with the
-// fewest edits within the threshold. Two or more columns with that many
-// edits make the name ambiguous.
+// fewest edits, within the threshold, when the edits make a sure misspelling
+// of it (see sureTypo) and no other column is about as close (one edit
+// further and also a sure misspelling). Two or more columns with the fewest
+// edits make the name ambiguous; anything else leaves it unknown.
 func (m *matcher) decide(name string) decision {
-	cands := m.rank(name, false)
+	cands := m.rank(name, true)
 	if len(cands) == 0 {
 		return decision{verdict: unknown}
 	}
@@ -133,27 +138,53 @@ func (m *matcher) decide(name string) decision {
 	for ties < len(cands) && cands[ties].Edits == best.Edits {
 		ties++
 	}
-	if ties > 1 {
-		return decision{verdict: ambiguous, ties: cands[:ties]}
+	if best.Distance > m.threshold {
+		return decision{verdict: unknown, best: best, why: whyFar}
+	}
+	n := normalize(name)
+	ok, why := sureTypo(n, normalize(best.Column), best.Edits, m.vocab)
+	switch {
+	case !ok && ties == 1:
+		return decision{verdict: unknown, best: best, why: why}
+	case !ok:
+		return decision{verdict: unknown, best: best, why: whyTie}
+	case ties > 1:
+		return decision{verdict: ambiguous, ties: cands[:ties], why: whyTie}
+	}
+	if best.Edits > 0 && ties < len(cands) && cands[ties].Edits == best.Edits+1 {
+		if next, _ := sureTypo(n, normalize(cands[ties].Column), cands[ties].Edits, m.vocab); next {
+			return decision{verdict: ambiguous, ties: cands[:ties+1], why: whyTie}
+		}
 	}
 	return decision{verdict: corrected, best: best}
 }
 
-// Closest returns up to n columns closest to name (fewest edits first, ties
-// ranked by sahilm/fuzzy), for "did you mean" messages. Unlike Correct it
-// applies no threshold; it drops only columns that share no character with
-// name. System fields are not offered.
+// Closest returns up to n columns closest to name, for "did you mean"
+// messages: first the columns that share more of name's words (so that
+// "district" offers police_district and supervisor_district before point),
+// then by fewest edits, ties ranked by sahilm/fuzzy. Unlike Correct it
+// applies no threshold; it drops only columns that share neither a word nor
+// a character in order with name. System fields are not offered.
 func Closest(name string, columns []string, n int) []string {
 	if n <= 0 || len(columns) == 0 {
 		return nil
 	}
 	m := newMatcher(columns, DefaultThreshold)
+	cands := m.rank(name, true)
+	nw := words(normalize(name))
+	shared := make(map[string]int, len(cands))
+	for _, c := range cands {
+		shared[c.Column] = sharedWords(nw, words(normalize(c.Column)), &m.s)
+	}
+	slices.SortStableFunc(cands, func(a, b Candidate) int {
+		return cmp.Compare(shared[b.Column], shared[a.Column])
+	})
 	var out []string
-	for _, c := range m.rank(name, true) {
+	for _, c := range cands {
 		if len(out) == n {
 			break
 		}
-		if c.Distance >= 1 && !c.Fuzzy {
+		if shared[c.Column] == 0 && c.Distance >= 1 && !c.Fuzzy {
 			continue
 		}
 		out = append(out, c.Column)

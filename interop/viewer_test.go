@@ -24,7 +24,7 @@ func (e *rowsExecutor) Count(context.Context, dualresp.Query) (int64, error) {
 	return int64(len(e.rows)), nil
 }
 
-func (e *rowsExecutor) Page(_ context.Context, _ dualresp.Query, req dualresp.PageRequest) ([]json.RawMessage, error) {
+func (e *rowsExecutor) Page(_ context.Context, _ dualresp.Query, req dualresp.PageRequest) (dualresp.PageResult, error) {
 	idx := make([]int, len(e.rows))
 	for i := range idx {
 		idx[i] = i
@@ -47,11 +47,11 @@ func (e *rowsExecutor) Page(_ context.Context, _ dualresp.Query, req dualresp.Pa
 	for k := req.Offset; k < int64(len(idx)) && k < req.Offset+req.Limit; k++ {
 		b, err := json.Marshal(e.rows[idx[k]])
 		if err != nil {
-			return nil, err
+			return dualresp.PageResult{}, err
 		}
 		out = append(out, b)
 	}
-	return out, nil
+	return dualresp.PageResult{Rows: out}, nil
 }
 
 func sortInts(xs []int, less func(a, b int) bool) {
@@ -108,7 +108,9 @@ func TestViewerInChromium(t *testing.T) {
 	mux := http.NewServeMux() // routes are added once the server's URL is known
 	ts := httptest.NewServer(mux)
 	defer ts.Close()
-	results, err := dualresp.New(dualresp.Options{BaseURL: ts.URL, Executor: exec1, CleanupInterval: -1})
+	grouped := &rowsExecutor{} // its rows are set below
+	results, err := dualresp.New(dualresp.Options{BaseURL: ts.URL, CleanupInterval: -1,
+		Executors: map[string]dualresp.Executor{"test": exec1, "grouped": grouped}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,13 +163,12 @@ func TestViewerInChromium(t *testing.T) {
 	for _, r := range exec1.rows {
 		counts[r["district"].(string)]++
 	}
-	grouped := &rowsExecutor{}
 	for _, d := range districts {
 		grouped.rows = append(grouped.rows, map[string]any{"district": d, "count": fmt.Sprint(counts[d])})
 	}
 	gresp, err := results.CreateResponse(t.Context(), dualresp.Spec{
-		Name: "Incidents by district", Executor: grouped,
-		Query:   dualresp.Query{Kind: "test", Text: "SELECT district, count(*) AS count GROUP BY district"},
+		Name:    "Incidents by district",
+		Query:   dualresp.Query{Kind: "grouped", Text: "SELECT district, count(*) AS count GROUP BY district"},
 		Columns: []dualresp.Column{{Name: "district", Type: "text"}, {Name: "count", Type: "number"}},
 	})
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/datasf-mcp/datasf-mcp/dualresp"
+	"github.com/datasf-mcp/datasf-mcp/dualresp/mcpgo"
 )
 
 // manualClock is a clock the test moves by hand.
@@ -107,7 +108,7 @@ func TestFastResourceLifetime(t *testing.T) {
 		srv, err := dualresp.New(dualresp.Options{
 			BaseURL: "http://127.0.0.1:1", Store: store, Now: clock.Now,
 			DefaultExpiration: defExp, AccessExtension: ext, CleanupInterval: -1,
-			Executor: &sliceExecutor{},
+			Executors: map[string]dualresp.Executor{"test": &sliceExecutor{rows: []json.RawMessage{json.RawMessage(`{"a":1}`)}}},
 		})
 		if err != nil {
 			t.Fatalf("New: %v", err)
@@ -143,7 +144,6 @@ func TestFastResourceLifetime(t *testing.T) {
 				exp := rapid.SampledFrom([]time.Duration{0, -1, time.Second, 5 * time.Minute}).Draw(t, "Expiration")
 				resp, err := srv.CreateResponse(ctx, dualresp.Spec{
 					Name: "r", Query: dualresp.Query{Kind: "test", Text: "all"}, Expiration: exp,
-					Precomputed: &dualresp.Precomputed{TotalCount: 1, Sample: []json.RawMessage{json.RawMessage(`{"a":1}`)}},
 				})
 				if err != nil {
 					t.Fatalf("CreateResponse: %v", err)
@@ -248,20 +248,25 @@ func TestFastResourceLifetime(t *testing.T) {
 }
 
 // sliceExecutor serves the pages of one in-memory result; a test's own data
-// source for the Executor interface (every query is the same result).
-type sliceExecutor struct{ rows []json.RawMessage }
-
-func (e *sliceExecutor) Count(context.Context, dualresp.Query) (int64, error) {
-	return int64(len(e.rows)), nil
+// source for the Executor interface (every query is the same result). The
+// result counts total rows when total is larger than len(rows) (only the
+// first rows exist, enough for a sample).
+type sliceExecutor struct {
+	rows  []json.RawMessage
+	total int64
 }
 
-func (e *sliceExecutor) Page(_ context.Context, _ dualresp.Query, req dualresp.PageRequest) ([]json.RawMessage, error) {
+func (e *sliceExecutor) Count(context.Context, dualresp.Query) (int64, error) {
+	return max(e.total, int64(len(e.rows))), nil
+}
+
+func (e *sliceExecutor) Page(_ context.Context, _ dualresp.Query, req dualresp.PageRequest) (dualresp.PageResult, error) {
 	if len(req.Sort) > 0 {
-		return nil, errors.New("sliceExecutor does not sort")
+		return dualresp.PageResult{}, errors.New("sliceExecutor does not sort")
 	}
 	lo := min(max(req.Offset, 0), int64(len(e.rows)))
 	hi := min(lo+max(req.Limit, 0), int64(len(e.rows)))
-	return e.rows[lo:hi], nil
+	return dualresp.PageResult{Rows: e.rows[lo:hi]}, nil
 }
 
 // valueUnits are the pieces generated text is made of: ASCII, multi-byte
@@ -294,6 +299,8 @@ type dualCase struct {
 	budget  int
 	spec    dualresp.Spec
 	columns []dualresp.Column
+	sample  []json.RawMessage // the first rows of the result
+	total   int64
 }
 
 // genDualCase draws a result: 0..300 sample rows of 1..60 columns whose
@@ -339,14 +346,15 @@ func genDualCase(t *rapid.T, nameUnits []string) dualCase {
 	return dualCase{
 		budget: rapid.OneOf(rapid.Just(0), rapid.IntRange(0, dualresp.MinByteBudget), rapid.IntRange(2048, 40000)).Draw(t, "ByteBudget"),
 		spec: dualresp.Spec{
-			Name:        strings.Repeat(rapid.SampledFrom(nameUnits).Draw(t, "name unit"), rapid.IntRange(0, 400).Draw(t, "name length")),
-			Query:       dualresp.Query{Kind: "test", Text: "all"},
-			Columns:     cols,
-			SampleSize:  rapid.IntRange(-1, 120).Draw(t, "SampleSize"),
-			Metadata:    meta,
-			Precomputed: &dualresp.Precomputed{TotalCount: total, Sample: rows},
+			Name:       strings.Repeat(rapid.SampledFrom(nameUnits).Draw(t, "name unit"), rapid.IntRange(0, 400).Draw(t, "name length")),
+			Query:      dualresp.Query{Kind: "test", Text: "all"},
+			Columns:    cols,
+			SampleSize: rapid.IntRange(-1, 120).Draw(t, "SampleSize"),
+			Metadata:   meta,
 		},
 		columns: cols,
+		sample:  rows,
+		total:   total,
 	}
 }
 
@@ -365,10 +373,10 @@ func effectiveBudget(b int) int {
 	return max(b, dualresp.MinByteBudget)
 }
 
-func newBudgetServer(t *rapid.T, budget int) *dualresp.Server {
+func newBudgetServer(t *rapid.T, dc dualCase) *dualresp.Server {
 	srv, err := dualresp.New(dualresp.Options{
-		BaseURL: "http://127.0.0.1:8765", ByteBudget: budget, CleanupInterval: -1,
-		Executor: &sliceExecutor{},
+		BaseURL: "http://127.0.0.1:8765", ByteBudget: dc.budget, CleanupInterval: -1,
+		Executors: map[string]dualresp.Executor{"test": &sliceExecutor{rows: dc.sample, total: dc.total}},
 	})
 	if err != nil {
 		t.Fatalf("New: %v", err)
@@ -397,7 +405,7 @@ func TestFastPayloadWithinBudgetEscapedNames(t *testing.T) {
 
 func checkPayloadWithinBudget(t *rapid.T, names []string) {
 	dc := genDualCase(t, names)
-	srv := newBudgetServer(t, dc.budget)
+	srv := newBudgetServer(t, dc)
 	defer srv.Close()
 	resp, err := srv.CreateResponse(context.Background(), dc.spec)
 	if err != nil {
@@ -411,9 +419,9 @@ func checkPayloadWithinBudget(t *rapid.T, names []string) {
 	}
 	if len(b) > budget {
 		t.Fatalf("structured content is %d bytes; budget %d (%d rows of %d columns, name %d bytes)",
-			len(b), budget, len(dc.spec.Precomputed.Sample), len(dc.columns), len(dc.spec.Name))
+			len(b), budget, len(dc.sample), len(dc.columns), len(dc.spec.Name))
 	}
-	b2, err := json.Marshal(resp.CallToolResult().StructuredContent)
+	b2, err := json.Marshal(mcpgo.CallToolResult(resp).StructuredContent)
 	if err != nil || len(b2) > budget {
 		t.Fatalf("CallToolResult structured content is %d bytes (%v); budget %d", len(b2), err, budget)
 	}
@@ -428,7 +436,7 @@ func checkPayloadWithinBudget(t *rapid.T, names []string) {
 	if err := json.Unmarshal(b, &got); err != nil {
 		t.Fatalf("decoding the structured content: %v", err)
 	}
-	wantMax := len(dc.spec.Precomputed.Sample)
+	wantMax := len(dc.sample)
 	switch ss := dc.spec.SampleSize; {
 	case ss < 0:
 		wantMax = 0
@@ -438,10 +446,10 @@ func checkPayloadWithinBudget(t *rapid.T, names []string) {
 		wantMax = min(wantMax, ss)
 	}
 	m := got.Metadata
-	if m.TotalCount != dc.spec.Precomputed.TotalCount || m.SampleCount != len(got.Results) || len(got.Results) > wantMax ||
+	if m.TotalCount != dc.total || m.SampleCount != len(got.Results) || len(got.Results) > wantMax ||
 		m.Truncated != (int64(len(got.Results)) < m.TotalCount) {
 		t.Fatalf("metadata total %d, sample_count %d, truncated %v with %d rows; want total %d, at most %d rows",
-			m.TotalCount, m.SampleCount, m.Truncated, len(got.Results), dc.spec.Precomputed.TotalCount, wantMax)
+			m.TotalCount, m.SampleCount, m.Truncated, len(got.Results), dc.total, wantMax)
 	}
 }
 
@@ -453,7 +461,7 @@ func TestFastParseRoundTrip(t *testing.T) {
 	t.Parallel()
 	rapid.Check(t, func(t *rapid.T) {
 		dc := genDualCase(t, plainNames)
-		srv := newBudgetServer(t, dc.budget)
+		srv := newBudgetServer(t, dc)
 		defer srv.Close()
 		resp, err := srv.CreateResponse(context.Background(), dc.spec)
 		if err != nil {
@@ -470,7 +478,7 @@ func TestFastParseRoundTrip(t *testing.T) {
 		if err := json.Unmarshal(scJSON, &shown); err != nil {
 			t.Fatalf("decoding the structured content: %v", err)
 		}
-		res := resp.CallToolResult()
+		res := mcpgo.CallToolResult(resp)
 		resJSON, _ := json.Marshal(res)
 		rpc := []byte(`{"jsonrpc":"2.0","id":7,"result":` + string(resJSON) + `}`)
 		renders := []struct {

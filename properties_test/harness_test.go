@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,25 +17,21 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/datasf-mcp/datasf-mcp/datasf"
-	"github.com/datasf-mcp/datasf-mcp/dualresp"
+	"github.com/datasf-mcp/datasf-mcp/datasf/datasftest"
 	"github.com/datasf-mcp/datasf-mcp/internal/fixtures"
 	"github.com/datasf-mcp/datasf-mcp/socrata"
 	"github.com/datasf-mcp/datasf-mcp/socrata/socratatest"
 )
 
-// stack is the product assembled over a fake portal: a Socrata client, the
-// dual-response server with its REST endpoint on a loopback listener, the
-// MCP server (with output schema validation) and an initialized in-process
-// MCP client session.
+// stack is the product assembled over a fake portal (package datasftest):
+// the product with its REST API on a loopback listener and an initialized
+// in-process MCP client session (with output schema validation).
 type stack struct {
-	client  *socrata.Client
-	results *dualresp.Server
-	rest    *httptest.Server
-	srv     *datasf.Server
-	mcp     *client.Client
+	*datasftest.Env
+	client *socrata.Client
+	mcp    *client.Client
 }
 
 // stackOptions configures a stack; the zero value gives the defaults.
@@ -50,60 +44,19 @@ type stackOptions struct {
 // newStack assembles a stack over fake. closeAll releases what it started,
 // also when err is not nil.
 func newStack(fake *socratatest.Server, o stackOptions) (st *stack, closeAll func(), err error) {
-	var closers []func()
-	closeAll = func() {
-		for i := len(closers) - 1; i >= 0; i-- {
-			closers[i]()
-		}
-	}
-	st = &stack{}
-	st.client = socrata.NewClient(socrata.Options{
-		BaseURL: fake.URL(), DiscoveryURL: fake.URL(),
-		AppToken: o.appToken, UserAgent: o.userAgent, Logger: o.logger,
-	})
-	st.rest = httptest.NewUnstartedServer(nil)
-	closers = append(closers, st.rest.Close)
-	st.results, err = dualresp.New(dualresp.Options{
-		BaseURL:         "http://" + st.rest.Listener.Addr().String(),
-		Executor:        datasf.NewExecutor(st.client),
-		CleanupInterval: -1,
-		Logger:          o.logger,
+	env, err := datasftest.Start(context.Background(), datasftest.Options{
+		PortalURL:  fake.URL(),
+		ClientName: "properties-test",
+		Config: datasf.Config{
+			Socrata: socrata.Options{AppToken: o.appToken, UserAgent: o.userAgent, Logger: o.logger},
+			Logger:  o.logger,
+		},
 	})
 	if err != nil {
-		return nil, closeAll, err
+		return nil, func() {}, err
 	}
-	closers = append(closers, func() { _ = st.results.Close() })
-	mux := http.NewServeMux()
-	mux.Handle("/resources/", st.results.Handler())
-	st.rest.Config.Handler = mux
-	st.rest.Start()
-
-	st.srv, err = datasf.NewServer(datasf.Options{
-		Client:        st.client,
-		Results:       st.results,
-		Logger:        o.logger,
-		ServerOptions: []server.ServerOption{server.WithOutputSchemaValidation()},
-	})
-	if err != nil {
-		return nil, closeAll, err
-	}
-	st.mcp, err = client.NewInProcessClient(st.srv.MCP())
-	if err != nil {
-		return nil, closeAll, err
-	}
-	closers = append(closers, func() { _ = st.mcp.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := st.mcp.Start(ctx); err != nil {
-		return nil, closeAll, err
-	}
-	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-	init.Params.ClientInfo = mcp.Implementation{Name: "properties-test", Version: "1"}
-	if _, err := st.mcp.Initialize(ctx, init); err != nil {
-		return nil, closeAll, err
-	}
-	return st, closeAll, nil
+	st = &stack{Env: env, client: env.Service.SocrataClient(), mcp: env.MCP}
+	return st, func() { _ = env.Close() }, nil
 }
 
 // call runs a tool through the stack's MCP session.
@@ -210,14 +163,10 @@ func buildEnv(catalogDir, datasetsDir string) (e *env, closeAll func(), err erro
 		}
 	}
 	e = &env{}
-	e.fake, err = socratatest.New(socratatest.Options{})
-	if err != nil {
+	if e.fake, err = socratatest.Start(socratatest.Options{}); err != nil {
 		return nil, closeAll, err
 	}
 	closers = append(closers, e.fake.Close)
-	if err := e.fake.Start(); err != nil {
-		return nil, closeAll, err
-	}
 	catalogs, err := filepath.Glob(filepath.Join(catalogDir, "*.jsonl"))
 	if err != nil {
 		return nil, closeAll, err
@@ -227,7 +176,7 @@ func buildEnv(catalogDir, datasetsDir string) (e *env, closeAll func(), err erro
 	}
 	seenWord := map[string]bool{}
 	for _, c := range catalogs {
-		if err := e.fake.LoadCatalog(c); err != nil {
+		if err := e.fake.LoadCatalog(context.Background(), c); err != nil {
 			return nil, closeAll, err
 		}
 		ids, titles, err := readCatalog(c)
@@ -245,10 +194,10 @@ func buildEnv(catalogDir, datasetsDir string) (e *env, closeAll func(), err erro
 			}
 		}
 	}
-	if err := e.fake.LoadFixturesDir(datasetsDir); err != nil {
+	if err := e.fake.LoadFixturesDir(context.Background(), datasetsDir); err != nil {
 		return nil, closeAll, err
 	}
-	if err := e.fake.AddGenerated(peopleSchema, peopleRows, peopleRow); err != nil {
+	if err := e.fake.AddGenerated(context.Background(), peopleSchema, peopleRows, peopleRow); err != nil {
 		return nil, closeAll, err
 	}
 	var stClose func()

@@ -1,6 +1,7 @@
 package properties_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -216,7 +217,7 @@ func TestPagesConcatenateToFullResult(t *testing.T) {
 		seed := rapid.Uint64().Draw(t, "seed")
 		nulls := [3]int{rapid.IntRange(0, 100).Draw(t, "cat null %"), rapid.IntRange(0, 100).Draw(t, "val null %"), rapid.IntRange(0, 100).Draw(t, "ok null %")}
 		r := rand.New(rand.NewPCG(seed, 3))
-		err := e.fake.AddGenerated(d1Schema(id), n, func(i int) map[string]any {
+		err := e.fake.AddGenerated(context.Background(), d1Schema(id), n, func(i int) map[string]any {
 			row := map[string]any{"n": i}
 			if r.IntN(100) >= nulls[0] {
 				row["cat"] = []string{"a", "b", "c", "d"}[r.IntN(4)]

@@ -143,7 +143,7 @@ func (ts *tokenSession) workload(t *rapid.T, e *env) (failedValid []string) {
 			ts.restRecorded(t, http.MethodGet, p.ResourceURL, "")
 			ts.restRecorded(t, http.MethodPost, p.ResourceURL, `{"offset":0,"limit":3,"sort":{"field":"x; DROP","order":"asc"}}`)
 			ts.restRecorded(t, http.MethodGet, p.ResourceURL+"/export?format=ndjson", "")
-			ts.restRecorded(t, http.MethodGet, ts.rest.URL+"/resources/0123456789abcdef0123456789abcdef", "")
+			ts.restRecorded(t, http.MethodGet, ts.RESTURL()+"/resources/0123456789abcdef0123456789abcdef", "")
 		}
 	}
 	return failedValid

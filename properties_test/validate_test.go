@@ -12,6 +12,7 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/datasf-mcp/datasf-mcp/datasf"
 	"github.com/datasf-mcp/datasf-mcp/validate"
 )
 
@@ -48,15 +49,29 @@ func genDatasetID() *rapid.Generator[string] {
 	return rapid.OneOf(valid, mutated, random)
 }
 
-// Property 4: every string not matching ^[a-z0-9]{4}-[a-z0-9]{4}$ is rejected
-// as a dataset id, with an error naming dataset_id; every matching one is
+// Property 4: every string that is not a 4x4 id once lower-cased and
+// trimmed of ASCII white space (^[a-z0-9]{4}-[a-z0-9]{4}$; issue 18 accepts
+// ids as models write them), nor a dataset URL ending in one, is rejected
+// as a dataset id, with an error naming dataset_id; every other one is
 // accepted (by validate.DatasetID and by the get_schema and query_datasf
-// input structs).
+// input structs) and normalizes to the lower-case id.
 func TestFastDatasetIDShape(t *testing.T) {
 	t.Parallel()
 	rapid.Check(t, func(t *rapid.T) {
 		id := genDatasetID().Draw(t, "id")
-		want := fourByFour.MatchString(id)
+		if rapid.IntRange(0, 9).Draw(t, "as url") == 0 {
+			id = rapid.SampledFrom([]string{"https://data.sfgov.org/Public-Safety/Some-Title/", "https://data.sfgov.org/resource/", "http://x/d/"}).Draw(t, "url") + id
+		}
+		bare := fourByFour.MatchString(strings.ToLower(strings.Trim(id, " \t\n\r")))
+		trimmed := strings.Trim(id, " \t\n\r")
+		url := strings.HasPrefix(trimmed, "http") && !strings.ContainsAny(trimmed, " \t\n\r") &&
+			fourByFour.MatchString(strings.ToLower(trimmed[strings.LastIndex(trimmed, "/")+1:]))
+		want := bare || url
+		if want {
+			if n := validate.NormalizeDatasetID(id); !fourByFour.MatchString(n) {
+				t.Fatalf("NormalizeDatasetID(%q) = %q; want a lower-case 4x4", id, n)
+			}
+		}
 		err := validate.DatasetID(id)
 		if want && err != nil {
 			t.Fatalf("DatasetID(%q) = %v; want nil (it matches the 4x4 shape)", id, err)
@@ -69,13 +84,13 @@ func TestFastDatasetIDShape(t *testing.T) {
 				t.Fatalf("DatasetID(%q) = %q; want the error to name dataset_id", id, err)
 			}
 		}
-		for _, in := range []any{
-			&validate.SchemaInput{DatasetID: id},
-			&validate.QueryInput{DatasetID: id, SoQL: "SELECT *"},
+		for _, in := range []interface{ Validate() error }{
+			&datasf.SchemaInput{DatasetID: id},
+			&datasf.QueryInput{DatasetID: id, SoQL: "SELECT *"},
 		} {
-			got := failingFields(t, validate.Struct(in))
+			got := failingFields(t, in.Validate())
 			if wantFail := !want; slices.Contains(got, "dataset_id") != wantFail {
-				t.Fatalf("Struct(%+v) fails for %v; want dataset_id failing = %v", in, got, wantFail)
+				t.Fatalf("%+v.Validate() fails for %v; want dataset_id failing = %v", in, got, wantFail)
 			}
 		}
 	})
@@ -157,20 +172,16 @@ func blank(s string) bool {
 func TestFastSearchQueryLength(t *testing.T) {
 	t.Parallel()
 	rapid.Check(t, func(t *rapid.T) {
-		q := genText(validate.MaxSearchQuery, false).Draw(t, "query")
+		q := genText(datasf.MaxSearchQuery, false).Draw(t, "query")
 		n := utf8.RuneCountInString(q)
 		wantFail := blank(q) || n > 500
-		err := validate.SearchQuery(q)
-		if (err != nil) != wantFail {
-			t.Fatalf("SearchQuery(%d characters, blank %v) = %v; want failure %v", n, blank(q), err, wantFail)
-		}
+		err := (&datasf.SearchInput{Query: q}).Validate()
 		if err != nil && !strings.Contains(err.Error(), "query") {
-			t.Fatalf("SearchQuery error %q does not name the field query", err)
+			t.Fatalf("SearchInput.Validate error %q does not name the field query", err)
 		}
-		in := &validate.SearchInput{Query: q}
-		got := failingFields(t, validate.Struct(in))
+		got := failingFields(t, err)
 		if slices.Contains(got, "query") != wantFail || len(got) > 1 {
-			t.Fatalf("Struct(SearchInput{Query: %d characters, blank %v}) fails for %v; want [query] failing = %v", n, blank(q), got, wantFail)
+			t.Fatalf("SearchInput{Query: %d characters, blank %v}.Validate() fails for %v; want [query] failing = %v", n, blank(q), got, wantFail)
 		}
 	})
 }
@@ -181,20 +192,16 @@ func TestFastSearchQueryLength(t *testing.T) {
 func TestFastSoQLLength(t *testing.T) {
 	t.Parallel()
 	rapid.Check(t, func(t *rapid.T) {
-		q := genText(validate.MaxSoQL, true).Draw(t, "soql")
+		q := genText(datasf.MaxSoQL, true).Draw(t, "soql")
 		n := utf8.RuneCountInString(q)
 		wantFail := blank(q) || n > 4000
-		err := validate.SoQL(q)
-		if (err != nil) != wantFail {
-			t.Fatalf("SoQL(%d characters, blank %v) = %v; want failure %v", n, blank(q), err, wantFail)
-		}
+		err := (&datasf.QueryInput{DatasetID: "abcd-1234", SoQL: q}).Validate()
 		if err != nil && !strings.Contains(err.Error(), "soql") {
-			t.Fatalf("SoQL error %q does not name the field soql", err)
+			t.Fatalf("QueryInput.Validate error %q does not name the field soql", err)
 		}
-		in := &validate.QueryInput{DatasetID: "abcd-1234", SoQL: q}
-		got := failingFields(t, validate.Struct(in))
+		got := failingFields(t, err)
 		if slices.Contains(got, "soql") != wantFail || len(got) > 1 {
-			t.Fatalf("Struct(QueryInput{SoQL: %d characters, blank %v}) fails for %v; want [soql] failing = %v", n, blank(q), got, wantFail)
+			t.Fatalf("QueryInput{SoQL: %d characters, blank %v}.Validate() fails for %v; want [soql] failing = %v", n, blank(q), got, wantFail)
 		}
 	})
 }
@@ -232,14 +239,29 @@ var genFormat = rapid.SampledFrom([]string{"", "auto", "json", "markdown", "JSON
 
 func validFormat(f string) bool { return f == "" || f == "auto" || f == "json" || f == "markdown" }
 
+// genOptionalInt draws nil (the argument left out) or an int in [lo, hi].
+func genOptionalInt(lo, hi int) *rapid.Generator[*int] {
+	return rapid.Custom(func(t *rapid.T) *int {
+		if rapid.Bool().Draw(t, "absent") {
+			return nil
+		}
+		n := rapid.IntRange(lo, hi).Draw(t, "n")
+		return &n
+	})
+}
+
+// outside reports whether an argument that was given lies outside [lo, hi];
+// zero is a value like any other, not "unset".
+func outside(p *int, lo, hi int) bool { return p != nil && (*p < lo || *p > hi) }
+
 // Property 16: every validation error message contains the (JSON) name of
 // the field that failed, and the fields reported are exactly those that
-// break their documented rule, for every input struct of the four tools.
+// break their documented rule, for every input type of the six tools.
 func TestFastValidationErrorsNameFields(t *testing.T) {
 	t.Parallel()
 	rapid.Check(t, func(t *rapid.T) {
 		var (
-			in   any
+			in   interface{ Validate() error }
 			want []string
 		)
 		fail := func(field string, bad bool) {
@@ -247,53 +269,70 @@ func TestFastValidationErrorsNameFields(t *testing.T) {
 				want = append(want, field)
 			}
 		}
-		switch rapid.IntRange(0, 3).Draw(t, "tool") {
+		switch rapid.IntRange(0, 5).Draw(t, "tool") {
 		case 0:
-			s := &validate.SearchInput{
-				Query:  genAnyText(validate.MaxSearchQuery, false).Draw(t, "query"),
-				Limit:  rapid.IntRange(-3, 25).Draw(t, "limit"),
+			s := &datasf.SearchInput{
+				Query:  genAnyText(datasf.MaxSearchQuery, false).Draw(t, "query"),
+				Limit:  genOptionalInt(-3, 25).Draw(t, "limit"),
 				Format: genFormat.Draw(t, "format"),
 			}
 			fail("query", !cleanText(s.Query, false) || blank(s.Query) || utf8.RuneCountInString(s.Query) > 500)
-			fail("limit", s.Limit != 0 && (s.Limit < 1 || s.Limit > 20))
+			fail("limit", outside(s.Limit, 1, 20))
 			fail("format", !validFormat(s.Format))
 			in = s
 		case 1:
-			s := &validate.ListInput{
-				Category: genAnyText(validate.MaxCategory, false).Draw(t, "category"),
-				Limit:    rapid.IntRange(-3, 110).Draw(t, "limit"),
+			s := &datasf.ListInput{
+				Category: genAnyText(datasf.MaxCategory, false).Draw(t, "category"),
+				Limit:    genOptionalInt(-3, 110).Draw(t, "limit"),
 				Format:   genFormat.Draw(t, "format"),
 			}
 			fail("category", !cleanText(s.Category, false) || utf8.RuneCountInString(s.Category) > 200)
-			fail("limit", s.Limit != 0 && (s.Limit < 1 || s.Limit > 100))
+			fail("limit", outside(s.Limit, 1, 100))
 			fail("format", !validFormat(s.Format))
 			in = s
 		case 2:
-			s := &validate.SchemaInput{
+			s := &datasf.SchemaInput{
 				DatasetID: genDatasetID().Draw(t, "dataset_id"),
 				Format:    genFormat.Draw(t, "format"),
 			}
 			fail("dataset_id", !fourByFour.MatchString(s.DatasetID))
 			fail("format", !validFormat(s.Format))
 			in = s
-		default:
-			s := &validate.QueryInput{
+		case 3:
+			s := &datasf.QueryInput{
 				DatasetID:  genDatasetID().Draw(t, "dataset_id"),
-				SoQL:       genAnyText(validate.MaxSoQL, true).Draw(t, "soql"),
-				SampleSize: rapid.IntRange(-3, 110).Draw(t, "sample_size"),
+				SoQL:       genAnyText(datasf.MaxSoQL, true).Draw(t, "soql"),
+				SampleSize: genOptionalInt(-3, 110).Draw(t, "sample_size"),
 				Format:     genFormat.Draw(t, "format"),
 			}
 			fail("dataset_id", !fourByFour.MatchString(s.DatasetID))
 			fail("soql", !cleanText(s.SoQL, true) || blank(s.SoQL) || utf8.RuneCountInString(s.SoQL) > 4000)
-			fail("sample_size", s.SampleSize != 0 && (s.SampleSize < 1 || s.SampleSize > 100))
+			fail("sample_size", outside(s.SampleSize, 1, 100))
+			fail("format", !validFormat(s.Format))
+			in = s
+		case 4:
+			s := &datasf.ListResultsInput{Format: genFormat.Draw(t, "format")}
+			fail("format", !validFormat(s.Format))
+			in = s
+		default:
+			s := &datasf.AnalyzeInput{
+				SQL:     genText(datasf.MaxAnalyzeSQL, true).Draw(t, "sql"),
+				Results: rapid.MapOfN(rapid.StringMatching(`t[0-9]{1,3}`), rapid.Just("resource://x"), 0, 18).Draw(t, "results"),
+				Format:  genFormat.Draw(t, "format"),
+			}
+			if rapid.IntRange(0, 9).Draw(t, "nil results") == 0 {
+				s.Results = nil
+			}
+			fail("sql", blank(s.SQL) || utf8.RuneCountInString(s.SQL) > 25000)
+			fail("results", len(s.Results) < 1 || len(s.Results) > 16)
 			fail("format", !validFormat(s.Format))
 			in = s
 		}
 		slices.Sort(want)
-		err := validate.Struct(in)
+		err := in.Validate()
 		got := failingFields(t, err)
 		if !slices.Equal(got, want) {
-			t.Fatalf("Struct(%T) fails for %v; want %v (error: %v)", in, got, want, err)
+			t.Fatalf("%T.Validate() fails for %v; want %v (error: %v)", in, got, want, err)
 		}
 		if err == nil {
 			return

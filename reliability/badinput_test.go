@@ -139,7 +139,7 @@ func TestBadInputCatalogue(t *testing.T) {
 		{"PUT", "/resources/ffffffffffffffffffffffffffffffff", "", 404, "not_found"},
 	}
 	for _, tt := range rest {
-		req, err := http.NewRequestWithContext(t.Context(), tt.method, st.rest.URL+tt.path, bytes.NewReader([]byte(tt.body)))
+		req, err := http.NewRequestWithContext(t.Context(), tt.method, st.restURL+tt.path, bytes.NewReader([]byte(tt.body)))
 		if err != nil {
 			t.Fatal(err)
 		}

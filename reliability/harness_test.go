@@ -16,9 +16,9 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/datasf-mcp/datasf-mcp/datasf"
+	"github.com/datasf-mcp/datasf-mcp/datasf/datasftest"
 	"github.com/datasf-mcp/datasf-mcp/dualresp"
 	"github.com/datasf-mcp/datasf-mcp/internal/fixtures"
 	"github.com/datasf-mcp/datasf-mcp/socrata"
@@ -136,7 +136,7 @@ type stack struct {
 	client  *socrata.Client
 	results *dualresp.Server
 	store   *dualresp.MemoryStore
-	rest    *httptest.Server
+	restURL string
 	mcp     *client.Client
 	logs    *syncBuffer
 }
@@ -183,14 +183,14 @@ func newStack(t *testing.T, opts stackOptions) *stack {
 	st := &stack{logs: &syncBuffer{}}
 	log := slog.New(slog.NewTextHandler(st.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	st.fake = socratatest.NewServer(t, socratatest.WithLogger(log))
-	if err := st.fake.LoadCatalog(fixtures.Path(t, "catalog", "transparentsf__datasf-catalog-metadata__630-datasets__2025-05.jsonl")); err != nil {
+	if err := st.fake.LoadCatalog(t.Context(), fixtures.Path(t, "catalog", "transparentsf__datasf-catalog-metadata__630-datasets__2025-05.jsonl")); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.fake.LoadFixturesDir(fixtures.Path(t, "datasets")); err != nil {
+	if err := st.fake.LoadFixturesDir(t.Context(), fixtures.Path(t, "datasets")); err != nil {
 		t.Fatal(err)
 	}
 	if opts.generated > 0 {
-		if err := st.fake.AddGenerated(genSchema, opts.generated, genRow); err != nil {
+		if err := st.fake.AddGenerated(t.Context(), genSchema, opts.generated, genRow); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -203,47 +203,22 @@ func newStack(t *testing.T, opts stackOptions) *stack {
 	if opts.timeout == 0 {
 		opts.timeout = 10 * time.Second
 	}
-	st.client = socrata.NewClient(socrata.Options{
-		BaseURL: portal.URL, DiscoveryURL: portal.URL, AppToken: opts.appToken,
-		Timeout: opts.timeout, MaxRetries: opts.maxRetries, MaxRetryWait: 5 * time.Second, Logger: log,
+	env := datasftest.New(t, datasftest.Options{
+		PortalURL:  portal.URL,
+		ClientName: "reliability",
+		Config: datasf.Config{
+			Socrata: socrata.Options{
+				AppToken: opts.appToken, Timeout: opts.timeout, MaxRetries: opts.maxRetries,
+				MaxRetryWait: 5 * time.Second, Logger: log,
+			},
+			Logger: log,
+		},
 	})
-
-	mux := http.NewServeMux() // routes are added once the server's URL is known
-	st.rest = httptest.NewServer(mux)
-	t.Cleanup(st.rest.Close)
-	st.store = dualresp.NewMemoryStore(dualresp.MemoryStoreOptions{})
-	var err error
-	st.results, err = dualresp.New(dualresp.Options{
-		BaseURL: st.rest.URL, Store: st.store, Executor: datasf.NewExecutor(st.client), Logger: log, CleanupInterval: -1,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.results.Close() })
-	mux.Handle("/resources/", st.results.Handler())
-
-	srv, err := datasf.NewServer(datasf.Options{
-		Client: st.client, Results: st.results, Logger: log,
-		ServerOptions: []server.ServerOption{server.WithOutputSchemaValidation()},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st.mcp, err = client.NewInProcessClient(srv.MCP())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.mcp.Close() })
-	ctx := t.Context()
-	if err := st.mcp.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-	init.Params.ClientInfo = mcp.Implementation{Name: "reliability", Version: "1"}
-	if _, err := st.mcp.Initialize(ctx, init); err != nil {
-		t.Fatal(err)
-	}
+	st.client = env.Service.SocrataClient()
+	st.results = env.Service.Results()
+	st.store = st.results.Store().(*dualresp.MemoryStore)
+	st.restURL = env.RESTURL()
+	st.mcp = env.MCP
 	return st
 }
 

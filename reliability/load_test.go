@@ -27,16 +27,16 @@ func (rowsExec) Count(_ context.Context, q dualresp.Query) (int64, error) {
 	return strconv.ParseInt(q.Text, 10, 64)
 }
 
-func (rowsExec) Page(_ context.Context, q dualresp.Query, req dualresp.PageRequest) ([]json.RawMessage, error) {
+func (rowsExec) Page(_ context.Context, q dualresp.Query, req dualresp.PageRequest) (dualresp.PageResult, error) {
 	n, err := strconv.ParseInt(q.Text, 10, 64)
 	if err != nil {
-		return nil, err
+		return dualresp.PageResult{}, err
 	}
 	var rows []json.RawMessage
 	for i := req.Offset; i < n && i < req.Offset+req.Limit; i++ {
 		rows = append(rows, json.RawMessage(fmt.Sprintf(`{"i":%d,"q":%q}`, i, q.Text)))
 	}
-	return rows, nil
+	return dualresp.PageResult{Rows: rows}, nil
 }
 
 // loadSeconds is how long each load test runs (DATASF_LOAD_SECONDS, default 30).
@@ -76,7 +76,7 @@ func TestBoundedLoad(t *testing.T) {
 			mux := http.NewServeMux() // routes are added once the server's URL is known
 			ts := httptest.NewServer(mux)
 			defer ts.Close()
-			srv, err := dualresp.New(dualresp.Options{BaseURL: ts.URL, Store: store.store, Executor: rowsExec{}, CleanupInterval: -1})
+			srv, err := dualresp.New(dualresp.Options{BaseURL: ts.URL, Store: store.store, Executors: map[string]dualresp.Executor{"gen": rowsExec{}}, CleanupInterval: -1})
 			if err != nil {
 				t.Fatal(err)
 			}

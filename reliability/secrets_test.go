@@ -55,7 +55,7 @@ func TestAppTokenNeverLeaks(t *testing.T) {
 	if len(urls) == 0 {
 		t.Fatal("no successful query to read over REST")
 	}
-	for _, u := range append(urls, urls[0]+"x", st.rest.URL+"/resources/ffffffffffffffffffffffffffffffff") {
+	for _, u := range append(urls, urls[0]+"x", st.restURL+"/resources/ffffffffffffffffffffffffffffffff") {
 		for _, suffix := range []string{"", "?offset=0&limit=5", "/export?format=csv", "?offset=-1"} {
 			resp, err := http.Get(u + suffix)
 			if err != nil {

@@ -1,4 +1,4 @@
-package socrata
+package socrata_test
 
 import (
 	"bufio"
@@ -19,12 +19,14 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/datasf-mcp/datasf-mcp/internal/fixtures"
+	"github.com/datasf-mcp/datasf-mcp/localportal"
+	"github.com/datasf-mcp/datasf-mcp/socrata"
 	"github.com/datasf-mcp/datasf-mcp/socrata/socratatest"
 )
 
 // fakePortal starts socratatest loaded with the catalog and every fixture
 // dataset, and a client for it whose retry waits are recorded, not slept.
-func fakePortal(t *testing.T) (*socratatest.Server, *Client) {
+func fakePortal(t *testing.T) (*socratatest.Server, *socrata.Client) {
 	t.Helper()
 	catalogs, err := filepath.Glob(filepath.Join(fixtures.Path(t, "catalog"), "*.jsonl"))
 	if err != nil || len(catalogs) == 0 {
@@ -32,17 +34,15 @@ func fakePortal(t *testing.T) (*socratatest.Server, *Client) {
 	}
 	srv := socratatest.NewServer(t)
 	for _, p := range catalogs {
-		if err := srv.LoadCatalog(p); err != nil {
+		if err := srv.LoadCatalog(t.Context(), p); err != nil {
 			t.Fatalf("LoadCatalog(%s): %v", p, err)
 		}
 	}
-	if err := srv.LoadFixturesDir(fixtures.Path(t, "datasets")); err != nil {
+	if err := srv.LoadFixturesDir(t.Context(), fixtures.Path(t, "datasets")); err != nil {
 		t.Fatalf("LoadFixturesDir: %v", err)
 	}
-	c := NewClient(Options{BaseURL: srv.URL(), DiscoveryURL: srv.URL(), HTTPClient: srv.Client()})
-	s := &sleeps{}
-	c.sleep = s.sleep
-	c.jitter = func(time.Duration) time.Duration { return 0 }
+	c := srv.SocrataClient(socrata.Options{})
+	socrata.RecordWaits(c)
 	return srv, c
 }
 
@@ -148,7 +148,7 @@ func TestListFake(t *testing.T) {
 // countRows counts the rows of a fixture file: a JSON array, or rows.json's data.
 func countRows(t *testing.T, path string) int64 {
 	t.Helper()
-	b := readFile(t, path)
+	b := socrata.ReadFile(t, path)
 	if strings.HasSuffix(path, ".rows.json") {
 		var doc struct {
 			Data []json.RawMessage `json:"data"`
@@ -199,12 +199,12 @@ func TestSchemaFake(t *testing.T) {
 			if !ok {
 				t.Fatalf("the fake has no schema for %s", id)
 			}
-			var want []Column
+			var want []socrata.Column
 			for _, col := range fake.Columns {
 				if strings.HasPrefix(col.FieldName, ":") {
 					continue
 				}
-				want = append(want, Column{Name: col.Name, FieldName: col.FieldName, DataType: col.DataType, Description: col.Description})
+				want = append(want, socrata.Column{Name: col.Name, FieldName: col.FieldName, DataType: col.DataType, Description: col.Description})
 			}
 			if diff := cmp.Diff(want, s.Columns); diff != "" {
 				t.Errorf("Schema(%s).Columns (-want +got):\n%s", id, diff)
@@ -285,7 +285,7 @@ func TestQueryFake(t *testing.T) {
 		if !bytes.Equal(raws[i], copies[i]) {
 			t.Errorf("NextRaw row %d changed after later reads: %s; was %s", i, raws[i], copies[i])
 		}
-		var row Row
+		var row socrata.Row
 		if err := json.Unmarshal(raws[i], &row); err != nil {
 			t.Fatal(err)
 		}
@@ -302,7 +302,7 @@ func TestQueryFake(t *testing.T) {
 	fake, _ := srv.Schema("wg3w-h783")
 	types := map[string]string{}
 	for _, col := range fake.Columns {
-		types[col.FieldName] = ColumnType(col.DataType)
+		types[col.FieldName] = socrata.ColumnType(col.DataType)
 	}
 	wantTypes := []string{types["incident_datetime"], types["filed_online"], types["point"], types["incident_id"]}
 	if diff := cmp.Diff([]string{"floating_timestamp", "boolean", "point", "text"}, wantTypes); diff != "" {
@@ -317,7 +317,7 @@ func TestFacilityTypeCounts(t *testing.T) {
 	t.Parallel()
 	_, c := fakePortal(t)
 	var rows []map[string]any
-	readJSON(t, fixtures.Path(t, "datasets", "rqzj-sfat__mobile-food-facility-permit__2022-03.json"), &rows)
+	socrata.ReadJSON(t, fixtures.Path(t, "datasets", "rqzj-sfat__mobile-food-facility-permit__2022-03.json"), &rows)
 	want := map[string]int64{}
 	for _, r := range rows {
 		ft, _ := r["facilitytype"].(string)
@@ -393,12 +393,12 @@ func TestPagingGenerated(t *testing.T) {
 		{Name: "Seq", FieldName: "seq", DataType: "number"},
 		{Name: "Label", FieldName: "label", DataType: "text"},
 	}}
-	if err := srv.AddGenerated(schema, n, func(i int) map[string]any {
+	if err := srv.AddGenerated(t.Context(), schema, n, func(i int) map[string]any {
 		return map[string]any{"seq": i, "label": "row " + strconv.Itoa(i)}
 	}); err != nil {
 		t.Fatal(err)
 	}
-	c := NewClient(Options{BaseURL: srv.URL(), DiscoveryURL: srv.URL(), HTTPClient: srv.Client()})
+	c := socrata.NewClient(socrata.Options{BaseURL: srv.URL(), DiscoveryURL: srv.URL(), HTTPClient: srv.Client()})
 	seen := make([]bool, n)
 	total := 0
 	for off := 0; ; off += page {
@@ -441,9 +441,9 @@ func TestCutBodyFake(t *testing.T) {
 	srv, c := fakePortal(t)
 	srv.CutBodyAfter(5000)
 	res, err := c.Query(t.Context(), "rqzj-sfat", "SELECT * LIMIT 500")
-	var api *APIError
+	var api *socrata.APIError
 	if !errors.As(err, &api) || api.Code != "truncated_response" {
-		t.Fatalf("Query with body cut = %v rows, %v; want APIError truncated_response", res, err)
+		t.Fatalf("Query with body cut = %v rows, %v; want socrata.APIError truncated_response", res, err)
 	}
 	t.Logf("cut body: %v", err)
 }
@@ -452,26 +452,25 @@ func TestClientTimeoutFake(t *testing.T) {
 	t.Parallel()
 	srv, _ := fakePortal(t)
 	srv.SetLatency(2 * time.Second)
-	c := NewClient(Options{BaseURL: srv.URL(), DiscoveryURL: srv.URL(), HTTPClient: srv.Client(), Timeout: 50 * time.Millisecond})
+	c := socrata.NewClient(socrata.Options{BaseURL: srv.URL(), DiscoveryURL: srv.URL(), HTTPClient: srv.Client(), Timeout: 50 * time.Millisecond})
 	_, err := c.Schema(t.Context(), "rqzj-sfat")
-	var te *TimeoutError
+	var te *socrata.TimeoutError
 	if !errors.As(err, &te) {
-		t.Fatalf("Schema with latency = %v; want *TimeoutError", err)
+		t.Fatalf("Schema with latency = %v; want *socrata.TimeoutError", err)
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
 	defer cancel()
-	c2 := NewClient(Options{BaseURL: srv.URL(), DiscoveryURL: srv.URL(), HTTPClient: srv.Client()})
+	c2 := socrata.NewClient(socrata.Options{BaseURL: srv.URL(), DiscoveryURL: srv.URL(), HTTPClient: srv.Client()})
 	_, err = c2.Query(ctx, "rqzj-sfat", "SELECT * LIMIT 1")
 	if !errors.As(err, &te) {
-		t.Fatalf("Query past deadline = %v; want *TimeoutError", err)
+		t.Fatalf("Query past deadline = %v; want *socrata.TimeoutError", err)
 	}
 }
 
 func TestRateLimitFake(t *testing.T) {
 	t.Parallel()
 	srv, c := fakePortal(t)
-	rec := &sleeps{}
-	c.sleep = rec.sleep
+	waits := socrata.RecordWaits(c)
 	srv.FailNext(2, 429, 3*time.Second)
 	res, err := c.Query(t.Context(), "rqzj-sfat", "SELECT count(*)")
 	if err != nil {
@@ -480,33 +479,34 @@ func TestRateLimitFake(t *testing.T) {
 	if len(res.Rows) != 1 {
 		t.Errorf("rows = %d", len(res.Rows))
 	}
-	if diff := cmp.Diff([]time.Duration{3 * time.Second, 3 * time.Second}, rec.all()); diff != "" {
+	if diff := cmp.Diff([]time.Duration{3 * time.Second, 3 * time.Second}, waits()); diff != "" {
 		t.Errorf("waits (-want +got):\n%s", diff)
 	}
 	srv.FailNext(10, 429, time.Second)
 	_, err = c.Query(t.Context(), "rqzj-sfat", "SELECT count(*)")
-	var rl *RateLimitError
+	var rl *socrata.RateLimitError
 	if !errors.As(err, &rl) || rl.RetryAfter != time.Second {
-		t.Errorf("after retries = %v; want RateLimitError with RetryAfter 1s", err)
+		t.Errorf("after retries = %v; want socrata.RateLimitError with RetryAfter 1s", err)
 	}
 }
 
-func ExampleNewClient_fake() {
-	srv, err := socratatest.New(socratatest.Options{})
+func ExampleNewClient_localPortal() {
+	ctx := context.Background()
+	portal, err := localportal.New(localportal.Options{})
 	if err != nil {
 		panic(err)
 	}
-	defer srv.Close()
-	if err := srv.AddGenerated(socratatest.Schema{ID: "abcd-1234", Name: "Street Trees", Description: "Trees on SF streets",
-		Columns: []socratatest.Column{{Name: "Species", FieldName: "species", DataType: "text"}}}, 3,
+	defer portal.Close()
+	if err := portal.AddGenerated(ctx, localportal.Schema{ID: "abcd-1234", Name: "Street Trees", Description: "Trees on SF streets",
+		Columns: []socrata.Column{{Name: "Species", FieldName: "species", DataType: "text"}}}, 3,
 		func(i int) map[string]any { return map[string]any{"species": "oak"} }); err != nil {
 		panic(err)
 	}
-	if err := srv.Start(); err != nil {
+	if err := portal.Start(); err != nil {
 		panic(err)
 	}
-	c := NewClient(Options{BaseURL: srv.URL(), DiscoveryURL: srv.URL(), HTTPClient: srv.Client()})
-	ds, err := c.Search(context.Background(), "trees", 5)
+	c := socrata.NewClient(socrata.Options{BaseURL: portal.URL(), DiscoveryURL: portal.URL(), HTTPClient: portal.Client()})
+	ds, err := c.Search(ctx, "trees", 5)
 	if err != nil {
 		panic(err)
 	}
@@ -521,8 +521,8 @@ func TestAppTokenFake(t *testing.T) {
 	const tok = "fake-portal-token-Zq7"
 	srv, _ := fakePortal(t)
 	srv.RequireAppToken(tok)
-	var logs logBuffer
-	c := NewClient(Options{BaseURL: srv.URL(), DiscoveryURL: srv.URL(), HTTPClient: srv.Client(), AppToken: tok,
+	var logs socrata.LogBuffer
+	c := socrata.NewClient(socrata.Options{BaseURL: srv.URL(), DiscoveryURL: srv.URL(), HTTPClient: srv.Client(), AppToken: tok,
 		Logger: slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	if _, err := c.Search(t.Context(), "police", 3); err != nil {
 		t.Fatal(err)
@@ -546,12 +546,12 @@ func TestAppTokenFake(t *testing.T) {
 		}
 	}
 	// A wrong token is a 403 whose error text does not carry either token.
-	bad := NewClient(Options{BaseURL: srv.URL(), DiscoveryURL: srv.URL(), HTTPClient: srv.Client(), AppToken: "wrong-" + tok,
+	bad := socrata.NewClient(socrata.Options{BaseURL: srv.URL(), DiscoveryURL: srv.URL(), HTTPClient: srv.Client(), AppToken: "wrong-" + tok,
 		Logger: slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	_, err := bad.Schema(t.Context(), "rqzj-sfat")
-	var api *APIError
+	var api *socrata.APIError
 	if !errors.As(err, &api) || api.StatusCode != 403 {
-		t.Fatalf("Schema with a wrong token = %v; want an APIError with status 403", err)
+		t.Fatalf("Schema with a wrong token = %v; want an socrata.APIError with status 403", err)
 	}
 	if strings.Contains(err.Error(), tok) {
 		t.Errorf("token in error text: %v", err)

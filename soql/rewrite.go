@@ -149,6 +149,7 @@ var aggregates = map[string]bool{
 	"count": true, "sum": true, "avg": true, "min": true, "max": true,
 	"stddev_pop": true, "stddev_samp": true, "median": true,
 	"convex_hull": true, "extent": true, "spatial_union": true,
+	"regr_slope": true, "regr_intercept": true, "regr_r2": true,
 }
 
 // IsAggregate reports whether name (any case) is a SoQL aggregate function.

@@ -1,18 +1,27 @@
-// Package validate checks the MCP tools' inputs with
-// github.com/go-playground/validator/v10 and reports problems in plain words
+// Package validate is the rule engine of the MCP tools' inputs, on
+// github.com/go-playground/validator/v10. It reports problems in plain words
 // that name the argument (its JSON name) and the rule it broke, for example
 //
-//	dataset_id must look like abcd-1234 (4 lowercase letters or digits, a hyphen, 4 more); got "ABC"
+//	dataset_id must be a dataset id like abcd-1234 (4 letters or digits, a hyphen, 4 more) or the dataset's URL; got "ABC"
 //	query must be 1 to 500 characters; got 612
-//	limit must be between 1 and 20; got 50
+//	limit must be between 1 and 20; got 0
 //
 // It never shows validator's own "Key: 'X.Y' Error:Field validation" text.
 // Lengths are counted in characters (runes), not bytes. Text must be valid
-// UTF-8 without control characters (SoQL may contain tabs and line breaks),
-// and text that is only white space counts as empty.
+// UTF-8 without control characters (cleantext; cleansoql also allows tabs
+// and line breaks), and text that is only white space counts as empty
+// (notblank).
 //
-// Struct validates one of the input structs (after filling its defaults);
-// DatasetID, SearchQuery and SoQL check a single value.
+// The limits belong to the tools (package datasf), not to this package: a
+// tool writes each limit once, as a constant, and builds both its JSON
+// Schema and its Rules from it with Chars, Between, Entries and OneOf.
+// Struct checks a struct against such Rules; DatasetID checks one value.
+//
+// Dataset ids are accepted as models write them: in any case, with white
+// space around them, or as the dataset's URL on the portal
+// (https://data.sfgov.org/Public-Safety/Police-…/wg3w-h783, …/resource/
+// wg3w-h783.json, …/d/wg3w-h783/about_data). NormalizeDatasetID turns any
+// accepted form into the id itself, in lower case.
 package validate
 
 import (
@@ -29,73 +38,75 @@ import (
 	"github.com/go-playground/validator/v10"
 )
 
-// Limits and defaults of the tools' arguments.
-const (
-	MaxSearchQuery    = 500
-	MaxSoQL           = 4000
-	MaxCategory       = 200
-	DefaultSearchSize = 5
-	MaxSearchSize     = 20
-	DefaultListSize   = 10
-	MaxListSize       = 100
-	MaxSampleSize     = 100
+// DatasetIDPattern is the shape of a Socrata dataset id ("4x4") as models
+// write it, as a JSON Schema pattern: the id in any case, or an http(s) URL
+// whose path holds it as its last segment (perhaps with a file extension,
+// then one more word such as about_data, a query or a fragment); white
+// space (space, tab, CR, LF) around either. The fourbyfour rule accepts
+// exactly the strings it matches (the pattern reads the same in ECMA-262
+// and Go's RE2), and NormalizeDatasetID turns them into the bare id.
+const DatasetIDPattern = `^[ \t\n\r]*(?:[A-Za-z0-9]{4}-[A-Za-z0-9]{4}|https?://[^ \t\n\r/?#]+(?:/[^ \t\n\r/?#]*)*/[A-Za-z0-9]{4}-[A-Za-z0-9]{4}(?:\.[A-Za-z]+)?(?:/[A-Za-z_]+)?/?(?:[?#][^ \t\n\r]*)?)[ \t\n\r]*$`
+
+var (
+	datasetID = regexp.MustCompile(DatasetIDPattern)
+	bareID    = regexp.MustCompile(`^[A-Za-z0-9]{4}-[A-Za-z0-9]{4}$`)
 )
 
-// datasetIDPattern is the shape of a Socrata dataset id ("4x4").
-var datasetIDPattern = regexp.MustCompile(`^[a-z0-9]{4}-[a-z0-9]{4}$`)
-
-// SearchInput is search_datasf's arguments. A zero Limit means
-// DefaultSearchSize.
-type SearchInput struct {
-	Query  string `json:"query" validate:"required,cleantext,notblank,chars=1 500"`
-	Limit  int    `json:"limit,omitempty" validate:"omitempty,between=1 20"`
-	Format string `json:"format,omitempty" validate:"omitempty,oneof=auto json markdown"`
-}
-
-// ListInput is list_datasf's arguments. A zero Limit means DefaultListSize.
-type ListInput struct {
-	Category string `json:"category,omitempty" validate:"omitempty,cleantext,chars=0 200"`
-	Limit    int    `json:"limit,omitempty" validate:"omitempty,between=1 100"`
-	Format   string `json:"format,omitempty" validate:"omitempty,oneof=auto json markdown"`
-}
-
-// SchemaInput is get_schema's arguments.
-type SchemaInput struct {
-	DatasetID string `json:"dataset_id" validate:"required,fourbyfour"`
-	Format    string `json:"format,omitempty" validate:"omitempty,oneof=auto json markdown"`
-}
-
-// QueryInput is query_datasf's arguments. A nil AutoCorrect means true; a
-// zero SampleSize means the server's default.
-type QueryInput struct {
-	DatasetID   string `json:"dataset_id" validate:"required,fourbyfour"`
-	SoQL        string `json:"soql" validate:"required,cleansoql,notblank,chars=1 4000"`
-	AutoCorrect *bool  `json:"auto_correct,omitempty"`
-	SampleSize  int    `json:"sample_size,omitempty" validate:"omitempty,between=1 100"`
-	Format      string `json:"format,omitempty" validate:"omitempty,oneof=auto json markdown"`
-}
-
-// Defaults fills a zero Limit with DefaultSearchSize; Struct calls it.
-func (in *SearchInput) Defaults() {
-	if in.Limit == 0 {
-		in.Limit = DefaultSearchSize
+// NormalizeDatasetID returns the dataset id that s (any form DatasetIDPattern
+// accepts) names, in lower case: " WG3W-H783\n" and
+// "https://data.sfgov.org/Public-Safety/Police-Department-Incident-Reports/wg3w-h783"
+// are both "wg3w-h783". A string the pattern does not accept is returned
+// unchanged.
+func NormalizeDatasetID(s string) string {
+	if !datasetID.MatchString(s) {
+		return s
 	}
+	t := strings.Trim(s, " \t\n\r")
+	if bareID.MatchString(t) {
+		return strings.ToLower(t)
+	}
+	if i := strings.IndexAny(t, "?#"); i >= 0 {
+		t = t[:i]
+	}
+	segs := strings.Split(t, "/")
+	for i := len(segs) - 1; i >= 3; i-- { // after "https:", "", the host
+		seg, _, _ := strings.Cut(segs[i], ".")
+		if bareID.MatchString(seg) {
+			return strings.ToLower(seg)
+		}
+	}
+	return s
 }
 
-// Defaults fills a zero Limit with DefaultListSize; Struct calls it.
-func (in *ListInput) Defaults() {
-	if in.Limit == 0 {
-		in.Limit = DefaultListSize
-	}
-}
+// Rules gives the validator tags of a struct's fields by their JSON names,
+// for example
+//
+//	Rules{"query": "required,notblank," + Chars(1, MaxQuery), "limit": "omitnil," + Between(1, MaxLimit)}
+//
+// Besides validator's own rules (required, omitempty, omitnil, ...) these
+// are available:
+//
+//	fourbyfour   a dataset id or its URL (DatasetIDPattern; see NormalizeDatasetID)
+//	notblank     not only white space
+//	cleantext    valid UTF-8, no control characters
+//	cleansoql    valid UTF-8, no control characters but tab, LF and CR
+//	chars=LO HI  LO to HI characters (Chars)
+//	between=LO HI an integer from LO to HI (Between)
+//	entries=LO HI a map of LO to HI entries (Entries)
+//	oneof=A B    one of the words (OneOf)
+type Rules map[string]string
 
-// Defaults sets a nil AutoCorrect to true; Struct calls it.
-func (in *QueryInput) Defaults() {
-	if in.AutoCorrect == nil {
-		t := true
-		in.AutoCorrect = &t
-	}
-}
+// Chars is the rule "LO to HI characters".
+func Chars(lo, hi int) string { return fmt.Sprintf("chars=%d %d", lo, hi) }
+
+// Between is the rule "an integer from LO to HI".
+func Between(lo, hi int) string { return fmt.Sprintf("between=%d %d", lo, hi) }
+
+// Entries is the rule "a map of LO to HI entries".
+func Entries(lo, hi int) string { return fmt.Sprintf("entries=%d %d", lo, hi) }
+
+// OneOf is the rule "one of these words".
+func OneOf(words ...string) string { return "oneof=" + strings.Join(words, " ") }
 
 // FieldError is one argument that failed one rule.
 type FieldError struct {
@@ -120,18 +131,8 @@ func (e *Error) Error() string {
 
 var engine = sync.OnceValue(func() *validator.Validate {
 	v := validator.New(validator.WithRequiredStructEnabled())
-	v.RegisterTagNameFunc(func(f reflect.StructField) string {
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		switch name {
-		case "-":
-			return ""
-		case "":
-			return f.Name
-		}
-		return name
-	})
 	rules := map[string]validator.Func{
-		"fourbyfour": func(fl validator.FieldLevel) bool { return datasetIDPattern.MatchString(fl.Field().String()) },
+		"fourbyfour": func(fl validator.FieldLevel) bool { return datasetID.MatchString(fl.Field().String()) },
 		"notblank":   func(fl validator.FieldLevel) bool { return strings.TrimSpace(fl.Field().String()) != "" },
 		"cleantext":  func(fl validator.FieldLevel) bool { return cleanText(fl.Field().String(), false) == nil },
 		"cleansoql":  func(fl validator.FieldLevel) bool { return cleanText(fl.Field().String(), true) == nil },
@@ -149,6 +150,14 @@ var engine = sync.OnceValue(func() *validator.Validate {
 			}
 			return false
 		},
+		"entries": func(fl validator.FieldLevel) bool {
+			lo, hi := bounds(fl.Param())
+			if fl.Field().Kind() != reflect.Map {
+				return false
+			}
+			n := int64(fl.Field().Len())
+			return n >= lo && n <= hi
+		},
 	}
 	for tag, fn := range rules {
 		if err := v.RegisterValidation(tag, fn); err != nil {
@@ -158,8 +167,8 @@ var engine = sync.OnceValue(func() *validator.Validate {
 	return v
 })
 
-// bounds reads a "lo hi" rule parameter. The parameters are constants in
-// this file's struct tags.
+// bounds reads a "lo hi" rule parameter, as written by Chars, Between and
+// Entries.
 func bounds(param string) (lo, hi int64) {
 	a, b, _ := strings.Cut(param, " ")
 	lo, err1 := strconv.ParseInt(a, 10, 64)
@@ -170,32 +179,72 @@ func bounds(param string) (lo, hi int64) {
 	return lo, hi
 }
 
-type defaulter interface{ Defaults() }
-
-// Struct fills the defaults of v (a pointer to one of the input structs)
-// and validates it. The error, if any, is an *Error with one FieldError per
-// failing argument.
-func Struct(v any) error {
-	if d, ok := v.(defaulter); ok {
-		d.Defaults()
+// Struct validates the fields of the struct v (or v points to): each field
+// against rules[its JSON name], or against its `validate` struct tag when
+// rules has no entry for it. The error, if any, is an *Error with one
+// FieldError per failing field, in the order of the struct's fields.
+func Struct(v any, rules Rules) error {
+	rv := reflect.ValueOf(v)
+	for rv.Kind() == reflect.Pointer && !rv.IsNil() {
+		rv = rv.Elem()
 	}
-	err := engine().Struct(v)
+	if rv.Kind() != reflect.Struct {
+		return &Error{Fields: []FieldError{{Field: "arguments", Rule: "object", Message: fmt.Sprintf("arguments must be an object of named fields; got %T", v)}}}
+	}
+	out := &Error{}
+	for i := range rv.NumField() {
+		f := rv.Type().Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		name := JSONName(f)
+		if name == "" {
+			continue
+		}
+		rule, ok := rules[name]
+		if !ok {
+			rule = f.Tag.Get("validate")
+		}
+		if rule == "" {
+			continue
+		}
+		if fe := check(name, rv.Field(i).Interface(), rule); fe != nil {
+			out.Fields = append(out.Fields, *fe)
+		}
+	}
+	if len(out.Fields) == 0 {
+		return nil
+	}
+	return out
+}
+
+// JSONName is the name of a struct field in JSON: its json tag's name, else
+// the Go name; "" for a field that JSON skips.
+func JSONName(f reflect.StructField) string {
+	name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+	switch name {
+	case "-":
+		return ""
+	case "":
+		return f.Name
+	}
+	return name
+}
+
+// check validates one value; validator stops at a field's first failing
+// rule, so there is at most one error.
+func check(field string, value any, rule string) *FieldError {
+	err := engine().Var(value, rule)
 	if err == nil {
 		return nil
 	}
 	var verrs validator.ValidationErrors
-	if !errors.As(err, &verrs) {
-		return &Error{Fields: []FieldError{{Field: "arguments", Rule: "object", Message: fmt.Sprintf("arguments must be an object of named fields; got %T", v)}}}
+	if !errors.As(err, &verrs) || len(verrs) == 0 {
+		// A bad rule (a programming error) or a value validator cannot read.
+		return &FieldError{Field: field, Rule: "invalid", Message: fmt.Sprintf("%s could not be checked: %v", field, err)}
 	}
-	out := &Error{Fields: make([]FieldError, 0, len(verrs))}
-	for _, fe := range verrs {
-		out.Fields = append(out.Fields, FieldError{
-			Field:   fe.Field(),
-			Rule:    fe.Tag(),
-			Message: message(fe.Field(), fe.Tag(), fe.Param(), fe.Value()),
-		})
-	}
-	return out
+	fe := verrs[0]
+	return &FieldError{Field: field, Rule: fe.Tag(), Message: message(field, fe.Tag(), fe.Param(), fe.Value())}
 }
 
 // message writes the sentence for one failed rule.
@@ -205,7 +254,7 @@ func message(field, rule, param string, value any) string {
 	case "required", "notblank":
 		return field + " must not be empty"
 	case "fourbyfour":
-		return fmt.Sprintf("%s must look like abcd-1234 (4 lowercase letters or digits, a hyphen, 4 more); got %q", field, clip(s))
+		return fmt.Sprintf("%s must be a dataset id like abcd-1234 (4 letters or digits, a hyphen, 4 more) or the dataset's URL; got %q", field, clip(s))
 	case "chars":
 		lo, hi := bounds(param)
 		n := utf8.RuneCountInString(s)
@@ -216,6 +265,13 @@ func message(field, rule, param string, value any) string {
 	case "between":
 		lo, hi := bounds(param)
 		return fmt.Sprintf("%s must be between %d and %d; got %v", field, lo, hi, value)
+	case "entries":
+		lo, hi := bounds(param)
+		n := 0
+		if rv := reflect.ValueOf(value); rv.Kind() == reflect.Map {
+			n = rv.Len()
+		}
+		return fmt.Sprintf("%s must have %d to %d entries; got %d", field, lo, hi, n)
 	case "oneof":
 		return fmt.Sprintf("%s must be one of %s; got %q", field, strings.ReplaceAll(param, " ", ", "), clip(s))
 	case "cleantext":
@@ -254,33 +310,11 @@ func clip(s string) string {
 	return string([]rune(s)[:40]) + "…"
 }
 
-// DatasetID checks a dataset id such as "wg3w-h783".
-func DatasetID(s string) error { return single(&SchemaInput{DatasetID: s}, "dataset_id") }
-
-// SearchQuery checks a search_datasf query text.
-func SearchQuery(s string) error { return single(&SearchInput{Query: s}, "query") }
-
-// SoQL checks a SoQL query's text: not empty, at most MaxSoQL characters,
-// valid UTF-8 without control characters other than tab and line breaks. It
-// does not check the syntax; package soql does that.
-func SoQL(s string) error { return single(&QueryInput{DatasetID: "abcd-1234", SoQL: s}, "soql") }
-
-// single validates v and keeps only the errors of field (the other fields
-// are valid placeholders).
-func single(v any, field string) error {
-	err := Struct(v)
-	var e *Error
-	if !errors.As(err, &e) {
-		return err
+// DatasetID checks a dataset id such as "wg3w-h783" (or any form
+// DatasetIDPattern accepts); its errors name the field dataset_id.
+func DatasetID(s string) error {
+	if fe := check("dataset_id", s, "required,fourbyfour"); fe != nil {
+		return &Error{Fields: []FieldError{*fe}}
 	}
-	out := &Error{}
-	for _, f := range e.Fields {
-		if f.Field == field {
-			out.Fields = append(out.Fields, f)
-		}
-	}
-	if len(out.Fields) == 0 {
-		return nil
-	}
-	return out
+	return nil
 }

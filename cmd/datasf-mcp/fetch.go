@@ -3,9 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 
 	"github.com/schollz/progressbar/v3"
@@ -14,10 +16,15 @@ import (
 )
 
 // runFetch downloads a full result from its resource URL, streaming the
-// export to stdout or --o, with a progress bar on stderr.
+// export to stdout or --o, with a progress bar on stderr. With
+// DATASF_REST_TOKEN set, the first token is sent as the bearer token.
 func runFetch(ctx context.Context, cfg config, log *slog.Logger) error {
 	url := cfg.Args[0]
-	client, err := dualresp.NewClient(dualresp.ClientOptions{})
+	header := http.Header{}
+	for k, v := range serverHeaders(cfg) {
+		header.Set(k, v)
+	}
+	client, err := dualresp.NewClient(dualresp.ClientOptions{Header: header})
 	if err != nil {
 		return err
 	}
@@ -26,6 +33,13 @@ func runFetch(ctx context.Context, cfg config, log *slog.Logger) error {
 		return fmt.Errorf("%q is not a result URL (http://HOST/resources/ID)", url)
 	}
 	info, err := parsed.Metadata(ctx)
+	var fe *dualresp.FetchError
+	if errors.As(err, &fe) && fe.StatusCode == http.StatusUnauthorized {
+		if len(cfg.RESTTokens) == 0 {
+			return fmt.Errorf("fetch %s: the server requires a bearer token: set DATASF_REST_TOKEN to one of its tokens", url)
+		}
+		return fmt.Errorf("fetch %s: the server did not accept the token of DATASF_REST_TOKEN (HTTP 401)", url)
+	}
 	if err != nil {
 		return fmt.Errorf("fetch %s: %w", url, err)
 	}

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -23,14 +24,15 @@ func offlineHTTP(t *testing.T, cfg config) *httptest.Server {
 	ts := httptest.NewServer(outer)
 	t.Cleanup(ts.Close)
 	cfg.Offline = true
-	cfg.Store, cfg.Expiration, cfg.SampleSize, cfg.Domain = "memory", "15m", 15, "data.sfgov.org"
+	cfg.Store, cfg.Expiration, cfg.SampleSize, cfg.Domain = "memory", 15*time.Minute, 15, "data.sfgov.org"
+	cfg.PublicURL = ts.URL
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	a, err := newApp(t.Context(), cfg, ts.URL, log)
+	svc, err := newService(t.Context(), cfg, nil, log)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(a.Close)
-	handler, _ := httpHandler(cfg, a, log)
+	t.Cleanup(func() { _ = svc.Close() })
+	handler, _ := svc.HTTPHandler()
 	outer.Handle("/", handler)
 	return ts
 }

@@ -23,8 +23,10 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 )
 
 func main() {
@@ -64,6 +66,7 @@ Usage:
 Examples:
   datasf-mcp --offline                                   # stdio server on the built-in snapshot
   datasf-mcp serve --http 127.0.0.1:8080 --offline
+  datasf-mcp --offline --catalog catalog.jsonl --data Police_Department_Incident_Reports__2018_to_Present.csv --data abcd-1234=export.json
   datasf-mcp query wg3w-h783 "SELECT incident_category, count(*) AS n GROUP BY incident_category ORDER BY n DESC" --offline
   datasf-mcp query rqzj-sfat "SELECT applicant, status" --server http://127.0.0.1:8080
   datasf-mcp fetch http://127.0.0.1:8080/resources/ID --format csv -o result.csv
@@ -89,10 +92,12 @@ type config struct {
 	DiscoveryURL string
 	AppToken     string
 	Offline      bool
-	DataDir      string
+	Data         []string
+	DataStrict   bool
 	Catalog      string
 	Server       string
 	RESTAddr     string
+	RESTAddrSet  bool // --rest-addr or DATASF_REST_ADDR given
 	PublicURL    string
 	HTTPAddr     string
 	Store        string
@@ -102,7 +107,7 @@ type config struct {
 	CORSOrigins  string
 	Format       string
 	Output       string
-	Expiration   string
+	Expiration   time.Duration
 
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
@@ -131,7 +136,19 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	str(&cfg.Domain, "domain", "DATASF_DOMAIN", "data.sfgov.org", "Socrata portal domain")
 	str(&cfg.BaseURL, "base-url", "DATASF_BASE_URL", "", "base URL of the portal's APIs (default https://DOMAIN)")
 	str(&cfg.DiscoveryURL, "discovery-url", "DATASF_DISCOVERY_URL", "https://api.us.socrata.com", "Socrata Discovery API base URL")
-	str(&cfg.DataDir, "data", "DATASF_DATA", "", "with --offline: also load dataset files from this directory (the format of shared/fixtures/datasets)")
+	if v := getenv("DATASF_DATA"); v != "" {
+		cfg.Data = filepath.SplitList(v)
+	}
+	dataFromFlags := false
+	fs.Func("data", "with --offline: serve the portal's exports as downloaded: a CSV, JSON, GeoJSON or rows.json(+view.json) file, a directory of them, or ID=FILE; repeatable (env DATASF_DATA, a list separated by "+string(filepath.ListSeparator)+")", func(v string) error {
+		if !dataFromFlags {
+			cfg.Data, dataFromFlags = nil, true
+		}
+		cfg.Data = append(cfg.Data, v)
+		return nil
+	})
+	fs.BoolVar(&cfg.DataStrict, "data-strict", env("DATASF_DATA_STRICT", "") == "true" || env("DATASF_DATA_STRICT", "") == "1",
+		"with --data: load every file before serving and stop at the first file or value that does not load (env DATASF_DATA_STRICT=true)")
 	str(&cfg.Catalog, "catalog", "DATASF_CATALOG", "", "with --offline: load a catalog JSONL (one Views-like document per line, as shared/fixtures/catalog) for search and schemas")
 	str(&cfg.Server, "server", "DATASF_SERVER", "", "search/schema/query: call a running `serve --http` server at this URL (e.g. http://127.0.0.1:8080), so result links stay valid")
 	str(&cfg.RESTAddr, "rest-addr", "DATASF_REST_ADDR", "127.0.0.1:8765", "stdio mode: address of the REST listener for full results")
@@ -142,7 +159,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	str(&cfg.Format, "format", "DATASF_FORMAT", "csv", "fetch: output format csv | ndjson | json")
 	str(&cfg.Output, "o", "DATASF_OUTPUT", "", "fetch: write to this file instead of stdout")
 	str(&cfg.CORSOrigins, "cors-origins", "DATASF_CORS_ORIGINS", "", "comma-separated browser origins allowed to call the REST API cross-origin (default: none)")
-	str(&cfg.Expiration, "expiration", "DATASF_EXPIRATION", "15m", "how long a stored result stays available after its last access")
+	var expiration string
+	str(&expiration, "expiration", "DATASF_EXPIRATION", "15m", "how long a stored result stays available after its last access")
 	fs.BoolVar(&cfg.Offline, "offline", env("DATASF_OFFLINE", "") == "true" || env("DATASF_OFFLINE", "") == "1",
 		"serve a built-in generated snapshot from an in-process fake Socrata server; no network (env DATASF_OFFLINE=true)")
 	fs.IntVar(&cfg.SampleSize, "sample-size", 15, "sample rows returned to the model per query (1-100)")
@@ -165,6 +183,17 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		args = fs.Args()[1:]
 	}
 	cfg.Args = positional
+	cfg.RESTAddrSet = getenv("DATASF_REST_ADDR") != ""
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "rest-addr" {
+			cfg.RESTAddrSet = true
+		}
+	})
+	if d, err := time.ParseDuration(expiration); err != nil || d <= 0 {
+		return cfg, fmt.Errorf("--expiration must be a positive duration such as 15m; got %q", expiration)
+	} else {
+		cfg.Expiration = d
+	}
 	cfg.AppToken = getenv("SOCRATA_APP_TOKEN")
 	for _, tok := range strings.Split(getenv("DATASF_REST_TOKEN"), ",") {
 		if tok = strings.TrimSpace(tok); tok != "" {
@@ -195,7 +224,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	default:
 		return cfg, fmt.Errorf("--log-level must be debug, info, warn or error; got %q", cfg.LogLevel)
 	}
-	if (cfg.DataDir != "" || cfg.Catalog != "") && !cfg.Offline {
+	if (len(cfg.Data) > 0 || cfg.Catalog != "") && !cfg.Offline {
 		return cfg, errors.New("--data and --catalog need --offline (they load files into the in-process fake portal)")
 	}
 	return cfg, nil

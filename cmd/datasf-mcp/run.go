@@ -3,22 +3,16 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"strings"
-	"time"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/datasf-mcp/datasf-mcp/datasf"
-	"github.com/datasf-mcp/datasf-mcp/dualresp"
 )
 
 // run executes the command cfg describes until it ends or ctx is cancelled.
@@ -36,39 +30,26 @@ func run(ctx context.Context, cfg config) error {
 		return runSmoke(ctx, cfg, c)
 	}
 
-	// The listener comes first: result links need its real address.
-	addr := cfg.RESTAddr
-	if cfg.Command == "serve" {
-		addr = cfg.HTTPAddr
-	}
 	var ln net.Listener
 	if cfg.Command == "" || cfg.Command == "serve" {
 		var err error
-		ln, err = net.Listen("tcp", addr)
-		if err != nil {
-			return fmt.Errorf("listen on %s: %w", addr, err)
+		if ln, err = listen(cfg, log); err != nil {
+			return err
 		}
-		defer ln.Close()
-		addr = ln.Addr().String()
 	}
-	publicURL := cfg.PublicURL
-	if publicURL == "" {
-		publicURL = "http://" + addr
-	}
-
-	a, err := newApp(ctx, cfg, publicURL, log)
+	svc, err := newService(ctx, cfg, ln, log) // closes ln on failure
 	if err != nil {
 		return err
 	}
-	defer a.Close()
+	defer svc.Close()
 
 	switch cfg.Command {
 	case "":
-		return serveStdio(ctx, cfg, a, ln, log)
+		return svc.ServeStdio(ctx, cfg.Stdin, cfg.Stdout)
 	case "serve":
-		return serveHTTP(ctx, cfg, a, ln, publicURL, log)
+		return svc.Serve(ctx)
 	default:
-		c, err := client.NewInProcessClient(a.mcp.MCP())
+		c, err := client.NewInProcessClient(svc.MCPServer())
 		if err != nil {
 			return err
 		}
@@ -80,96 +61,6 @@ func newLogger(cfg config) *slog.Logger {
 	var level slog.Level
 	_ = level.UnmarshalText([]byte(cfg.LogLevel))
 	return slog.New(slog.NewTextHandler(cfg.Stderr, &slog.HandlerOptions{Level: level}))
-}
-
-// serveStdio serves MCP on stdin/stdout and full results on ln, until stdin
-// ends or ctx is cancelled.
-func serveStdio(ctx context.Context, cfg config, a *app, ln net.Listener, log *slog.Logger) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	rest := &http.Server{Handler: a.restHandler(), ReadHeaderTimeout: 10 * time.Second}
-	restDone := make(chan error, 1)
-	go func() { restDone <- rest.Serve(ln) }()
-	log.Info("datasf-mcp serving MCP on stdio", "rest", "http://"+ln.Addr().String()+"/resources/", "domain", cfg.Domain, "offline", cfg.Offline)
-
-	stdio := server.NewStdioServer(a.mcp.MCP())
-	if len(cfg.RESTTokens) > 0 {
-		// The local user owns what it creates: the first REST token reads it.
-		owner := dualresp.TokenOwner(cfg.RESTTokens[0])
-		stdio.SetContextFunc(func(ctx context.Context) context.Context { return dualresp.WithOwner(ctx, owner) })
-	}
-	err := stdio.Listen(ctx, cfg.Stdin, cfg.Stdout)
-	log.Info("stdio closed; shutting down")
-	shutdownCtx, stop := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer stop()
-	_ = rest.Shutdown(shutdownCtx)
-	<-restDone
-	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
-		return nil
-	}
-	return err
-}
-
-// serveHTTP serves Streamable HTTP at /mcp and REST at /resources/ on ln.
-func serveHTTP(ctx context.Context, cfg config, a *app, ln net.Listener, publicURL string, log *slog.Logger) error {
-	handler, streamable := httpHandler(cfg, a, log)
-	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	log.Info("datasf-mcp serving Streamable HTTP", "mcp", publicURL+"/mcp", "rest", publicURL+"/resources/")
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	shutdownCtx, stop := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer stop()
-	_ = streamable.Shutdown(shutdownCtx)
-	_ = srv.Shutdown(shutdownCtx)
-	return nil
-}
-
-// httpHandler routes Streamable HTTP MCP at /mcp and REST at /resources/.
-// mcp-go's localhost (DNS-rebinding) protection stays on. With REST tokens,
-// /mcp requires one too and results belong to the token that created them.
-func httpHandler(cfg config, a *app, log *slog.Logger) (http.Handler, *server.StreamableHTTPServer) {
-	opts := []server.StreamableHTTPOption{
-		server.WithEndpointPath("/mcp"),
-		server.WithStreamableHTTPLogger(log),
-	}
-	var auth func(*http.Request) (string, error)
-	if len(cfg.RESTTokens) > 0 {
-		auth = dualresp.BearerTokens(cfg.RESTTokens...)
-	}
-	opts = append(opts, server.WithHTTPContextFunc(func(ctx context.Context, r *http.Request) context.Context {
-		ctx = datasf.FormatFromHeader(ctx, r)
-		if auth != nil {
-			if owner, err := auth(r); err == nil {
-				return dualresp.WithOwner(ctx, owner)
-			}
-		}
-		return ctx
-	}))
-	streamable := server.NewStreamableHTTPServer(a.mcp.MCP(), opts...)
-	var mcpHandler http.Handler = streamable
-	if auth != nil {
-		mcpHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if _, err := auth(r); err != nil {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="datasf-mcp"`)
-				http.Error(w, `{"error":"unauthorized","message":"send Authorization: Bearer <token>"}`, http.StatusUnauthorized)
-				return
-			}
-			streamable.ServeHTTP(w, r)
-		})
-	}
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", mcpHandler)
-	mux.Handle("/resources/", a.restHandler())
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write([]byte(`{"status":"ok"}`))
-	})
-	return mux, streamable
 }
 
 // serverHeaders are the headers of requests to --server: the first REST

@@ -24,7 +24,7 @@ func Example() {
 	srv, err := dualresp.New(dualresp.Options{
 		BaseURL: "https://data.example.org",
 		Store:   store,
-		// Executor: yourExecutor, // re-executes stored queries for pages
+		// Executors: map[string]dualresp.Executor{"soql": yourExecutor}, // re-execute stored queries for pages
 	})
 	if err != nil {
 		log.Fatal(err)

@@ -18,6 +18,10 @@
 // still answer "expired" rather than "not found" for it, as with the other
 // stores.
 //
+// Pinned records are also listed, for CountPinned, in one set per owner,
+// Prefix+"pinned:"+owner; entries of records deleted or saved unpinned since
+// are pruned when the set is counted.
+//
 // DeleteExpired deletes expired records before Redis does: unpinned records
 // are also listed in a sorted set, Prefix+"expiry", scored by expiry, which
 // DeleteExpired scans; it also prunes the entries of records Redis has
@@ -97,7 +101,10 @@ type Store struct {
 	closeErr  error
 }
 
-var _ dualresp.Store = (*Store)(nil)
+var (
+	_ dualresp.Store      = (*Store)(nil)
+	_ dualresp.PinCounter = (*Store)(nil)
+)
 
 // New connects to Redis (checking the connection with a PING bounded by ctx)
 // and returns a Store. Close it when done.
@@ -155,6 +162,9 @@ func clientOptions(rawURL, addr string) (*redis.Options, error) {
 	}
 	return o, nil
 }
+
+// pinnedKey is the key of the set of ids of owner's pinned records.
+func (s *Store) pinnedKey(owner string) string { return s.prefix + "pinned:" + owner }
 
 // Client returns the Redis client the store uses.
 func (s *Store) Client() *redis.Client { return s.client }
@@ -223,6 +233,9 @@ func (s *Store) Save(ctx context.Context, r *dualresp.Record) error {
 	_, err = s.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.Del(ctx, key)
 		p.HSet(ctx, key, fields...)
+		if r.Pinned {
+			p.SAdd(ctx, s.pinnedKey(r.Owner), r.ID)
+		}
 		if expires {
 			p.ZAdd(ctx, s.index, redis.Z{Score: score(r.ExpiresAt), Member: r.ID})
 			if s.grace >= 0 {
@@ -319,27 +332,61 @@ func (s *Store) Touch(ctx context.Context, id string, now time.Time, extend time
 	return decodeList(id, v)
 }
 
-// pinScript: KEYS = record, index. ARGV = id.
+// pinScript: KEYS = record, index, the owner's pinned set. ARGV = id.
 var pinScript = redis.NewScript(`
 if redis.call('EXISTS', KEYS[1]) == 0 then return false end
 redis.call('HSET', KEYS[1], 'pinned', '1')
 redis.call('HDEL', KEYS[1], 'expires_at')
 redis.call('PERSIST', KEYS[1])
 redis.call('ZREM', KEYS[2], ARGV[1])
+redis.call('SADD', KEYS[3], ARGV[1])
 return redis.call('HGETALL', KEYS[1])
 `)
 
 // Pin implements dualresp.Store: the record loses its expiry, and its key
-// its TTL (PERSIST).
+// its TTL (PERSIST), and joins its owner's pinned set.
 func (s *Store) Pin(ctx context.Context, id string) (*dualresp.Record, error) {
 	if err := s.check(); err != nil {
 		return nil, fmt.Errorf("redisstore: pin %q: %w", id, err)
 	}
-	v, err := pinScript.Run(ctx, s.client, []string{s.Key(id), s.index}, id).Slice()
+	// The owner names the pinned set; it never changes after Save.
+	b, err := s.client.HGet(ctx, s.Key(id), fieldData).Bytes()
+	if err != nil {
+		return nil, s.fail("pin", id, err)
+	}
+	var d data
+	if err := json.Unmarshal(b, &d); err != nil {
+		return nil, fmt.Errorf("redisstore: pin %q: decode: %w", id, err)
+	}
+	v, err := pinScript.Run(ctx, s.client, []string{s.Key(id), s.index, s.pinnedKey(d.Owner)}, id).Slice()
 	if err != nil {
 		return nil, s.fail("pin", id, err)
 	}
 	return decodeList(id, v)
+}
+
+// countPinnedScript: KEYS = the owner's pinned set. ARGV = the prefix of
+// record keys. It drops the ids of records that are gone or no longer
+// pinned and returns how many remain.
+var countPinnedScript = redis.NewScript(`
+for _, id in ipairs(redis.call('SMEMBERS', KEYS[1])) do
+  if redis.call('HGET', ARGV[1] .. id, 'pinned') ~= '1' then
+    redis.call('SREM', KEYS[1], id)
+  end
+end
+return redis.call('SCARD', KEYS[1])
+`)
+
+// CountPinned implements dualresp.PinCounter.
+func (s *Store) CountPinned(ctx context.Context, owner string) (int, error) {
+	if err := s.check(); err != nil {
+		return 0, fmt.Errorf("redisstore: count pinned: %w", err)
+	}
+	n, err := countPinnedScript.Run(ctx, s.client, []string{s.pinnedKey(owner)}, s.prefix+"rec:").Int()
+	if err != nil {
+		return 0, s.fail("count pinned", "", err)
+	}
+	return n, nil
 }
 
 // Delete implements dualresp.Store.

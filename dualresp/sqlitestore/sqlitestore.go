@@ -66,7 +66,10 @@ type Store struct {
 	closeErr  error
 }
 
-var _ dualresp.Store = (*Store)(nil)
+var (
+	_ dualresp.Store      = (*Store)(nil)
+	_ dualresp.PinCounter = (*Store)(nil)
+)
 
 // Open opens the SQLite database at path, creating the file and the schema
 // when missing. The directory must exist. Close the Store when done.
@@ -270,6 +273,16 @@ func (s *Store) Pin(ctx context.Context, id string) (*dualresp.Record, error) {
 		return nil, s.fail("pin", id, err)
 	}
 	return r, nil
+}
+
+// CountPinned implements dualresp.PinCounter. Pinned records are few (the
+// Server bounds them per owner), so a scan of the table is cheap enough.
+func (s *Store) CountPinned(ctx context.Context, owner string) (int, error) {
+	var n int
+	if err := s.read.QueryRowContext(ctx, `SELECT count(*) FROM records WHERE pinned = 1 AND owner = ?`, owner).Scan(&n); err != nil {
+		return 0, s.fail("count pinned", "", err)
+	}
+	return n, nil
 }
 
 // Delete implements dualresp.Store.

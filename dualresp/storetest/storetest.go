@@ -100,6 +100,7 @@ func Run(t *testing.T, newStore func(t *testing.T) dualresp.Store) {
 		{"DeleteExpired", testDeleteExpired},
 		{"ExpiredStillReadable", testExpiredStillReadable},
 		{"Concurrent", testConcurrent},
+		{"CountPinned", testCountPinned},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, open(t)) })
@@ -300,6 +301,49 @@ func testPin(t *testing.T, s dualresp.Store) {
 		t.Errorf("DeleteExpired(far future) with only a pinned record = %d, %v; want 0, nil", n, err)
 	}
 	mustGet(t, s, "pin")
+}
+
+// testCountPinned checks dualresp.PinCounter, for stores that implement it.
+func testCountPinned(t *testing.T, s dualresp.Store) {
+	pc, ok := s.(dualresp.PinCounter)
+	if !ok {
+		t.Skipf("%T does not implement dualresp.PinCounter", s)
+	}
+	ctx := t.Context()
+	count := func(owner string, want int) {
+		t.Helper()
+		if n, err := pc.CountPinned(ctx, owner); err != nil || n != want {
+			t.Errorf("CountPinned(%q) = %d, %v; want %d, nil", owner, n, err, want)
+		}
+	}
+	count("alice", 0)
+	for i, owner := range []string{"alice", "alice", "alice", "bob", ""} {
+		r := Record(fmt.Sprintf("p%d", i), base.Add(time.Hour))
+		r.Owner = owner
+		mustSave(t, s, r)
+	}
+	count("alice", 0)
+	for _, id := range []string{"p0", "p1", "p3", "p4"} {
+		if _, err := s.Pin(ctx, id); err != nil {
+			t.Fatalf("Pin(%s) = %v", id, err)
+		}
+	}
+	if _, err := s.Pin(ctx, "p0"); err != nil { // twice: still one
+		t.Fatalf("Pin(p0) again = %v", err)
+	}
+	saved := Record("p5", time.Time{})
+	saved.Pinned = true // saved pinned
+	mustSave(t, s, saved)
+	count("alice", 3)
+	count("bob", 1)
+	count("", 1)
+	if err := s.Delete(ctx, "p0"); err != nil {
+		t.Fatal(err)
+	}
+	unpinned := Record("p1", base.Add(time.Hour)) // replaced by an unpinned record
+	mustSave(t, s, unpinned)
+	count("alice", 1)
+	count("nobody", 0)
 }
 
 func testDelete(t *testing.T, s dualresp.Store) {

@@ -36,8 +36,52 @@ type controls struct {
 	cutAfter int // -1: no cut; only the next response
 	cutArmed bool
 	token    string
-	counts   map[string]int
-	requests []Request
+	total    int            // requests since the last reset
+	counts   map[string]int // requests by endpoint since the last reset
+	log      requestLog
+}
+
+// requestLog keeps the newest max requests in a ring.
+type requestLog struct {
+	max  int
+	reqs []Request // oldest at next once len(reqs) == max
+	next int
+}
+
+func (l *requestLog) add(r Request) {
+	switch {
+	case l.max <= 0:
+	case len(l.reqs) < l.max:
+		l.reqs = append(l.reqs, r)
+	default:
+		l.reqs[l.next] = r
+		l.next = (l.next + 1) % l.max
+	}
+}
+
+// all returns the kept requests, oldest first.
+func (l *requestLog) all() []Request {
+	out := make([]Request, 0, len(l.reqs))
+	out = append(out, l.reqs[l.next:]...)
+	return append(out, l.reqs[:l.next]...)
+}
+
+func (l *requestLog) last() (Request, bool) {
+	if len(l.reqs) == 0 {
+		return Request{}, false
+	}
+	return l.reqs[(l.next+len(l.reqs)-1)%len(l.reqs)], true
+}
+
+// reset clears the controls and the log, whose size becomes maxRequests.
+func (c *controls) reset(maxRequests int) {
+	c.failLeft = 0
+	c.latency = 0
+	c.cutArmed = false
+	c.token = ""
+	c.total = 0
+	c.counts = map[string]int{}
+	c.log = requestLog{max: maxRequests}
 }
 
 // decision is what the controls decided for one request.
@@ -56,8 +100,9 @@ func (c *controls) record(r *http.Request, endpoint string) decision {
 	if tok != "" {
 		h.Set("X-App-Token", "[redacted]")
 	}
+	c.total++
 	c.counts[endpoint]++
-	c.requests = append(c.requests, Request{Endpoint: endpoint, Method: r.Method, Path: r.URL.Path,
+	c.log.add(Request{Endpoint: endpoint, Method: r.Method, Path: r.URL.Path,
 		Query: r.URL.Query(), Header: h, AppTokenSent: tok != ""})
 	d := decision{latency: c.latency, cutAfter: -1}
 	if c.failLeft > 0 {
@@ -112,44 +157,39 @@ func (s *Server) RequireAppToken(token string) {
 }
 
 // RequestCount returns how many requests reached endpoint ("catalog",
-// "views", "resource", "other"); "" counts all of them.
+// "views", "resource", "other") since the server started or was Reset; ""
+// counts all of them. It counts requests the log no longer keeps.
 func (s *Server) RequestCount(endpoint string) int {
 	s.ctl.mu.Lock()
 	defer s.ctl.mu.Unlock()
 	if endpoint == "" {
-		return len(s.ctl.requests)
+		return s.ctl.total
 	}
 	return s.ctl.counts[endpoint]
 }
 
-// Requests returns a copy of the request log, oldest first.
+// Requests returns a copy of the request log, oldest first: the newest
+// Options.MaxRequests requests.
 func (s *Server) Requests() []Request {
 	s.ctl.mu.Lock()
 	defer s.ctl.mu.Unlock()
-	return append([]Request(nil), s.ctl.requests...)
+	return s.ctl.log.all()
 }
 
 // LastRequest returns the most recent request and whether there was one.
 func (s *Server) LastRequest() (Request, bool) {
 	s.ctl.mu.Lock()
 	defer s.ctl.mu.Unlock()
-	if len(s.ctl.requests) == 0 {
-		return Request{}, false
-	}
-	return s.ctl.requests[len(s.ctl.requests)-1], true
+	return s.ctl.log.last()
 }
 
 // Reset clears the test controls (failures, latency, cut, token
-// requirement) and the request log. Loaded data is kept.
+// requirement), the request log and the request counts. Loaded data is
+// kept.
 func (s *Server) Reset() {
 	s.ctl.mu.Lock()
 	defer s.ctl.mu.Unlock()
-	s.ctl.failLeft = 0
-	s.ctl.latency = 0
-	s.ctl.cutArmed = false
-	s.ctl.token = ""
-	s.ctl.counts = map[string]int{}
-	s.ctl.requests = nil
+	s.ctl.reset(s.ctl.log.max)
 }
 
 func writeFailure(w http.ResponseWriter, f failure) {

@@ -6,14 +6,15 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
-	"os"
-	"path/filepath"
+	"net/http/httptest"
+	"runtime"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/datasf-mcp/datasf-mcp/socrata"
 )
 
 // smallServer returns a server with one small generated dataset.
@@ -24,7 +25,7 @@ func smallServer(t *testing.T) *Server {
 		{Name: "N", FieldName: "n", DataType: "number"},
 		{Name: "Label", FieldName: "label", DataType: "text"},
 	}}
-	if err := srv.AddGenerated(schema, 200, func(i int) map[string]any {
+	if err := srv.AddGenerated(t.Context(), schema, 200, func(i int) map[string]any {
 		return map[string]any{"n": i, "label": fmt.Sprintf("row %03d", i)}
 	}); err != nil {
 		t.Fatal(err)
@@ -160,103 +161,63 @@ func TestRequireAppTokenAndRequestLog(t *testing.T) {
 	}
 }
 
-func TestLoadCSV(t *testing.T) {
+func TestRequestLogIsBounded(t *testing.T) {
 	t.Parallel()
-	srv := NewServer(t)
-	dir := t.TempDir()
-	csvPath := filepath.Join(dir, "test-0001.csv")
-	// Headers mix a column name ("Facility Type"), a field name and an unknown header.
-	data := "Facility Type,approved,Extra Notes,score,open\n" +
-		"Truck,2022-01-28T00:00:00,a,1.5,true\n" +
-		"Push Cart,03/15/2021,,2,false\n" +
-		",,c,,\n"
-	if err := os.WriteFile(csvPath, []byte(data), 0o644); err != nil {
-		t.Fatal(err)
+	srv := NewServer(t, WithMaxRequests(3))
+	for i := range 5 {
+		get(t, srv, fmt.Sprintf("/api/views/abcd-%04d.json", i), nil)
 	}
-	schema := Schema{Name: "CSV", Columns: []Column{
-		{Name: "Facility Type", FieldName: "facilitytype", DataType: "text"},
-		{Name: "Approved", FieldName: "approved", DataType: "calendar_date"},
-		{Name: "Score", FieldName: "score", DataType: "number"},
-		{Name: "Open", FieldName: "open", DataType: "checkbox"},
-	}}
-	if err := srv.LoadCSV("", csvPath, schema); err != nil {
-		t.Fatal(err)
+	if got := srv.RequestCount(""); got != 5 {
+		t.Errorf("RequestCount(\"\") = %d; want 5 (all requests, not only the logged ones)", got)
 	}
-	rows := query(t, srv, "test-0001", "SELECT facilitytype, approved, extra_notes, score, open ORDER BY :id")
-	want := []map[string]any{
-		{"facilitytype": "Truck", "approved": "2022-01-28T00:00:00.000", "extra_notes": "a", "score": "1.5", "open": true},
-		{"facilitytype": "Push Cart", "approved": "2021-03-15T00:00:00.000", "score": "2", "open": false},
-		{"extra_notes": "c"},
+	if got := srv.RequestCount("views"); got != 5 {
+		t.Errorf("RequestCount(views) = %d; want 5", got)
 	}
-	if diff := cmp.Diff(want, rows); diff != "" {
-		t.Errorf("CSV rows (-want +got):\n%s", diff)
+	var paths []string
+	for _, r := range srv.Requests() {
+		paths = append(paths, r.Path)
 	}
-	if got := query(t, srv, "test-0001", "SELECT sum(score) AS s")[0]["s"]; got != "3.5" {
-		t.Errorf("sum(score) = %v, want 3.5", got)
+	want := []string{"/api/views/abcd-0002.json", "/api/views/abcd-0003.json", "/api/views/abcd-0004.json"}
+	if diff := cmp.Diff(want, paths); diff != "" {
+		t.Errorf("Requests() paths (-want +got):\n%s", diff)
+	}
+	if last, ok := srv.LastRequest(); !ok || last.Path != want[2] {
+		t.Errorf("LastRequest() = %q, %v; want %q", last.Path, ok, want[2])
+	}
+	srv.Reset()
+	if n, reqs := srv.RequestCount(""), srv.Requests(); n != 0 || len(reqs) != 0 {
+		t.Errorf("after Reset: RequestCount = %d, %d requests logged; want 0, 0", n, len(reqs))
+	}
+	get(t, srv, "/api/views/abcd-0005.json", nil)
+	if reqs := srv.Requests(); len(reqs) != 1 || reqs[0].Path != "/api/views/abcd-0005.json" {
+		t.Errorf("after Reset and one request: Requests() = %+v", reqs)
 	}
 }
 
-// TestPagingMillionRows pages through a generated 1,000,000-row dataset with
-// ORDER BY :id LIMIT/OFFSET and checks that every row comes back exactly once.
-func TestPagingMillionRows(t *testing.T) {
-	if testing.Short() {
-		t.Skip("1,000,000-row paging skipped in -short mode")
-	}
+func TestSocrataClient(t *testing.T) {
 	t.Parallel()
-	const total, page = 1_000_000, 50_000
-	srv := NewServer(t)
-	schema := Schema{ID: "big1-0001", Name: "Generated", Columns: []Column{
-		{FieldName: "n", DataType: "number"},
-		{FieldName: "kind", DataType: "text"},
-	}}
-	kinds := []string{"alpha", "beta", "gamma"}
-	if err := srv.AddGenerated(schema, total, func(i int) map[string]any {
-		// Insert in a scrambled order so that :id order is not n order.
-		return map[string]any{"n": (i * 7919) % total, "kind": kinds[i%3]}
-	}); err != nil {
+	srv := NewServer(t, WithDomain("data.example.org"))
+	if err := srv.AddGenerated(t.Context(), Schema{ID: "abcd-0003", Name: "Street Trees", Columns: []Column{{FieldName: "species", DataType: "text"}}}, 2,
+		func(i int) map[string]any { return map[string]any{"species": "oak"} }); err != nil {
 		t.Fatal(err)
 	}
-	seen := make([]bool, total)
-	count, pages := 0, 0
-	lastID := ""
-	for off := 0; ; off += page {
-		rows := query(t, srv, "big1-0001", fmt.Sprintf("SELECT :id, n ORDER BY :id LIMIT %d OFFSET %d", page, off))
-		pages++
-		for _, r := range rows {
-			id := r[":id"].(string)
-			if id <= lastID {
-				t.Fatalf(":id %s after %s: not increasing", id, lastID)
-			}
-			lastID = id
-			n, err := strconv.Atoi(r["n"].(string))
-			if err != nil || n < 0 || n >= total {
-				t.Fatalf("bad n %v", r["n"])
-			}
-			if seen[n] {
-				t.Fatalf("row n=%d returned twice", n)
-			}
-			seen[n] = true
-			count++
-		}
-		if len(rows) < page {
-			break
-		}
+	c := srv.SocrataClient(socrata.Options{AppToken: "tok"})
+	ds, err := c.Search(t.Context(), "trees", 5)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if count != total {
-		t.Errorf("paged %d rows, want %d", count, total)
+	if len(ds) != 1 || ds[0].ID != "abcd-0003" {
+		t.Errorf("Search(trees) = %+v; want abcd-0003 (the fake's domain)", ds)
 	}
-	t.Logf("paging: %d rows in %d pages of %d, each exactly once, :id strictly increasing", count, pages, page)
-	// An aggregate over the whole generated set, checked against arithmetic.
-	rows := query(t, srv, "big1-0001", "SELECT kind, count(*) AS c, sum(n) AS s GROUP BY kind ORDER BY kind")
-	var c, s int64
-	for _, r := range rows {
-		ci, _ := strconv.ParseInt(r["c"].(string), 10, 64)
-		si, _ := strconv.ParseInt(r["s"].(string), 10, 64)
-		c += ci
-		s += si
+	res, err := c.Query(t.Context(), "abcd-0003", "SELECT count(*) AS n")
+	if err != nil {
+		t.Fatal(err)
 	}
-	if c != total || s != int64(total)*(total-1)/2 {
-		t.Errorf("count %d sum %d; want %d and %d", c, s, total, int64(total)*(total-1)/2)
+	if got := res.Rows[0]["n"]; got != "2" {
+		t.Errorf("count = %v; want 2", got)
+	}
+	if last, _ := srv.LastRequest(); !last.AppTokenSent {
+		t.Errorf("the client's options were not kept: no app token sent")
 	}
 }
 
@@ -267,27 +228,58 @@ func TestNewOutsideTests(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	if err := srv.AddGenerated(Schema{ID: "abcd-0002", Name: "Offline", Category: "Test",
+	if err := srv.AddGenerated(t.Context(), Schema{ID: "abcd-0002", Name: "Offline", Category: "Test",
 		Columns: []Column{{FieldName: "x", DataType: "text"}}}, 3, func(i int) map[string]any {
 		return map[string]any{"x": strconv.Itoa(i)}
 	}); err != nil {
 		t.Fatal(err)
 	}
-	// Serve through Handler without Start, as a caller mounting it would.
-	rec := &responseBuffer{header: http.Header{}, status: 200}
-	req, _ := http.NewRequest(http.MethodGet, "/api/catalog/v1?q=offline&"+url.Values{"domains": {"data.example.org"}}.Encode(), nil)
-	srv.Handler().ServeHTTP(rec, req)
-	if rec.status != http.StatusOK {
-		t.Fatalf("status %d: %s", rec.status, rec.body)
+	// Serve through Handler without Start, as a caller mounting it would:
+	// the controls apply.
+	srv.FailNext(1, http.StatusServiceUnavailable, 0)
+	rec := httptest.NewRecorder()
+	srv.Handler().ServeHTTP(rec, httptest.NewRequestWithContext(t.Context(), http.MethodGet, "/resource/abcd-0002.json", nil))
+	if rec.Code != http.StatusServiceUnavailable {
+		t.Errorf("status %d; want 503 from FailNext", rec.Code)
 	}
-	body := decodeObject(t, rec.body)
-	if body["resultSetSize"] != 1.0 {
-		t.Errorf("resultSetSize = %v, want 1", body["resultSetSize"])
+	if srv.URL() != "" {
+		t.Errorf("URL() = %q before Start; want \"\"", srv.URL())
 	}
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
 	}
 	if r := get(t, srv, "/resource/abcd-0002.json", nil); len(decodeRows(t, r.body)) != 3 {
 		t.Errorf("after Start: %s", r.body)
+	}
+	if err := srv.Start(); err == nil {
+		t.Error("a second Start succeeded")
+	}
+}
+
+// Close does not wait out a SetLatency delay.
+func TestCloseDuringLatency(t *testing.T) {
+	t.Parallel()
+	srv, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	srv.SetLatency(time.Hour)
+	errc := make(chan error, 1)
+	go func() {
+		resp, err := srv.Client().Get(srv.URL() + "/api/views/abcd-0001.json")
+		if err == nil {
+			resp.Body.Close()
+		}
+		errc <- err
+	}()
+	for srv.RequestCount("") == 0 {
+		runtime.Gosched()
+	}
+	srv.Close() // returns: the delayed request ends without a response
+	if err := <-errc; err == nil {
+		t.Error("the delayed request got a response")
 	}
 }

@@ -1,52 +1,60 @@
-// Package socratatest provides a fake Socrata server, in the mould of
-// net/http/httptest, that behaves like Socrata on real data.
+// Package socratatest provides a fake Socrata server for tests, in the mould
+// of net/http/httptest.
 //
-// It serves the three APIs the socrata client uses:
+// The fake is a local portal (package
+// [github.com/datasf-mcp/datasf-mcp/localportal], which executes SoQL on
+// SQLite and serves the Discovery, Views and Resource APIs on real data)
+// served by an httptest server through a handler that adds what only tests
+// need:
 //
-//   - GET /api/catalog/v1: Discovery search and browse over the loaded
-//     datasets and catalog entries, in the real response shape;
-//   - GET /api/views/{id}.json: the Views document (name, description,
-//     category, rowsUpdatedAt, columns);
-//   - GET /resource/{id}.json: SoQL executed for real. Queries ($query, or the
-//     separate $select/$where/$order/$group/$having/$limit/$offset/$q
-//     parameters) are parsed with package soql, translated to SQL and run on
-//     an in-memory SQLite database (modernc.org/sqlite, pure Go). Rows come
-//     back encoded as Socrata encodes them, with X-SODA2-Fields and
-//     X-SODA2-Types headers, and errors come in Socrata's envelopes.
+//   - fault controls that make the server misbehave on purpose:
+//     [Server.FailNext], [Server.SetLatency], [Server.CutBodyAfter],
+//     [Server.RequireAppToken];
+//   - a request log: [Server.RequestCount], [Server.Requests],
+//     [Server.LastRequest]. The log keeps the newest Options.MaxRequests
+//     requests; RequestCount counts all of them.
 //
-// Datasets are loaded from files in the formats Socrata exports (Resource API
-// JSON, legacy rows.json with its Views document, CSV) or generated
-// programmatically with [Server.AddGenerated], which streams rows into SQLite
-// without holding them in memory.
+// The loaders ([Server.LoadFixturesDir], [Server.LoadCatalog],
+// [Server.AddGenerated], ...) are those of the portal, which
+// [Server.Portal] returns.
 //
-// Test controls make the server misbehave on purpose: [Server.FailNext],
-// [Server.SetLatency], [Server.CutBodyAfter], [Server.RequireAppToken]; and
-// [Server.RequestCount] / [Server.Requests] tell what clients asked.
-//
-// In tests:
+// In a test:
 //
 //	srv := socratatest.NewServer(t)
-//	if err := srv.LoadFixturesDir(dir); err != nil { t.Fatal(err) }
-//	client := socrata.NewClient(socrata.Options{BaseURL: srv.URL(), DiscoveryURL: srv.URL(), HTTPClient: srv.Client()})
+//	if err := srv.LoadFixturesDir(t.Context(), dir); err != nil { t.Fatal(err) }
+//	client := srv.SocrataClient(socrata.Options{})
 //
-// Outside tests (the product's offline mode) use [New], then [Server.Start]
-// or mount [Server.Handler] yourself, and [Server.Close] when done.
+// A fake shared by many tests (from TestMain, say) is made with [Start] and
+// released with [Server.Close]; [New] makes one that is not yet listening.
+// Code that is not a test (the product's --offline mode,
+// the benchmarks) uses localportal directly: this package imports testing.
 package socratatest
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
-	"strings"
+	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/datasf-mcp/datasf-mcp/localportal"
+	"github.com/datasf-mcp/datasf-mcp/socrata"
 )
+
+// Schema describes one dataset of the fake; see [localportal.Schema].
+type Schema = localportal.Schema
+
+// Column is one dataset column, the client's own type.
+type Column = socrata.Column
+
+// DefaultMaxRequests is the number of requests the request log keeps when
+// Options.MaxRequests is 0.
+const DefaultMaxRequests = 10_000
 
 // Options configures a Server. The zero value is valid.
 type Options struct {
@@ -59,6 +67,10 @@ type Options struct {
 	Logger *slog.Logger
 	// Now is the clock for load times. Default time.Now.
 	Now func() time.Time
+	// MaxRequests is how many of the newest requests the request log keeps
+	// (default DefaultMaxRequests; negative keeps none). RequestCount counts
+	// every request whatever the limit.
+	MaxRequests int
 }
 
 // Option changes Options; it is how NewServer is configured.
@@ -73,37 +85,24 @@ func WithLogger(l *slog.Logger) Option { return func(o *Options) { o.Logger = l 
 // WithClock sets Options.Now.
 func WithClock(now func() time.Time) Option { return func(o *Options) { o.Now = now } }
 
+// WithMaxRequests sets Options.MaxRequests.
+func WithMaxRequests(n int) Option { return func(o *Options) { o.MaxRequests = n } }
+
 // Server is a fake Socrata server. All methods are safe for concurrent use.
 type Server struct {
-	opts Options
-	log  *slog.Logger
+	opts   Options
+	log    *slog.Logger
+	portal *localportal.Portal
+	ctl    controls
+	done   chan struct{} // closed by Close: ends latency waits
 
-	db   *sql.DB
-	keep *sql.Conn // keeps the in-memory database alive
-
-	mu       sync.RWMutex
-	datasets map[string]*dataset      // loaded data, by id
-	catalog  map[string]*catalogEntry // catalog metadata, by id
-	order    []string                 // ids in the order first seen
-	lazyMu   sync.Mutex               // serialises creating empty tables for catalog entries
-	// ddlMu keeps statements from spanning a schema change: SQLite fails a
-	// running statement with "database schema has changed" when another
-	// connection creates or drops a table. Queries and inserts hold it for
-	// reading, CREATE and DROP TABLE for writing.
-	ddlMu sync.RWMutex
-
-	ctl controls
-
-	srvMu    sync.Mutex
-	listener net.Listener
-	httpSrv  *http.Server
-	url      string
-	client   *http.Client
-	closed   bool
+	mu     sync.Mutex
+	ts     *httptest.Server
+	closed bool
 }
 
 // New returns a server that is not yet listening. Call Start to listen on
-// Options.Addr, or serve Handler yourself; Close releases the database.
+// Options.Addr, or serve Handler yourself; Close releases it.
 func New(opts Options) (*Server, error) {
 	if opts.Domain == "" {
 		opts.Domain = "data.sfgov.org"
@@ -112,24 +111,35 @@ func New(opts Options) (*Server, error) {
 		opts.Addr = "127.0.0.1:0"
 	}
 	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	if opts.Now == nil {
-		opts.Now = time.Now
+	switch {
+	case opts.MaxRequests == 0:
+		opts.MaxRequests = DefaultMaxRequests
+	case opts.MaxRequests < 0:
+		opts.MaxRequests = 0
 	}
-	db, keep, err := openDB()
+	p, err := localportal.New(localportal.Options{Domain: opts.Domain, Logger: opts.Logger, Now: opts.Now})
+	if err != nil {
+		return nil, fmt.Errorf("socratatest: %w", err)
+	}
+	s := &Server{opts: opts, log: opts.Logger, portal: p, done: make(chan struct{})}
+	s.ctl.reset(opts.MaxRequests)
+	return s, nil
+}
+
+// Start returns a server listening on Options.Addr, for a fake shared by
+// many tests (from TestMain, say); Close releases it. In one test, use
+// NewServer.
+func Start(opts Options) (*Server, error) {
+	s, err := New(opts)
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{
-		opts:     opts,
-		log:      opts.Logger,
-		db:       db,
-		keep:     keep,
-		datasets: map[string]*dataset{},
-		catalog:  map[string]*catalogEntry{},
+	if err := s.Start(); err != nil {
+		s.Close()
+		return nil, err
 	}
-	s.ctl.counts = map[string]int{}
 	return s, nil
 }
 
@@ -154,100 +164,131 @@ func NewServer(tb testing.TB, opts ...Option) *Server {
 
 // Start listens on Options.Addr and serves Handler in the background.
 func (s *Server) Start() error {
-	s.srvMu.Lock()
-	defer s.srvMu.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.closed {
 		return errors.New("socratatest: Start after Close")
 	}
-	if s.listener != nil {
+	if s.ts != nil {
 		return errors.New("socratatest: already started")
 	}
 	ln, err := net.Listen("tcp", s.opts.Addr)
 	if err != nil {
 		return fmt.Errorf("socratatest: listen on %s: %w", s.opts.Addr, err)
 	}
-	s.listener = ln
-	s.httpSrv = &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)}
-	s.url = "http://" + ln.Addr().String()
-	s.client = &http.Client{Transport: &http.Transport{
-		DialContext:         (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
-		MaxIdleConnsPerHost: 16,
-		IdleConnTimeout:     30 * time.Second,
-	}}
-	go func() {
-		if err := s.httpSrv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			s.log.Error("socratatest: serve", "err", err)
-		}
-	}()
+	s.ts = &httptest.Server{Listener: ln, Config: &http.Server{Handler: s.Handler(),
+		ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)}}
+	s.ts.Start()
 	return nil
 }
 
 // URL returns the base URL ("http://127.0.0.1:port") once started, else "".
 func (s *Server) URL() string {
-	s.srvMu.Lock()
-	defer s.srvMu.Unlock()
-	return s.url
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ts == nil {
+		return ""
+	}
+	return s.ts.URL
 }
 
 // Client returns an HTTP client for the server (http.DefaultClient before
 // Start). Its idle connections are closed by Close.
 func (s *Server) Client() *http.Client {
-	s.srvMu.Lock()
-	defer s.srvMu.Unlock()
-	if s.client == nil {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ts == nil {
 		return http.DefaultClient
 	}
-	return s.client
+	return s.ts.Client()
 }
 
-// Close stops the listener (if started) and releases the database. It is
-// safe to call more than once.
+// SocrataClient returns a socrata client for the server: opts with BaseURL,
+// DiscoveryURL and HTTPClient set to the server's, and Domain, when empty,
+// to the server's domain. Call it after Start.
+func (s *Server) SocrataClient(opts socrata.Options) *socrata.Client {
+	opts.BaseURL = s.URL()
+	opts.DiscoveryURL = opts.BaseURL
+	opts.HTTPClient = s.Client()
+	if opts.Domain == "" {
+		opts.Domain = s.opts.Domain
+	}
+	return socrata.NewClient(opts)
+}
+
+// Close stops the server (if started) and releases the portal. Requests
+// waiting out a SetLatency delay end without a response. It is safe to call
+// more than once.
 func (s *Server) Close() {
-	s.srvMu.Lock()
+	s.mu.Lock()
 	if s.closed {
-		s.srvMu.Unlock()
+		s.mu.Unlock()
 		return
 	}
 	s.closed = true
-	srv, client := s.httpSrv, s.client
-	s.srvMu.Unlock()
-	if srv != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		if err := srv.Shutdown(ctx); err != nil {
-			srv.Close() //nolint:errcheck // best effort after a failed graceful shutdown
-		}
-		cancel()
+	close(s.done)
+	ts := s.ts
+	s.mu.Unlock()
+	if ts != nil {
+		ts.Close()
 	}
-	if client != nil {
-		client.CloseIdleConnections()
-	}
-	s.keep.Close() //nolint:errcheck // closing an in-memory database
-	s.db.Close()   //nolint:errcheck // closing an in-memory database
+	s.portal.Close()
 }
 
-// Handler returns the HTTP handler serving the fake APIs.
+// Portal returns the local portal that holds the server's data.
+func (s *Server) Portal() *localportal.Portal { return s.portal }
+
+// Handler returns the HTTP handler serving the fake APIs: the portal's,
+// behind the fault controls and the request log.
 func (s *Server) Handler() http.Handler {
 	return http.HandlerFunc(s.serveHTTP)
 }
 
-func endpointOf(path string) string {
-	switch {
-	case strings.HasPrefix(path, "/api/catalog/v1"):
-		return "catalog"
-	case strings.HasPrefix(path, "/api/views/"):
-		return "views"
-	case strings.HasPrefix(path, "/resource/"):
-		return "resource"
-	default:
-		return "other"
-	}
+// LoadResourceJSON is [localportal.Portal.LoadResourceJSON].
+func (s *Server) LoadResourceJSON(ctx context.Context, path string, schema Schema) error {
+	return s.portal.LoadResourceJSON(ctx, path, schema)
 }
 
+// LoadRowsJSON is [localportal.Portal.LoadRowsJSON].
+func (s *Server) LoadRowsJSON(ctx context.Context, rowsPath, viewPath string) error {
+	return s.portal.LoadRowsJSON(ctx, rowsPath, viewPath)
+}
+
+// LoadCSV is [localportal.Portal.LoadCSV].
+func (s *Server) LoadCSV(ctx context.Context, id, path string, schema Schema) error {
+	return s.portal.LoadCSV(ctx, id, path, schema)
+}
+
+// LoadCatalog is [localportal.Portal.LoadCatalog].
+func (s *Server) LoadCatalog(ctx context.Context, jsonlPath string) error {
+	return s.portal.LoadCatalog(ctx, jsonlPath)
+}
+
+// LoadFiles is [localportal.Portal.LoadFiles]: the portal's exports as
+// downloaded (CSV, JSON, GeoJSON, rows.json), files, directories or
+// "ID=FILE", with a report per file.
+func (s *Server) LoadFiles(ctx context.Context, specs []string, opts localportal.LoadOptions) ([]localportal.FileReport, error) {
+	return s.portal.LoadFiles(ctx, specs, opts)
+}
+
+// LoadFixturesDir is [localportal.Portal.LoadFixturesDir].
+func (s *Server) LoadFixturesDir(ctx context.Context, dir string) error {
+	return s.portal.LoadFixturesDir(ctx, dir)
+}
+
+// AddGenerated is [localportal.Portal.AddGenerated].
+func (s *Server) AddGenerated(ctx context.Context, schema Schema, n int, gen func(i int) map[string]any) error {
+	return s.portal.AddGenerated(ctx, schema, n, gen)
+}
+
+// Datasets returns the ids of the datasets with loaded data, sorted.
+func (s *Server) Datasets() []string { return s.portal.Datasets() }
+
+// Schema returns the schema of a loaded dataset or catalog entry.
+func (s *Server) Schema(id string) (Schema, bool) { return s.portal.Schema(id) }
+
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
-	endpoint := endpointOf(r.URL.Path)
-	d := s.ctl.record(r, endpoint)
-	s.log.Debug("socratatest request", "method", r.Method, "path", r.URL.Path, "endpoint", endpoint)
+	d := s.ctl.record(r, localportal.Endpoint(r.URL.Path))
 	if d.latency > 0 {
 		t := time.NewTimer(d.latency)
 		select {
@@ -255,6 +296,9 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		case <-r.Context().Done():
 			t.Stop()
 			return
+		case <-s.done:
+			t.Stop()
+			panic(http.ErrAbortHandler) // no response: the connection closes
 		}
 	}
 	rw := &responseBuffer{header: http.Header{}, status: http.StatusOK}
@@ -264,20 +308,8 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	case d.tokenMissing:
 		writeJSON(rw, http.StatusForbidden, map[string]any{"error": true,
 			"message": "You must be logged in to access this resource"})
-	case r.Method != http.MethodGet && r.Method != http.MethodHead:
-		writeJSON(rw, http.StatusMethodNotAllowed, map[string]any{"error": true, "message": "Method not allowed"})
 	default:
-		switch endpoint {
-		case "catalog":
-			s.serveCatalog(rw, r)
-		case "views":
-			s.serveViews(rw, r)
-		case "resource":
-			s.serveResource(rw, r)
-		default:
-			writeJSON(rw, http.StatusNotFound, map[string]any{"code": "not_found", "error": true,
-				"message": "No service found for this URL."})
-		}
+		s.portal.Handler().ServeHTTP(rw, r)
 	}
 	rw.flushTo(w, d.cutAfter)
 }

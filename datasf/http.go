@@ -1,0 +1,369 @@
+package datasf
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	lru "github.com/hashicorp/golang-lru/v2"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/datasf-mcp/datasf-mcp/dualresp"
+)
+
+// Defaults of the Streamable HTTP transport.
+const (
+	// DefaultSessionIdleTimeout ends an MCP session that sent nothing for
+	// this long.
+	DefaultSessionIdleTimeout = 30 * time.Minute
+	// DefaultMaxSessions bounds the live MCP sessions; past it, starting one
+	// ends the one idle the longest.
+	DefaultMaxSessions = 10_000
+	// MaxMCPRequestBody is the largest POST /mcp body read; larger ones
+	// are answered 413.
+	MaxMCPRequestBody = 1 << 20
+)
+
+// HTTPHandler serves MCP over Streamable HTTP at /mcp, the REST API at
+// /resources/ and GET /healthz. Call shutdown to end the MCP sessions.
+//
+// Every request passes the same checks: a request that reached a loopback
+// address must name a loopback host (or the PublicURL's host) in Host, so
+// that DNS rebinding cannot reach the server from a browser. On /mcp, a
+// browser request's Origin must be the server's own or one of CORSOrigins
+// (403 otherwise); bodies are bounded by MaxMCPRequestBody (413); sessions
+// are issued by initialize, refused when unknown, and end on DELETE or when
+// idle; a JSON-RPC batch is accepted where the negotiated protocol version
+// (2025-03-26) has them and answered -32600 where it does not. With
+// RESTTokens, /mcp requires one too and results belong to the token that
+// created them.
+func (s *Service) HTTPHandler() (handler http.Handler, shutdown func(context.Context) error) {
+	auth := s.authenticate()
+	opts := []server.StreamableHTTPOption{
+		server.WithEndpointPath("/mcp"),
+		server.WithStreamableHTTPLogger(s.log),
+		server.WithSessionIdManager(s.sessions),
+		server.WithSessionIdleTTL(s.sessions.idle),
+		server.WithHTTPContextFunc(func(ctx context.Context, r *http.Request) context.Context {
+			ctx = FormatFromHeader(ctx, r)
+			if auth != nil {
+				if owner, err := auth(r); err == nil {
+					return dualresp.WithOwner(ctx, owner)
+				}
+			}
+			return ctx
+		}),
+	}
+	streamable := server.NewStreamableHTTPServer(s.MCPServer(), opts...)
+	mcpHandler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if auth != nil {
+			if _, err := auth(r); err != nil {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="datasf-mcp"`)
+				writeHTTPJSON(w, http.StatusUnauthorized, "unauthorized", "send Authorization: Bearer <token>")
+				return
+			}
+		}
+		if !s.allowedOrigin(r) {
+			writeHTTPJSON(w, http.StatusForbidden, "forbidden_origin",
+				fmt.Sprintf("Origin %q is not allowed; allowed: requests without Origin, the server's own origin and --cors-origins", r.Header.Get("Origin")))
+			return
+		}
+		if r.Method == http.MethodPost {
+			body, ok := readBounded(w, r, MaxMCPRequestBody)
+			if !ok {
+				return
+			}
+			if trimmed := bytes.TrimSpace(body); len(trimmed) > 0 && trimmed[0] == '[' {
+				serveBatch(w, r, trimmed, streamable)
+				return
+			}
+		}
+		streamable.ServeHTTP(w, r)
+	})
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", mcpHandler)
+	mux.Handle("/resources/", s.RESTHandler())
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"status":"ok"}`))
+	})
+	return s.checkHost(mux), streamable.Shutdown
+}
+
+// writeHTTPJSON answers status with {"error": code, "message": msg}.
+func writeHTTPJSON(w http.ResponseWriter, status int, code, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]string{"error": code, "message": msg})
+}
+
+// checkHost refuses requests that reached a loopback address under a Host
+// that is not a loopback name, nor the PublicURL's host: a page on another
+// site resolving its name to 127.0.0.1 (DNS rebinding) cannot use the
+// server.
+func (s *Service) checkHost(next http.Handler) http.Handler {
+	public := ""
+	if u, err := url.Parse(s.url); err == nil {
+		public = strings.ToLower(u.Host)
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+		if ok && local != nil && isLoopback(local.String()) && !isLoopback(r.Host) && strings.ToLower(r.Host) != public {
+			writeHTTPJSON(w, http.StatusForbidden, "forbidden_host", fmt.Sprintf("Host %q is not allowed on a loopback address", r.Host))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// isLoopback reports whether hostport names a loopback host.
+func isLoopback(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.Trim(host, "[]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// allowedOrigin reports whether a request's Origin may use /mcp: none
+// (not a browser), the server's own, or one of CORSOrigins ("*": any).
+func (s *Service) allowedOrigin(r *http.Request) bool {
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return true
+	}
+	if slices.Contains(s.cfg.CORSOrigins, "*") || slices.Contains(s.cfg.CORSOrigins, origin) {
+		return true
+	}
+	u, err := url.Parse(origin)
+	if err != nil {
+		return false
+	}
+	own := strings.EqualFold(u.Host, r.Host)
+	if pu, err := url.Parse(s.url); err == nil && strings.EqualFold(u.Host, pu.Host) && u.Scheme == pu.Scheme {
+		own = true
+	}
+	return own
+}
+
+// readBounded reads r's body, at most limit bytes, and puts it back for the
+// next handler. A larger body is answered 413 and ok is false.
+func readBounded(w http.ResponseWriter, r *http.Request, limit int64) (body []byte, ok bool) {
+	if r.ContentLength > limit {
+		writeHTTPJSON(w, http.StatusRequestEntityTooLarge, "body_too_large", fmt.Sprintf("request body of %d bytes; at most %d", r.ContentLength, limit))
+		return nil, false
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+	if err != nil {
+		writeHTTPJSON(w, http.StatusBadRequest, "bad_body", "reading the request body: "+err.Error())
+		return nil, false
+	}
+	if int64(len(body)) > limit {
+		writeHTTPJSON(w, http.StatusRequestEntityTooLarge, "body_too_large", fmt.Sprintf("request body over %d bytes", limit))
+		return nil, false
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.ContentLength = int64(len(body))
+	return body, true
+}
+
+// batchVersion is the one protocol version with JSON-RPC batches: they came
+// in 2025-03-26 and went in 2025-06-18. A request without the protocol
+// version header is taken to be of 2025-03-26, as the transport says.
+const batchVersion = "2025-03-26"
+
+// serveBatch answers a JSON-RPC batch: each message goes to next on its own,
+// and the answers to its requests come back as one JSON array (202 when
+// there is none). Where the negotiated version has no batches, it is a
+// -32600 invalid request.
+func serveBatch(w http.ResponseWriter, r *http.Request, body []byte, next http.Handler) {
+	version := r.Header.Get(mcp.HeaderProtocolVersion)
+	if version != "" && version != batchVersion {
+		writeRPCError(w, http.StatusBadRequest, mcp.INVALID_REQUEST,
+			fmt.Sprintf("JSON-RPC batches are not part of protocol version %s (only %s); send one message per request", version, batchVersion))
+		return
+	}
+	var msgs []json.RawMessage
+	if err := json.Unmarshal(body, &msgs); err != nil {
+		writeRPCError(w, http.StatusBadRequest, mcp.PARSE_ERROR, "the batch is not valid JSON: "+err.Error())
+		return
+	}
+	if len(msgs) == 0 {
+		writeRPCError(w, http.StatusBadRequest, mcp.INVALID_REQUEST, "an empty batch")
+		return
+	}
+	var answers []json.RawMessage
+	for _, msg := range msgs {
+		sub := r.Clone(r.Context())
+		sub.Body = io.NopCloser(bytes.NewReader(msg))
+		sub.ContentLength = int64(len(msg))
+		sub.Header.Set("Accept", "application/json, text/event-stream")
+		rec := &responseRecorder{header: http.Header{}, status: http.StatusOK}
+		next.ServeHTTP(rec, sub)
+		if sid := rec.header.Get(server.HeaderKeySessionID); sid != "" {
+			w.Header().Set(server.HeaderKeySessionID, sid)
+		}
+		answers = append(answers, rec.answers()...)
+	}
+	if len(answers) == 0 {
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(answers)
+}
+
+// writeRPCError answers a JSON-RPC error without an id.
+func writeRPCError(w http.ResponseWriter, status, code int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": code, "message": msg},
+	})
+}
+
+// responseRecorder keeps what one message of a batch was answered.
+type responseRecorder struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (r *responseRecorder) Header() http.Header         { return r.header }
+func (r *responseRecorder) WriteHeader(status int)      { r.status = status }
+func (r *responseRecorder) Write(p []byte) (int, error) { return r.body.Write(p) }
+func (r *responseRecorder) Flush()                      {}
+
+// answers returns the JSON-RPC responses in the recorded answer: the JSON
+// body, or the responses among the events of an event stream.
+func (r *responseRecorder) answers() []json.RawMessage {
+	body := bytes.TrimSpace(r.body.Bytes())
+	if len(body) == 0 || r.status == http.StatusAccepted {
+		return nil
+	}
+	if !strings.HasPrefix(r.header.Get("Content-Type"), "text/event-stream") {
+		if json.Valid(body) {
+			return []json.RawMessage{json.RawMessage(body)}
+		}
+		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil,
+			"error": map[string]any{"code": mcp.INTERNAL_ERROR, "message": fmt.Sprintf("HTTP %d: %s", r.status, body)}})
+		return []json.RawMessage{b}
+	}
+	var out []json.RawMessage
+	for _, line := range strings.Split(string(body), "\n") {
+		data, ok := strings.CutPrefix(line, "data:")
+		if !ok {
+			continue
+		}
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		data = strings.TrimSpace(data)
+		if json.Unmarshal([]byte(data), &msg) == nil && msg.Method == "" && len(msg.ID) > 0 {
+			out = append(out, json.RawMessage(data))
+		}
+	}
+	return out
+}
+
+// sessions issues and checks the MCP session ids of the Streamable HTTP
+// transport: an id is valid from the initialize that issued it until DELETE,
+// until it has been idle for idle, or until maxLive newer sessions pushed it
+// out. It is a server.SessionIdManager.
+type sessions struct {
+	idle    time.Duration
+	now     func() time.Time
+	onEnd   func(id string)
+	mu      sync.Mutex
+	live    *lru.Cache[string, time.Time] // id -> last use
+	ended   *lru.Cache[string, struct{}]  // recently ended ids, to say "terminated"
+	maxLive int
+}
+
+func newSessions(idle time.Duration, maxLive int, now func() time.Time, onEnd func(id string)) *sessions {
+	if idle <= 0 {
+		idle = DefaultSessionIdleTimeout
+	}
+	if maxLive <= 0 {
+		maxLive = DefaultMaxSessions
+	}
+	if now == nil {
+		now = time.Now
+	}
+	s := &sessions{idle: idle, now: now, onEnd: onEnd, maxLive: maxLive}
+	s.ended, _ = lru.New[string, struct{}](maxLive) // only fails for a size <= 0
+	s.live, _ = lru.NewWithEvict(maxLive, func(id string, _ time.Time) {
+		s.ended.Add(id, struct{}{})
+		if s.onEnd != nil {
+			s.onEnd(id)
+		}
+	})
+	return s
+}
+
+// Generate issues the id of a new session.
+func (s *sessions) Generate() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // never fails
+	id := "mcp-session-" + hex.EncodeToString(b[:])
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.live.Add(id, s.now())
+	return id
+}
+
+// Validate accepts the id of a live session (and counts the request as a
+// use), reports an ended one as terminated, and refuses any other.
+func (s *sessions) Validate(id string) (isTerminated bool, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	last, ok := s.live.Get(id)
+	switch {
+	case ok && s.now().Sub(last) > s.idle:
+		s.live.Remove(id) // ended: the eviction callback records it
+		return true, nil
+	case ok:
+		s.live.Add(id, s.now())
+		return false, nil
+	case s.ended.Contains(id):
+		return true, nil
+	case id == "":
+		return false, errors.New("missing Mcp-Session-Id: send initialize first")
+	default:
+		return false, fmt.Errorf("unknown session id %q: send initialize first", id)
+	}
+}
+
+// Terminate ends a session (DELETE /mcp, or the idle sweep).
+func (s *sessions) Terminate(id string) (isNotAllowed bool, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.live.Remove(id)
+	return false, nil
+}
+
+// Len returns the number of live sessions.
+func (s *sessions) Len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.live.Len()
+}

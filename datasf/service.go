@@ -1,0 +1,343 @@
+package datasf
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/datasf-mcp/datasf-mcp/dualresp"
+	"github.com/datasf-mcp/datasf-mcp/dualresp/redisstore"
+	"github.com/datasf-mcp/datasf-mcp/dualresp/spill"
+	"github.com/datasf-mcp/datasf-mcp/dualresp/sqlitestore"
+	"github.com/datasf-mcp/datasf-mcp/dualresp/viewer"
+	"github.com/datasf-mcp/datasf-mcp/schemacache"
+	"github.com/datasf-mcp/datasf-mcp/socrata"
+)
+
+// Config configures New. The zero value serves data.sfgov.org, with links
+// on DefaultPublicURL; every zero field means the default.
+type Config struct {
+	// Socrata configures the portal client (domain, app token, URLs,
+	// timeouts). With Offline set, its BaseURL and DiscoveryURL are the
+	// local portal's.
+	Socrata socrata.Options
+	// Offline, when set, serves the local portal (SoQL on SQLite, package
+	// localportal) in this process instead of the real one.
+	Offline *OfflineConfig
+
+	// Listener is where Serve serves the REST API (and, with
+	// StreamableHTTP, MCP at /mcp). Result links carry its address unless
+	// PublicURL is set. Close closes it.
+	Listener net.Listener
+	// StreamableHTTP makes Serve serve MCP over Streamable HTTP at /mcp
+	// beside the REST API.
+	StreamableHTTP bool
+	// PublicURL is the base of result links when the REST API is reached
+	// through another address (a proxy). Default: the Listener's address,
+	// or DefaultPublicURL without a Listener.
+	PublicURL string
+
+	// Store names the result store: "memory" (the default), "sqlite:PATH"
+	// or "redis://HOST:PORT/DB" (see OpenStore).
+	Store string
+	// MaxResources bounds the memory store (dualresp's default when zero).
+	MaxResources int
+	// MaxPinnedPerOwner is the pin quota: the most pinned results one
+	// owner (a bearer token, or every anonymous caller together) may have
+	// (dualresp.DefaultMaxPinnedPerOwner when zero, none when negative).
+	MaxPinnedPerOwner int
+	// Expiration is how long a result lives without access (default 15m).
+	Expiration time.Duration
+	// SampleSize is the sample size of query_datasf when the call gives
+	// none (default 15).
+	SampleSize int
+	// CleanupInterval is how often expired results are removed (dualresp's
+	// default when zero, never when negative).
+	CleanupInterval time.Duration
+	// RESTTokens, when set, are the bearer tokens the REST API and /mcp
+	// require; each result is visible only to the token that created it.
+	// Stdio sessions create results as the first token.
+	RESTTokens []string
+	// CORSOrigins are the browser origins allowed to call the REST API
+	// cross-origin, and /mcp ("*" for any).
+	CORSOrigins []string
+	// SessionIdleTimeout ends an MCP session over Streamable HTTP that sent
+	// nothing for this long (default DefaultSessionIdleTimeout).
+	SessionIdleTimeout time.Duration
+	// MaxSessions bounds the live MCP sessions over Streamable HTTP
+	// (default DefaultMaxSessions); past it, the one idle the longest ends.
+	MaxSessions int
+
+	// Logger receives diagnostics (default: discard). Never stdout.
+	Logger *slog.Logger
+	// MCPOptions are passed to mcp-go (for example
+	// server.WithOutputSchemaValidation()).
+	MCPOptions []server.ServerOption
+}
+
+// OfflineConfig says what the local portal serves: the built-in sample
+// datasets, plus the catalog and the portal exports given here.
+type OfflineConfig struct {
+	// Catalog is a catalog JSONL file (one dataset's metadata a line).
+	Catalog string
+	// DataDir holds portal exports; a dataset loaded from it replaces the
+	// sample dataset with the same id.
+	DataDir string
+	// Data lists more exports to serve: files or directories, each "PATH"
+	// or "ID=FILE" (see localportal.ParseDataSpec). A file is matched to its
+	// dataset by the 4x4 id its name starts with, by its catalog name, or by
+	// the ID given; other files become datasets named after them.
+	Data []string
+	// Strict loads the data before serving and fails on the first file or
+	// value that does not load; by default files load in the background
+	// and problems are logged without stopping the others.
+	Strict bool
+}
+
+// DefaultPublicURL is the base of result links when Config has neither a
+// Listener nor a PublicURL: the default REST address.
+const DefaultPublicURL = "http://127.0.0.1:8765"
+
+// Service is the assembled product: the Socrata client (against the real
+// portal or the local one), the result registry with its store, the schema
+// cache, the tools, and the HTTP handlers. It is safe for concurrent use.
+type Service struct {
+	cfg      Config
+	log      *slog.Logger
+	url      string
+	client   *socrata.Client
+	results  *dualresp.Server
+	server   *Server
+	sessions *sessions
+	closers  []func() error // in the order opened
+}
+
+// New assembles the product described by cfg. Close releases what it
+// opened, also the Listener.
+func New(ctx context.Context, cfg Config) (svc *Service, err error) {
+	svc = &Service{cfg: cfg, log: cfg.Logger}
+	if svc.log == nil {
+		svc.log = slog.New(slog.DiscardHandler)
+	}
+	defer func() {
+		if err != nil {
+			_ = svc.Close()
+			svc = nil
+		}
+	}()
+	if cfg.Listener != nil {
+		svc.closers = append(svc.closers, ignoreClosed(cfg.Listener.Close))
+	}
+	svc.url = strings.TrimRight(cfg.PublicURL, "/")
+	if svc.url == "" && cfg.Listener != nil {
+		svc.url = "http://" + cfg.Listener.Addr().String()
+	}
+	if svc.url == "" {
+		svc.url = DefaultPublicURL
+	}
+	copts := cfg.Socrata
+	if copts.Logger == nil {
+		copts.Logger = svc.log
+	}
+	// The store first: a wrong --store fails before the local portal loads.
+	store, err := OpenStore(ctx, cfg.Store, cfg.MaxResources)
+	if err != nil {
+		return svc, err
+	}
+	svc.closers = append(svc.closers, store.Close)
+	if cfg.Offline != nil {
+		url, closePortal, err := startOffline(ctx, copts.Domain, *cfg.Offline, svc.log)
+		if err != nil {
+			return svc, err
+		}
+		svc.closers = append(svc.closers, closePortal)
+		copts.BaseURL, copts.DiscoveryURL = url, url
+	}
+	svc.client = socrata.NewClient(copts)
+
+	if cfg.Expiration < 0 {
+		return svc, fmt.Errorf("datasf: Config.Expiration must be positive; got %s", cfg.Expiration)
+	}
+	ropts := dualresp.Options{
+		BaseURL:           svc.url,
+		Store:             store,
+		Executors:         Executors(svc.client, spill.NewStore(spill.StoreOptions{})),
+		DefaultExpiration: cfg.Expiration,
+		DefaultSampleSize: cfg.SampleSize,
+		CleanupInterval:   cfg.CleanupInterval,
+		Logger:            svc.log,
+		CORSOrigins:       cfg.CORSOrigins,
+		MaxPinnedPerOwner: cfg.MaxPinnedPerOwner,
+	}
+	if len(cfg.RESTTokens) > 0 {
+		ropts.Authenticate = dualresp.BearerTokens(cfg.RESTTokens...)
+	}
+	if svc.results, err = dualresp.New(ropts); err != nil {
+		return svc, err
+	}
+	svc.closers = append(svc.closers, svc.results.Close)
+	svc.server, err = NewServer(Options{
+		Client:            svc.client,
+		Results:           svc.results,
+		DefaultSampleSize: cfg.SampleSize,
+		Logger:            svc.log,
+		ServerOptions:     cfg.MCPOptions,
+	})
+	if err != nil {
+		return svc, err
+	}
+	svc.sessions = newSessions(cfg.SessionIdleTimeout, cfg.MaxSessions, nil, svc.server.session.forgetSession)
+	return svc, nil
+}
+
+// ignoreClosed makes closing an already closed listener a success.
+func ignoreClosed(close func() error) func() error {
+	return func() error {
+		if err := close(); err != nil && !errors.Is(err, net.ErrClosed) {
+			return err
+		}
+		return nil
+	}
+}
+
+// OpenStore opens the result store that spec names: "" or "memory" (a
+// memory store of at most maxResources unpinned results, dualresp's
+// default when zero), "sqlite:PATH" (a file that survives restarts) or
+// "redis://HOST:PORT/DB" (shared by several instances).
+func OpenStore(ctx context.Context, spec string, maxResources int) (dualresp.Store, error) {
+	var (
+		store dualresp.Store
+		err   error
+	)
+	switch {
+	case spec == "" || spec == "memory":
+		return dualresp.NewMemoryStore(dualresp.MemoryStoreOptions{MaxResources: maxResources}), nil
+	case strings.HasPrefix(spec, "sqlite:"):
+		path := strings.TrimPrefix(spec, "sqlite:")
+		if path == "" {
+			return nil, errors.New("store sqlite:PATH needs a file path, e.g. sqlite:/var/lib/datasf/results.db")
+		}
+		store, err = sqlitestore.Open(ctx, path, sqlitestore.Options{})
+	case strings.HasPrefix(spec, "redis://"), strings.HasPrefix(spec, "rediss://"):
+		store, err = redisstore.New(ctx, redisstore.Options{URL: spec})
+	default:
+		return nil, fmt.Errorf("store must be memory, sqlite:PATH or redis://HOST:PORT/DB; got %q", spec)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store %s: %w", spec, err)
+	}
+	return store, nil
+}
+
+// URL returns the base URL of result links, e.g. "http://127.0.0.1:8765".
+func (s *Service) URL() string { return s.url }
+
+// MCPServer returns the mcp-go server, to serve over any transport.
+func (s *Service) MCPServer() *server.MCPServer { return s.server.MCP() }
+
+// Tools returns the registered tools with their handlers.
+func (s *Service) Tools() []server.ServerTool { return s.server.Tools() }
+
+// Results returns the result registry: stored results, their REST API and
+// their store.
+func (s *Service) Results() *dualresp.Server { return s.results }
+
+// Schemas returns the schema cache the tools read through.
+func (s *Service) Schemas() *schemacache.Cache { return s.server.schemas }
+
+// SocrataClient returns the client the tools and the result registry use.
+func (s *Service) SocrataClient() *socrata.Client { return s.client }
+
+// RESTHandler serves the REST API of stored results at /resources/ (and
+// the result viewer page to browsers).
+func (s *Service) RESTHandler() http.Handler {
+	return viewer.Wrap("/resources/", s.results.Handler())
+}
+
+// authenticate returns the bearer-token check, or nil without tokens.
+func (s *Service) authenticate() func(*http.Request) (string, error) {
+	if len(s.cfg.RESTTokens) == 0 {
+		return nil
+	}
+	return dualresp.BearerTokens(s.cfg.RESTTokens...)
+}
+
+// Serve serves on the Listener until ctx is cancelled, then shuts down
+// within 5 seconds: the REST API, and MCP at /mcp with StreamableHTTP.
+func (s *Service) Serve(ctx context.Context) error {
+	if s.cfg.Listener == nil {
+		return errors.New("datasf: Serve needs Config.Listener")
+	}
+	var (
+		handler  = s.checkHost(s.RESTHandler())
+		shutdown = func(context.Context) error { return nil }
+	)
+	if s.cfg.StreamableHTTP {
+		handler, shutdown = s.HTTPHandler()
+		s.log.Info("datasf-mcp serving Streamable HTTP", "mcp", s.url+"/mcp", "rest", s.url+"/resources/")
+	}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(s.cfg.Listener) }()
+	select {
+	case err := <-errc:
+		if errors.Is(err, http.ErrServerClosed) || errors.Is(err, net.ErrClosed) {
+			return nil
+		}
+		return err
+	case <-ctx.Done():
+	}
+	shutdownCtx, stop := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer stop()
+	_ = shutdown(shutdownCtx)
+	_ = srv.Shutdown(shutdownCtx)
+	<-errc
+	return nil
+}
+
+// ServeStdio serves MCP on in and out until in ends or ctx is cancelled,
+// and the REST API on the Listener (when there is one) meanwhile.
+func (s *Service) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	restDone := make(chan error, 1)
+	if s.cfg.Listener != nil {
+		go func() { restDone <- s.Serve(ctx) }()
+	} else {
+		restDone <- nil
+	}
+	s.log.Info("datasf-mcp serving MCP on stdio", "rest", s.url+"/resources/", "domain", s.client.Domain(), "offline", s.cfg.Offline != nil)
+	stdio := server.NewStdioServer(s.MCPServer())
+	if len(s.cfg.RESTTokens) > 0 {
+		// The local user owns what it creates: the first REST token reads it.
+		owner := dualresp.TokenOwner(s.cfg.RESTTokens[0])
+		stdio.SetContextFunc(func(ctx context.Context) context.Context { return dualresp.WithOwner(ctx, owner) })
+	}
+	err := stdio.Listen(ctx, in, out)
+	s.log.Info("stdio closed; shutting down")
+	cancel()
+	<-restDone
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
+		return nil
+	}
+	return err
+}
+
+// Close releases everything New opened, in reverse order. It is safe to
+// call more than once.
+func (s *Service) Close() error {
+	var errs []error
+	for i := len(s.closers) - 1; i >= 0; i-- {
+		errs = append(errs, s.closers[i]())
+	}
+	s.closers = nil
+	return errors.Join(errs...)
+}

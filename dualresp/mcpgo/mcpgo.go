@@ -1,0 +1,84 @@
+// Package mcpgo adapts dualresp to github.com/mark3labs/mcp-go: it renders
+// a dual response as an mcp-go tool result, reads one back for the Go
+// client, and spills large results of other tools (Spiller, a tool handler
+// middleware) into a spill.Store served by the dualresp REST API.
+//
+// A tool handler answers with a dual response in one line:
+//
+//	resp, err := results.CreateResponse(ctx, spec)
+//	if err != nil { … }
+//	return mcpgo.CallToolResult(resp), nil
+//
+// and declares dualresp.OutputSchema (or a schema of its own that its
+// metadata satisfies) as the tool's output schema:
+//
+//	tool := mcp.NewTool("query", mcp.WithRawOutputSchema(dualresp.OutputSchema))
+//
+// An application that called the tool reads the full result with
+// Parse(client, toolResult) and the dualresp.Parsed it returns.
+package mcpgo
+
+import (
+	"sync"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/datasf-mcp/datasf-mcp/dualresp"
+)
+
+// CallToolResult returns the whole tool result of a dual response: Content
+// and the structured content (a *dualresp.Structured).
+func CallToolResult(r *dualresp.Response) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: Content(r), StructuredContent: r.StructuredContent()}
+}
+
+// Content returns the unstructured content of a dual response: a text
+// block (the summary and a markdown table of the sample) and a
+// resource_link to the full result.
+func Content(r *dualresp.Response) []mcp.Content {
+	return []mcp.Content{mcp.NewTextContent(r.Text()), ResourceLink(r.Link())}
+}
+
+// ResourceLink returns l as an mcp-go resource_link content (mcp-go's
+// resource links have no url: the uri and the description name the
+// resource).
+func ResourceLink(l dualresp.ResourceLink) mcp.ResourceLink {
+	rl := mcp.NewResourceLink(l.URI, l.Name, l.Description, l.MIMEType)
+	if l.Size != nil {
+		n := *l.Size
+		rl.Size = &n
+	}
+	return rl
+}
+
+var (
+	defaultClientOnce sync.Once
+	defaultClient     *dualresp.Client
+)
+
+// Parse reads a dual response from an mcp-go tool result: its structured
+// content, else the JSON of its text contents. c nil means a Client with
+// the default options. It returns nil when res is not a dual response.
+func Parse(c *dualresp.Client, res *mcp.CallToolResult) *dualresp.Parsed {
+	if res == nil {
+		return nil
+	}
+	if c == nil {
+		defaultClientOnce.Do(func() { defaultClient, _ = dualresp.NewClient(dualresp.ClientOptions{}) })
+		c = defaultClient
+	}
+	var structured any
+	switch {
+	case len(res.RawStructuredContent) > 0:
+		structured = res.RawStructuredContent
+	case res.StructuredContent != nil:
+		structured = res.StructuredContent
+	}
+	var texts []string
+	for _, content := range res.Content {
+		if tc, ok := mcp.AsTextContent(content); ok {
+			texts = append(texts, tc.Text)
+		}
+	}
+	return c.ParseContent(structured, texts...)
+}

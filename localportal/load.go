@@ -1,0 +1,426 @@
+package localportal
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/datasf-mcp/datasf-mcp/socrata"
+)
+
+// catalogEntry is one dataset's catalog metadata (from LoadCatalog or a load).
+type catalogEntry struct {
+	schema Schema
+	link   string
+}
+
+var tableSeq atomic.Int64
+
+// install creates a table for schema plus the extra columns, fills it
+// from next and publishes it, replacing any dataset with the same id. Bad
+// values go to bad (nil: they fail the load). It returns the row count and
+// the dataset.
+func (s *Portal) install(ctx context.Context, schema Schema, extra []socrata.Column, next func() (map[string]any, bool, error), bad badValue) (int64, *dataset, error) {
+	ds, err := newDataset(schema, s.opts.Now())
+	if err != nil {
+		return 0, nil, err
+	}
+	for _, c := range extra {
+		if _, ok := ds.byKey[fieldKey(c.FieldName)]; !ok && !isSystemField(c.FieldName) {
+			ds.addColumn(c)
+		}
+	}
+	ds.table = quoteIdent(fmt.Sprintf("ds_%s_%d", strings.ReplaceAll(schema.ID, "-", "_"), tableSeq.Add(1)))
+	if err := s.changeSchema(ctx, ds.createSQL()); err != nil {
+		return 0, nil, fmt.Errorf("localportal: dataset %s: creating table: %w", schema.ID, err)
+	}
+	s.ddlMu.RLock()
+	n, err := insertRows(ctx, s.db, ds, next, bad)
+	s.ddlMu.RUnlock()
+	if err != nil {
+		s.changeSchema(context.WithoutCancel(ctx), "DROP TABLE "+ds.table) //nolint:errcheck // best-effort cleanup
+		return n, nil, fmt.Errorf("localportal: dataset %s: loading rows: %w", schema.ID, err)
+	}
+	s.mu.Lock()
+	old := s.datasets[schema.ID]
+	s.datasets[schema.ID] = ds
+	if _, ok := s.catalog[schema.ID]; !ok && old == nil && s.pending[schema.ID] == nil {
+		s.order = append(s.order, schema.ID)
+	}
+	s.mu.Unlock()
+	if old != nil {
+		s.changeSchema(context.WithoutCancel(ctx), "DROP TABLE "+old.table) //nolint:errcheck // best-effort cleanup
+	}
+	s.log.Debug("localportal: loaded dataset", "id", schema.ID, "rows", n, "columns", len(ds.cols))
+	return n, ds, nil
+}
+
+// changeSchema runs a CREATE or DROP TABLE statement while no query runs.
+func (s *Portal) changeSchema(ctx context.Context, stmt string) error {
+	s.ddlMu.Lock()
+	defer s.ddlMu.Unlock()
+	_, err := s.db.ExecContext(ctx, stmt)
+	return err
+}
+
+// completeSchema fills schema's empty fields from the catalog entry of its id.
+func (s *Portal) completeSchema(schema Schema) Schema {
+	s.mu.RLock()
+	e := s.catalog[schema.ID]
+	s.mu.RUnlock()
+	if e == nil {
+		return schema
+	}
+	c := e.schema
+	if schema.Name == "" {
+		schema.Name = c.Name
+	}
+	if schema.Description == "" {
+		schema.Description = c.Description
+	}
+	if schema.Category == "" {
+		schema.Category = c.Category
+	}
+	if schema.Department == "" {
+		schema.Department = c.Department
+	}
+	if schema.UpdatedAt.IsZero() {
+		schema.UpdatedAt = c.UpdatedAt
+	}
+	if len(schema.Columns) == 0 {
+		schema.Columns = append([]socrata.Column(nil), c.Columns...)
+	}
+	return schema
+}
+
+// idFromFileName returns the 4x4 id a fixture file name starts with.
+func idFromFileName(path string) string {
+	base := filepath.Base(path)
+	if len(base) >= 9 && isDatasetID(base[:9]) {
+		return base[:9]
+	}
+	return ""
+}
+
+// LoadResourceJSON loads a file holding a JSON array of rows as the Resource
+// API returns them (/resource/{id}.json). schema.ID defaults to the 4x4 id
+// the file name starts with; missing schema fields and columns are taken
+// from the catalog (LoadCatalog first), and keys found in the rows but in no
+// schema become extra columns typed by their values. Values that are not
+// of their column's type are stored as null and logged (see LoadFiles for
+// reports and strict loading).
+func (s *Portal) LoadResourceJSON(ctx context.Context, path string, schema Schema) error {
+	if schema.ID == "" {
+		schema.ID = idFromFileName(path)
+	}
+	if schema.ID == "" {
+		return fmt.Errorf("localportal: LoadResourceJSON %s: no dataset id given and the file name does not start with one", path)
+	}
+	src, err := resourceJSONSource(path)
+	if err != nil {
+		return fmt.Errorf("localportal: LoadResourceJSON %s: %w", path, err)
+	}
+	return s.loadSource(ctx, path, "json", schema, src)
+}
+
+// loadSource installs src as schema and logs the outcome.
+func (s *Portal) loadSource(ctx context.Context, path, format string, schema Schema, src *rowSource) error {
+	if len(src.schema.Columns) > 0 && len(schema.Columns) == 0 {
+		schema.Columns = src.schema.Columns
+	}
+	if schema.Name == "" {
+		schema.Name = src.schema.Name
+	}
+	if schema.Description == "" {
+		schema.Description = src.schema.Description
+	}
+	if schema.Category == "" {
+		schema.Category = src.schema.Category
+	}
+	if schema.UpdatedAt.IsZero() {
+		schema.UpdatedAt = src.schema.UpdatedAt
+	}
+	rep := FileReport{Path: path, Format: format, ID: schema.ID, MatchedBy: "explicit"}
+	if err := s.installSource(ctx, schema, src, LoadOptions{}, &rep); err != nil {
+		return fmt.Errorf("localportal: %s %s: %w", format, path, err)
+	}
+	s.log.Info("localportal: data file loaded", "file", path, "dataset", schema.ID, "rows", rep.Rows, "bad_values", rep.BadValues)
+	return nil
+}
+
+// viewDoc is the part of a Views API document the fake reads.
+type viewDoc struct {
+	ID            string `json:"id"`
+	Name          string `json:"name"`
+	Description   string `json:"description"`
+	Category      string `json:"category"`
+	RowsUpdatedAt int64  `json:"rowsUpdatedAt"`
+	Columns       []struct {
+		Name         string `json:"name"`
+		FieldName    string `json:"fieldName"`
+		DataTypeName string `json:"dataTypeName"`
+		Description  string `json:"description"`
+	} `json:"columns"`
+}
+
+func (v *viewDoc) schema() Schema {
+	sc := Schema{ID: v.ID, Name: v.Name, Description: v.Description, Category: v.Category}
+	if v.RowsUpdatedAt > 0 {
+		sc.UpdatedAt = time.Unix(v.RowsUpdatedAt, 0).UTC()
+	}
+	for _, c := range v.Columns {
+		sc.Columns = append(sc.Columns, socrata.Column{Name: c.Name, FieldName: c.FieldName, DataType: c.DataTypeName, Description: c.Description})
+	}
+	return sc
+}
+
+// LoadRowsJSON loads a legacy rows.json export ({"meta":{"view":…},"data":[[…]]})
+// and, when viewPath is not empty, its Views document for the metadata.
+// The dataset id is the 4x4 id the file name starts with, else the view's.
+func (s *Portal) LoadRowsJSON(ctx context.Context, rowsPath, viewPath string) error {
+	src, err := rowsJSONSource(rowsPath, viewPath)
+	if err != nil {
+		return fmt.Errorf("localportal: LoadRowsJSON %s: %w", rowsPath, err)
+	}
+	schema := Schema{ID: idFromFileName(rowsPath)}
+	if schema.ID == "" {
+		schema.ID = viewIDOf(&dataFile{path: rowsPath, view: viewPath})
+	}
+	return s.loadSource(ctx, rowsPath, "rows.json", schema, src)
+}
+
+// LoadCSV loads a CSV export whose first line holds column names or field
+// names (matched against schema, else the catalog's schema for id; see
+// LoadFiles for the rules). Empty cells are nulls; headers matching no
+// column become columns typed by their values. id defaults to the 4x4 id
+// the file name starts with.
+func (s *Portal) LoadCSV(ctx context.Context, id string, path string, schema Schema) error {
+	if id == "" {
+		id = idFromFileName(path)
+	}
+	schema.ID = id
+	src, err := csvSource(path)
+	if err != nil {
+		return fmt.Errorf("localportal: LoadCSV %s: %w", path, err)
+	}
+	return s.loadSource(ctx, path, "csv", schema, src)
+}
+
+// LoadCatalog reads a catalog JSONL file: one dataset per line with
+// "endpoint" (or "id"), "title" (or "name"), "description", "category",
+// "publishing_department", "rows_updated_at", "url" and
+// "columns":[{name, fieldName, dataTypeName, description, position}].
+// Catalog entries appear in Discovery results, are served by the Views API,
+// give schemas to datasets loaded later, and can be queried as empty
+// datasets until data is loaded for them.
+func (s *Portal) LoadCatalog(ctx context.Context, jsonlPath string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	f, err := os.Open(jsonlPath)
+	if err != nil {
+		return fmt.Errorf("localportal: LoadCatalog: %w", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	line, skipped := 0, 0
+	var entries []*catalogEntry
+	for sc.Scan() {
+		line++
+		text := strings.TrimSpace(sc.Text())
+		if text == "" {
+			continue
+		}
+		var raw map[string]any
+		if err := json.Unmarshal([]byte(text), &raw); err != nil {
+			return fmt.Errorf("localportal: LoadCatalog %s line %d: %w", jsonlPath, line, err)
+		}
+		var e struct {
+			Columns []struct {
+				Name         string `json:"name"`
+				FieldName    string `json:"fieldName"`
+				DataTypeName string `json:"dataTypeName"`
+				Description  string `json:"description"`
+				Position     int    `json:"position"`
+			} `json:"columns"`
+		}
+		if err := json.Unmarshal([]byte(text), &e); err != nil {
+			return fmt.Errorf("localportal: LoadCatalog %s line %d: columns: %w", jsonlPath, line, err)
+		}
+		str := func(keys ...string) string {
+			for _, k := range keys {
+				if v, ok := raw[k]; ok && v != nil {
+					return strings.TrimSpace(fmt.Sprint(v))
+				}
+			}
+			return ""
+		}
+		id := str("endpoint", "id")
+		if !isDatasetID(id) {
+			skipped++
+			s.log.Warn("localportal: catalog line skipped: endpoint is not a 4x4 dataset id", "file", jsonlPath, "line", line, "endpoint", id)
+			continue
+		}
+		schema := Schema{ID: id, Name: str("title", "name"), Description: str("description"),
+			Category: str("category"), Department: str("publishing_department", "department")}
+		if t, err := time.Parse(time.RFC3339, str("rows_updated_at", "updatedAt")); err == nil {
+			schema.UpdatedAt = t
+		}
+		sort.SliceStable(e.Columns, func(i, j int) bool { return e.Columns[i].Position < e.Columns[j].Position })
+		for _, c := range e.Columns {
+			schema.Columns = append(schema.Columns, socrata.Column{Name: c.Name, FieldName: c.FieldName, DataType: c.DataTypeName, Description: c.Description})
+		}
+		entries = append(entries, &catalogEntry{schema: schema, link: str("url", "link")})
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("localportal: LoadCatalog %s: %w", jsonlPath, err)
+	}
+	if len(entries) == 0 && skipped > 0 {
+		return fmt.Errorf("localportal: LoadCatalog %s: no line has a 4x4 dataset id", jsonlPath)
+	}
+	s.addCatalogEntries(entries)
+	s.log.Info("localportal: catalog loaded", "file", jsonlPath, "datasets", len(entries), "skipped_lines", skipped)
+	return nil
+}
+
+// addCatalogEntries adds or replaces catalog entries.
+func (s *Portal) addCatalogEntries(entries []*catalogEntry) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, e := range entries {
+		id := e.schema.ID
+		if _, ok := s.catalog[id]; !ok {
+			if _, loaded := s.datasets[id]; !loaded && s.pending[id] == nil {
+				s.order = append(s.order, id)
+			}
+		}
+		s.catalog[id] = e
+	}
+}
+
+// LoadFixturesDir loads every file in dir as LoadFiles does (catalog
+// *.jsonl files first; "*.rows.json" with its "*.view.json", Resource API
+// "*.json", "*.geojson", "*.csv"), without strict loading. The error joins
+// the files that failed.
+func (s *Portal) LoadFixturesDir(ctx context.Context, dir string) error {
+	_, err := s.LoadFiles(ctx, []string{dir}, LoadOptions{})
+	return err
+}
+
+// AddGenerated creates dataset schema with n rows produced by gen(0) …
+// gen(n-1). Rows are inserted in batches inside one transaction and are not
+// kept in Go memory, so a million rows are fine. Values are given as Socrata
+// JSON would give them (strings or numbers for numbers, bools for checkboxes,
+// GeoJSON maps or "POINT (lon lat)" for points, time.Time or text for
+// timestamps); keys not in the schema are ignored.
+func (s *Portal) AddGenerated(ctx context.Context, schema Schema, n int, gen func(i int) map[string]any) error {
+	if n < 0 {
+		return fmt.Errorf("localportal: AddGenerated %s: negative row count %d", schema.ID, n)
+	}
+	if gen == nil {
+		return fmt.Errorf("localportal: AddGenerated %s: nil generator", schema.ID)
+	}
+	i := 0
+	_, _, err := s.install(ctx, schema, nil, func() (map[string]any, bool, error) {
+		if i >= n {
+			return nil, false, nil
+		}
+		row := gen(i)
+		i++
+		return row, true, nil
+	}, nil)
+	return err
+}
+
+// Datasets returns the ids of the datasets that have data, sorted: loaded,
+// or to be made or loaded on first use (AddLazy, data files loading).
+func (s *Portal) Datasets() []string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	ids := make([]string, 0, len(s.datasets)+len(s.pending))
+	for id := range s.datasets {
+		ids = append(ids, id)
+	}
+	for id := range s.pending {
+		if s.datasets[id] == nil {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+// Schema returns the schema of a dataset or catalog entry. For a dataset
+// whose data file is still loading, it waits for the load (its columns
+// depend on the file).
+func (s *Portal) Schema(id string) (Schema, bool) {
+	return s.schemaOf(context.Background(), id)
+}
+
+func (s *Portal) schemaOf(ctx context.Context, id string) (Schema, bool) {
+	s.mu.RLock()
+	p := s.pending[id]
+	s.mu.RUnlock()
+	if p != nil && !p.exact {
+		s.ensure(ctx, id) //nolint:errcheck // a failed load falls back to the catalog entry, if any
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if ds, ok := s.datasets[id]; ok {
+		sc := ds.schema
+		sc.Columns = append([]socrata.Column(nil), sc.Columns...)
+		return sc, true
+	}
+	if p, ok := s.pending[id]; ok && p.exact {
+		sc := p.schema
+		sc.Columns = append([]socrata.Column(nil), sc.Columns...)
+		return sc, true
+	}
+	if e, ok := s.catalog[id]; ok {
+		sc := e.schema
+		sc.Columns = append([]socrata.Column(nil), sc.Columns...)
+		return sc, true
+	}
+	return Schema{}, false
+}
+
+// lookup returns the dataset for id: loaded, loaded now (a pending
+// dataset), or an empty table made for a catalog entry that has no data.
+func (s *Portal) lookup(ctx context.Context, id string) (*dataset, bool, error) {
+	if _, err := s.ensure(ctx, id); err != nil {
+		return nil, false, err
+	}
+	s.mu.RLock()
+	ds, ok := s.datasets[id]
+	e := s.catalog[id]
+	s.mu.RUnlock()
+	if ok {
+		return ds, true, nil
+	}
+	if e == nil {
+		return nil, false, nil
+	}
+	s.lazyMu.Lock()
+	defer s.lazyMu.Unlock()
+	s.mu.RLock()
+	ds, ok = s.datasets[id]
+	s.mu.RUnlock()
+	if ok {
+		return ds, true, nil
+	}
+	if _, _, err := s.install(ctx, e.schema, nil, func() (map[string]any, bool, error) { return nil, false, nil }, nil); err != nil {
+		return nil, false, err
+	}
+	s.mu.RLock()
+	ds, ok = s.datasets[id]
+	s.mu.RUnlock()
+	return ds, ok, nil
+}

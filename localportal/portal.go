@@ -1,0 +1,270 @@
+// Package localportal is a local Socrata portal: SoQL executed on SQLite.
+//
+// A [Portal] serves, on data it holds in an in-memory SQLite database
+// (modernc.org/sqlite, pure Go), the three Socrata APIs that package socrata
+// uses:
+//
+//   - GET /api/catalog/v1: Discovery search and browse over the loaded
+//     datasets and catalog entries, in the real response shape;
+//   - GET /api/views/{id}.json: the Views document (name, description,
+//     category, rowsUpdatedAt, columns);
+//   - GET /resource/{id}.json: SoQL executed for real. Queries ($query, or the
+//     separate $select/$where/$order/$group/$having/$limit/$offset/$q
+//     parameters) are parsed with package soql, translated to one SQLite
+//     statement and run. Rows come back encoded as Socrata encodes them, with
+//     X-SODA2-Fields and X-SODA2-Types headers, and errors come in Socrata's
+//     envelopes.
+//
+// Datasets are loaded from the portal's exports as a user downloads them
+// with [Portal.LoadFiles]: CSV (display-name or field-name headers mapped
+// through the catalog), Resource API JSON, GeoJSON, rows.json with its
+// Views document, whole directories, or "ID=FILE"; every value encoding the
+// exports use is read into its type (see values.go), columns no schema
+// names get types inferred from their values, and each file gets a
+// [FileReport] (rows, types, bad values with row and column). The older
+// single-format loaders ([Portal.LoadResourceJSON], [Portal.LoadRowsJSON],
+// [Portal.LoadCSV], [Portal.LoadFixturesDir]) and the catalog JSONL loader
+// ([Portal.LoadCatalog]) remain. Generated data comes from
+// [Portal.AddGenerated], which streams rows into SQLite without holding
+// them in memory, or [Portal.AddLazy], which generates them on first use.
+//
+// The product's --offline mode runs a Portal with [StartOffline]: it
+// listens at once; the sample datasets of package
+// [github.com/datasf-mcp/datasf-mcp/localportal/sampledata] are generated on
+// their first query and the user's files load in the background. The benchmark
+// harness serves one too. Tests mostly use it through package
+// [github.com/datasf-mcp/datasf-mcp/socrata/socratatest], which wraps a Portal in an
+// httptest-style server with fault controls (failures, latency, cut bodies,
+// app-token checks) and a request log, which this package does not have.
+//
+// Use:
+//
+//	p, err := localportal.New(localportal.Options{})
+//	if err != nil { ... }
+//	defer p.Close()
+//	if err := p.LoadFixturesDir(ctx, dir); err != nil { ... }
+//	if err := p.Start(); err != nil { ... }
+//	client := socrata.NewClient(socrata.Options{BaseURL: p.URL(), DiscoveryURL: p.URL(), HTTPClient: p.Client()})
+//
+// or mount [Portal.Handler] on a server of your own instead of calling Start.
+package localportal
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Options configures a Portal. The zero value is valid.
+type Options struct {
+	// Domain is the portal domain reported in Discovery results and
+	// permalinks. Default "data.sfgov.org".
+	Domain string
+	// Addr is the listen address used by Start. Default "127.0.0.1:0".
+	Addr string
+	// Logger receives load logs and, at debug level, one line per request.
+	// Default: discard.
+	Logger *slog.Logger
+	// Now is the clock for load times. Default time.Now.
+	Now func() time.Time
+}
+
+// Portal is a local Socrata portal. All methods are safe for concurrent use.
+type Portal struct {
+	opts Options
+	log  *slog.Logger
+
+	db   *sql.DB
+	keep *sql.Conn // keeps the in-memory database alive
+
+	mu       sync.RWMutex
+	datasets map[string]*dataset        // loaded data, by id
+	catalog  map[string]*catalogEntry   // catalog metadata, by id
+	pending  map[string]*pendingDataset // datasets loaded on first use, by id
+	reports  []FileReport               // data files loaded by StartOffline
+	order    []string                   // ids in the order first seen
+	lazyMu   sync.Mutex                 // serialises creating empty tables for catalog entries
+	// ddlMu keeps statements from spanning a schema change: SQLite fails a
+	// running statement with "database schema has changed" when another
+	// connection creates or drops a table. Queries and inserts hold it for
+	// reading, CREATE and DROP TABLE for writing.
+	ddlMu sync.RWMutex
+
+	srvMu   sync.Mutex
+	httpSrv *http.Server
+	url     string
+	client  *http.Client
+	closed  bool
+}
+
+// New returns a portal that holds no data and is not yet listening. Load
+// data, then call Start to listen on Options.Addr or serve Handler yourself;
+// Close releases the database.
+func New(opts Options) (*Portal, error) {
+	if opts.Domain == "" {
+		opts.Domain = "data.sfgov.org"
+	}
+	if opts.Addr == "" {
+		opts.Addr = "127.0.0.1:0"
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	db, keep, err := openDB()
+	if err != nil {
+		return nil, err
+	}
+	return &Portal{
+		opts:     opts,
+		log:      opts.Logger,
+		db:       db,
+		keep:     keep,
+		datasets: map[string]*dataset{},
+		catalog:  map[string]*catalogEntry{},
+		pending:  map[string]*pendingDataset{},
+	}, nil
+}
+
+// Start listens on Options.Addr and serves Handler in the background until
+// Close.
+func (s *Portal) Start() error {
+	s.srvMu.Lock()
+	defer s.srvMu.Unlock()
+	if s.closed {
+		return errors.New("localportal: Start after Close")
+	}
+	if s.httpSrv != nil {
+		return errors.New("localportal: already started")
+	}
+	ln, err := net.Listen("tcp", s.opts.Addr)
+	if err != nil {
+		return fmt.Errorf("localportal: listen on %s: %w", s.opts.Addr, err)
+	}
+	s.httpSrv = &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)}
+	s.url = "http://" + ln.Addr().String()
+	s.client = &http.Client{Transport: &http.Transport{
+		DialContext:         (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
+		MaxIdleConnsPerHost: 16,
+		IdleConnTimeout:     30 * time.Second,
+	}}
+	go func(srv *http.Server) {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.log.Error("localportal: serve", "err", err)
+		}
+	}(s.httpSrv)
+	return nil
+}
+
+// URL returns the base URL ("http://127.0.0.1:port") once started, else "".
+func (s *Portal) URL() string {
+	s.srvMu.Lock()
+	defer s.srvMu.Unlock()
+	return s.url
+}
+
+// Client returns an HTTP client for the portal (http.DefaultClient before
+// Start). Its idle connections are closed by Close.
+func (s *Portal) Client() *http.Client {
+	s.srvMu.Lock()
+	defer s.srvMu.Unlock()
+	if s.client == nil {
+		return http.DefaultClient
+	}
+	return s.client
+}
+
+// Close stops the listener (if started) and releases the database. It is
+// safe to call more than once.
+func (s *Portal) Close() {
+	s.srvMu.Lock()
+	if s.closed {
+		s.srvMu.Unlock()
+		return
+	}
+	s.closed = true
+	srv, client := s.httpSrv, s.client
+	s.srvMu.Unlock()
+	if srv != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		if err := srv.Shutdown(ctx); err != nil {
+			srv.Close() //nolint:errcheck // best effort after a failed graceful shutdown
+		}
+		cancel()
+	}
+	if client != nil {
+		client.CloseIdleConnections()
+	}
+	s.keep.Close() //nolint:errcheck // closing an in-memory database
+	s.db.Close()   //nolint:errcheck // closing an in-memory database
+}
+
+// Handler returns the HTTP handler serving the portal's APIs.
+func (s *Portal) Handler() http.Handler {
+	return http.HandlerFunc(s.serveHTTP)
+}
+
+// The APIs that Endpoint names.
+const (
+	EndpointCatalog  = "catalog"  // Discovery: /api/catalog/v1
+	EndpointViews    = "views"    // Views: /api/views/{id}.json
+	EndpointResource = "resource" // Resource (SoQL): /resource/{id}.json
+	EndpointOther    = "other"    // anything else (answered 404)
+)
+
+// Endpoint names the API a request path belongs to: EndpointCatalog,
+// EndpointViews, EndpointResource or EndpointOther.
+func Endpoint(path string) string {
+	switch {
+	case strings.HasPrefix(path, "/api/catalog/v1"):
+		return EndpointCatalog
+	case strings.HasPrefix(path, "/api/views/"):
+		return EndpointViews
+	case strings.HasPrefix(path, "/resource/"):
+		return EndpointResource
+	default:
+		return EndpointOther
+	}
+}
+
+func (s *Portal) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	endpoint := Endpoint(r.URL.Path)
+	s.log.Debug("localportal request", "method", r.Method, "path", r.URL.Path, "endpoint", endpoint)
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		writeJSON(w, http.StatusMethodNotAllowed, map[string]any{"error": true, "message": "Method not allowed"})
+		return
+	}
+	switch endpoint {
+	case EndpointCatalog:
+		s.serveCatalog(w, r)
+	case EndpointViews:
+		s.serveViews(w, r)
+	case EndpointResource:
+		s.serveResource(w, r)
+	default:
+		writeJSON(w, http.StatusNotFound, map[string]any{"code": "not_found", "error": true,
+			"message": "No service found for this URL."})
+	}
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		b = []byte(fmt.Sprintf(`{"error":true,"message":%q}`, err.Error()))
+		status = http.StatusInternalServerError
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	w.Write(b) //nolint:errcheck // the client went away
+}

@@ -1,0 +1,291 @@
+package localportal
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"math"
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/datasf-mcp/datasf-mcp/soql"
+)
+
+// soqlParams are the SoQL query parameters of the Resource API.
+var soqlParams = []string{"$select", "$where", "$order", "$group", "$having", "$limit", "$offset", "$q"}
+
+// ignoredParams are accepted and ignored.
+var ignoredParams = map[string]bool{"$$app_token": true, "$$exclude_system_fields": true, "$$version": true,
+	"$$read_from_nbe": true, "$$query_timeout_seconds": true}
+
+func writeError(w http.ResponseWriter, err error) {
+	var qe *queryError
+	if errors.As(err, &qe) {
+		writeJSON(w, qe.status, qe.body)
+		return
+	}
+	writeJSON(w, http.StatusInternalServerError, map[string]any{"error": true, "message": "Internal error: " + err.Error(), "status": 500})
+}
+
+func notFoundService(w http.ResponseWriter) {
+	writeJSON(w, http.StatusNotFound, map[string]any{"code": "not_found", "error": true, "message": "No service found for this URL."})
+}
+
+func (s *Portal) serveResource(w http.ResponseWriter, r *http.Request) {
+	name := strings.TrimPrefix(r.URL.Path, "/resource/")
+	id := strings.TrimSuffix(name, ".json")
+	if !isDatasetID(id) {
+		notFoundService(w)
+		return
+	}
+	ds, ok, err := s.lookup(r.Context(), id)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if !ok {
+		writeJSON(w, http.StatusNotFound, map[string]any{"code": "dataset.missing", "error": true,
+			"message": "Not found", "data": map[string]any{"id": id}})
+		return
+	}
+	src, err := queryText(ds, r.URL.Query())
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	q, err := soql.Parse(src)
+	if err != nil {
+		writeError(w, parseError(src, err))
+		return
+	}
+	c, err := translate(ds, src, q, true)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	body, err := s.run(r, c)
+	if err != nil {
+		s.log.Warn("localportal: query failed", "dataset", id, "soql", src, "sql", c.sql, "err", err)
+		writeError(w, &queryError{status: http.StatusBadRequest, body: map[string]any{
+			"errorCode": "query.execution.failed",
+			"message":   "Query coordinator error: query.execution.failed; " + err.Error(),
+			"data":      map[string]any{"dataset": id},
+		}})
+		return
+	}
+	fields := make([]string, len(c.cols))
+	types := make([]string, len(c.cols))
+	for i, col := range c.cols {
+		fields[i] = col.name
+		types[i] = col.soda2
+	}
+	fb, _ := json.Marshal(fields)
+	tb, _ := json.Marshal(types)
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("X-SODA2-Fields", string(fb))
+	w.Header().Set("X-SODA2-Types", string(tb))
+	w.Header().Set("X-SODA2-Warning", "X-SODA2-Fields, X-SODA2-Types, and X-SODA2-Legacy-Types are deprecated")
+	w.WriteHeader(http.StatusOK)
+	w.Write(body) //nolint:errcheck // buffered
+}
+
+func parseError(src string, err error) error {
+	var se *soql.SyntaxError
+	if !errors.As(err, &se) {
+		return malformed(src, soql.Pos{Line: 1, Column: 1}, err.Error())
+	}
+	detail := se.Msg
+	if se.Expected != "" {
+		detail = "Expected " + se.Expected + ", but got `" + se.Got + "'"
+	} else if detail == "" {
+		detail = se.Error()
+	}
+	return malformed(src, se.Pos, detail)
+}
+
+// queryText turns the request's parameters into one SoQL text: $query as
+// given, or the separate $select/$where/... parameters (plus simple
+// column=value filters) assembled into a query.
+func queryText(ds *dataset, params url.Values) (string, error) {
+	var unknown, filters []string
+	for k := range params {
+		switch {
+		case k == "$query" || ignoredParams[k]:
+		case strings.HasPrefix(k, "$"):
+			known := false
+			for _, p := range soqlParams {
+				if k == p {
+					known = true
+				}
+			}
+			if !known {
+				unknown = append(unknown, strings.TrimPrefix(k, "$"))
+			}
+		default:
+			if _, ok := ds.byKey[fieldKey(k)]; ok {
+				filters = append(filters, k)
+			} else {
+				unknown = append(unknown, k)
+			}
+		}
+	}
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		return "", &queryError{status: http.StatusBadRequest, body: map[string]any{"error": true,
+			"message": "Unrecognized arguments [" + strings.Join(unknown, ", ") + "]"}}
+	}
+	sort.Strings(filters)
+	if params.Has("$query") {
+		var extra []string
+		for _, p := range soqlParams {
+			if params.Has(p) {
+				extra = append(extra, p)
+			}
+		}
+		extra = append(extra, filters...)
+		if len(extra) > 0 {
+			return "", &queryError{status: http.StatusBadRequest, body: map[string]any{
+				"code":    "query.soql.invalid-parameters",
+				"error":   true,
+				"message": "If $query is used, all options - [" + strings.Join(extra, ", ") + "] should not be specified in $query.",
+				"data":    map[string]any{"parameters": extra},
+			}}
+		}
+		return params.Get("$query"), nil
+	}
+	var b strings.Builder
+	sel := strings.TrimSpace(params.Get("$select"))
+	if sel == "" {
+		sel = "*"
+	}
+	b.WriteString("SELECT " + sel)
+	var where []string
+	if w := strings.TrimSpace(params.Get("$where")); w != "" {
+		where = append(where, "("+w+")")
+	}
+	for _, f := range filters {
+		where = append(where, "`"+ds.byKey[fieldKey(f)].FieldName+"` = "+quoteString(params.Get(f)))
+	}
+	if len(where) > 0 {
+		b.WriteString(" WHERE " + strings.Join(where, " AND "))
+	}
+	if g := strings.TrimSpace(params.Get("$group")); g != "" {
+		b.WriteString(" GROUP BY " + g)
+	}
+	if h := strings.TrimSpace(params.Get("$having")); h != "" {
+		b.WriteString(" HAVING " + h)
+	}
+	if o := strings.TrimSpace(params.Get("$order")); o != "" {
+		b.WriteString(" ORDER BY " + o)
+	}
+	if q := params.Get("$q"); q != "" {
+		b.WriteString(" SEARCH " + quoteString(q))
+	}
+	for _, p := range []string{"$limit", "$offset"} {
+		v := strings.TrimSpace(params.Get(p))
+		if v == "" {
+			continue
+		}
+		if n, err := strconv.ParseInt(v, 10, 64); err != nil || n < 0 {
+			return "", &queryError{status: http.StatusBadRequest, body: map[string]any{
+				"code": "query.compiler.malformed", "error": true,
+				"message": "Could not parse SoQL query: " + p + " must be a non-negative integer, got " + strconv.Quote(v),
+				"data":    map[string]any{"parameter": p},
+			}}
+		}
+		b.WriteString(" " + strings.ToUpper(strings.TrimPrefix(p, "$")) + " " + v)
+	}
+	return b.String(), nil
+}
+
+// run executes c and encodes the rows as the Resource API does.
+func (s *Portal) run(r *http.Request, c *compiled) ([]byte, error) {
+	s.ddlMu.RLock()
+	defer s.ddlMu.RUnlock()
+	rows, err := s.db.QueryContext(r.Context(), c.sql)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	vals := make([]any, len(c.cols))
+	ptrs := make([]any, len(c.cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	keys := make([][]byte, len(c.cols))
+	for i, col := range c.cols {
+		k, _ := json.Marshal(col.name)
+		keys[i] = append(k, ':')
+	}
+	var buf bytes.Buffer
+	buf.WriteString("[")
+	first := true
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			return nil, err
+		}
+		if !first {
+			buf.WriteString("\n,")
+		}
+		first = false
+		buf.WriteByte('{')
+		n := 0
+		for i, col := range c.cols {
+			enc, ok := encodeValue(col.kind, vals[i])
+			if !ok {
+				continue
+			}
+			if n > 0 {
+				buf.WriteByte(',')
+			}
+			n++
+			buf.Write(keys[i])
+			buf.Write(enc)
+		}
+		buf.WriteByte('}')
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	buf.WriteString("]\n")
+	return buf.Bytes(), nil
+}
+
+// encodeValue renders one stored value as Socrata JSON: scalars as strings,
+// checkboxes as booleans, points and locations as objects. ok is false for
+// null, which Socrata omits.
+func encodeValue(k valueKind, v any) (enc []byte, ok bool) {
+	if v == nil {
+		return nil, false
+	}
+	if b, isBytes := v.([]byte); isBytes {
+		v = string(b)
+	}
+	switch k {
+	case kindBool:
+		switch x := v.(type) {
+		case int64:
+			return []byte(strconv.FormatBool(x != 0)), true
+		case float64:
+			return []byte(strconv.FormatBool(x != 0)), true
+		case bool:
+			return []byte(strconv.FormatBool(x)), true
+		}
+	case kindPoint, kindLocation, kindJSON:
+		if s, isStr := v.(string); isStr && json.Valid([]byte(s)) {
+			return []byte(s), true
+		}
+	case kindNumber:
+		if f, isFloat := v.(float64); isFloat && (math.IsNaN(f) || math.IsInf(f, 0)) {
+			return nil, false
+		}
+	}
+	b, err := json.Marshal(formatScalar(v))
+	if err != nil {
+		return nil, false
+	}
+	return b, true
+}

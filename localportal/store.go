@@ -1,0 +1,658 @@
+package localportal
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"modernc.org/sqlite"
+
+	"github.com/datasf-mcp/datasf-mcp/socrata"
+)
+
+// rowIDColumn is the hidden INTEGER PRIMARY KEY of every dataset table; the
+// Socrata :id is derived from it, so :id order is insertion order.
+const rowIDColumn = `"_rowid"`
+
+// dataset is one loaded dataset: its schema and its SQLite table.
+type dataset struct {
+	schema    Schema
+	table     string // quoted SQL table name
+	cols      []*column
+	byKey     map[string]*column // fieldKey(fieldName) -> column
+	createdAt time.Time
+}
+
+// column is a dataset column with its storage details.
+type column struct {
+	socrata.Column
+	kind    valueKind
+	sqlName string // quoted SQL column name
+}
+
+func newDataset(schema Schema, now time.Time) (*dataset, error) {
+	if !isDatasetID(schema.ID) {
+		return nil, fmt.Errorf("localportal: dataset id %q is not a 4x4 identifier like \"abcd-1234\"", schema.ID)
+	}
+	ds := &dataset{
+		table:     quoteIdent("ds_" + strings.ReplaceAll(schema.ID, "-", "_")),
+		byKey:     map[string]*column{},
+		createdAt: now,
+	}
+	var kept []socrata.Column
+	for _, c := range schema.Columns {
+		if c.FieldName == "" {
+			c.FieldName = fieldNameFor(c.Name)
+		}
+		if c.FieldName == "" || isSystemField(c.FieldName) || strings.EqualFold(c.DataType, "meta_data") {
+			continue
+		}
+		if c.DataType == "" {
+			c.DataType = "text"
+		}
+		if c.Name == "" {
+			c.Name = c.FieldName
+		}
+		if _, dup := ds.byKey[fieldKey(c.FieldName)]; dup {
+			return nil, fmt.Errorf("localportal: dataset %s: duplicate column %q", schema.ID, c.FieldName)
+		}
+		col := &column{Column: c, kind: kindOf(c.DataType), sqlName: quoteIdent(c.FieldName)}
+		ds.cols = append(ds.cols, col)
+		ds.byKey[fieldKey(c.FieldName)] = col
+		kept = append(kept, c)
+	}
+	schema.Columns = kept
+	if schema.UpdatedAt.IsZero() {
+		schema.UpdatedAt = now.UTC().Truncate(time.Second)
+	}
+	ds.schema = schema
+	return ds, nil
+}
+
+// addColumn appends a column found in the data but missing from the schema.
+func (ds *dataset) addColumn(c socrata.Column) *column {
+	col := &column{Column: c, kind: kindOf(c.DataType), sqlName: quoteIdent(c.FieldName)}
+	ds.cols = append(ds.cols, col)
+	ds.byKey[fieldKey(c.FieldName)] = col
+	ds.schema.Columns = append(ds.schema.Columns, c)
+	return col
+}
+
+func (ds *dataset) createSQL() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "CREATE TABLE %s (%s INTEGER PRIMARY KEY", ds.table, rowIDColumn)
+	for _, c := range ds.cols {
+		decl := "TEXT"
+		switch c.kind {
+		case kindNumber:
+			decl = "NUMERIC"
+		case kindBool:
+			decl = "INTEGER"
+		}
+		fmt.Fprintf(&b, ", %s %s", c.sqlName, decl)
+	}
+	b.WriteString(")")
+	return b.String()
+}
+
+func quoteIdent(name string) string {
+	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
+}
+
+func quoteString(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
+}
+
+var dbSeq atomic.Int64
+
+// registerFuncs installs the Go functions the SQL translation uses. The
+// sqlite driver registers functions process-wide, so it runs once.
+var registerFuncs = sync.OnceValue(func() error {
+	var errs []error
+	add := func(name string, n int32, fn func(args []any) (any, error)) {
+		errs = append(errs, sqlite.RegisterDeterministicScalarFunction(name, n,
+			func(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
+				a := make([]any, len(args))
+				for i, v := range args {
+					a[i] = v
+				}
+				return fn(a)
+			}))
+	}
+	add("localportal_row_id", 1, func(a []any) (any, error) {
+		n, ok := a[0].(int64)
+		if !ok {
+			return nil, nil
+		}
+		return rowIDString(n), nil
+	})
+	add("localportal_distance", 4, func(a []any) (any, error) {
+		var f [4]float64
+		for i, v := range a {
+			x, ok := toFloat(v)
+			if !ok {
+				return nil, nil
+			}
+			f[i] = x
+		}
+		return haversine(f[0], f[1], f[2], f[3]), nil
+	})
+	add("localportal_like", 2, func(a []any) (any, error) {
+		s, ok1 := a[0].(string)
+		p, ok2 := a[1].(string)
+		if a[0] == nil || a[1] == nil {
+			return nil, nil
+		}
+		if !ok1 {
+			s = formatScalar(a[0])
+		}
+		if !ok2 {
+			p = formatScalar(a[1])
+		}
+		if likeMatch(s, p) {
+			return int64(1), nil
+		}
+		return int64(0), nil
+	})
+	add("localportal_text", 1, func(a []any) (any, error) {
+		if a[0] == nil {
+			return nil, nil
+		}
+		return formatScalar(a[0]), nil
+	})
+	add("localportal_ts", 1, func(a []any) (any, error) {
+		s, ok := a[0].(string)
+		if !ok {
+			return nil, nil
+		}
+		ts, ok := normalizeTimestamp(s, false)
+		if !ok {
+			return nil, nil
+		}
+		return ts, nil
+	})
+	add("localportal_pow", 2, func(a []any) (any, error) {
+		x, ok1 := toFloat(a[0])
+		y, ok2 := toFloat(a[1])
+		if !ok1 || !ok2 {
+			return nil, nil
+		}
+		return math.Pow(x, y), nil
+	})
+	errs = append(errs, registerMoreFuncs(add)...)
+	for name, sample := range map[string]bool{"localportal_stddev_pop": false, "localportal_stddev_samp": true} {
+		errs = append(errs, sqlite.RegisterFunction(name, &sqlite.FunctionImpl{NArgs: 1, Deterministic: true,
+			MakeAggregate: func(sqlite.FunctionContext) (sqlite.AggregateFunction, error) {
+				return &stddev{sample: sample}, nil
+			}}))
+	}
+	return errors.Join(errs...)
+})
+
+// stddev is the standard deviation aggregate (Welford's algorithm), of the
+// population or of a sample, as PostgreSQL (behind Socrata) computes them:
+// null without values, and for a sample also with one value.
+type stddev struct {
+	sample   bool
+	n        int64
+	mean, m2 float64
+}
+
+func (a *stddev) Step(_ *sqlite.FunctionContext, args []driver.Value) error {
+	x, ok := toFloat(args[0])
+	if !ok {
+		return nil // null, or text that is no number
+	}
+	a.n++
+	d := x - a.mean
+	a.mean += d / float64(a.n)
+	a.m2 += d * (x - a.mean)
+	return nil
+}
+
+func (a *stddev) WindowInverse(*sqlite.FunctionContext, []driver.Value) error {
+	return errors.New("localportal: standard deviation is not a window function")
+}
+
+func (a *stddev) WindowValue(*sqlite.FunctionContext) (driver.Value, error) {
+	switch {
+	case a.n == 0, a.sample && a.n == 1:
+		return nil, nil
+	case a.sample:
+		return math.Sqrt(a.m2 / float64(a.n-1)), nil
+	default:
+		return math.Sqrt(a.m2 / float64(a.n)), nil
+	}
+}
+
+func (a *stddev) Final(*sqlite.FunctionContext) {}
+
+// openDB opens a private in-memory SQLite database shared by a small pool of
+// connections (the memdb VFS), so concurrent requests can read at once.
+func openDB() (*sql.DB, *sql.Conn, error) {
+	if err := registerFuncs(); err != nil {
+		return nil, nil, fmt.Errorf("localportal: registering SQL functions: %w", err)
+	}
+	name := fmt.Sprintf("file:/localportal-%d-%d?vfs=memdb&_dqs=0&_pragma=busy_timeout(20000)&_pragma=cache_size(-65536)",
+		time.Now().UnixNano(), dbSeq.Add(1))
+	db, err := sql.Open("sqlite", name)
+	if err != nil {
+		return nil, nil, fmt.Errorf("localportal: opening SQLite: %w", err)
+	}
+	db.SetMaxOpenConns(8)
+	db.SetMaxIdleConns(8)
+	db.SetConnMaxIdleTime(0)
+	db.SetConnMaxLifetime(0)
+	// The memdb database lives while one connection is open: pin one.
+	keep, err := db.Conn(context.Background())
+	if err != nil {
+		db.Close()
+		return nil, nil, fmt.Errorf("localportal: opening SQLite: %w", err)
+	}
+	return db, keep, nil
+}
+
+// rowIDAlphabet is in ASCII order so that fixed-width ids sort like numbers.
+const rowIDAlphabet = "23456789abcdefghijkmnpqrstuvwxyz"
+
+// rowIDString renders a row number as a Socrata-style row identifier
+// ("row-2222.2222-2223"): fixed width, so text order equals numeric order.
+func rowIDString(n int64) string {
+	var d [12]byte
+	u := uint64(n)
+	for i := 11; i >= 0; i-- {
+		d[i] = rowIDAlphabet[u%32]
+		u /= 32
+	}
+	return "row-" + string(d[0:4]) + "." + string(d[4:8]) + "-" + string(d[8:12])
+}
+
+// badValue decides what happens to a value that cannot be read as its
+// column's type: nil stores a null instead (the callee reports it), an
+// error stops the load.
+type badValue func(row int64, col *column, v any, err error) error
+
+// insertRows inserts rows produced by next into ds's table inside one
+// transaction, in multi-row batches. next returns ok=false at the end. A
+// value of the wrong type goes to bad (nil bad: it stops the load).
+func insertRows(ctx context.Context, db *sql.DB, ds *dataset, next func() (row map[string]any, ok bool, err error), bad badValue) (int64, error) {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
+	ncols := len(ds.cols)
+	batch := 500
+	if ncols > 0 && batch*(ncols+1) > 30000 {
+		batch = 30000 / (ncols + 1)
+	}
+	rowPlaceholder := "(" + strings.TrimSuffix(strings.Repeat("?,", ncols+1), ",") + ")"
+	var colList strings.Builder
+	colList.WriteString(rowIDColumn)
+	for _, c := range ds.cols {
+		colList.WriteString(", " + c.sqlName)
+	}
+	stmts := map[int]*sql.Stmt{}
+	prep := func(n int) (*sql.Stmt, error) {
+		if st, ok := stmts[n]; ok {
+			return st, nil
+		}
+		q := fmt.Sprintf("INSERT INTO %s (%s) VALUES %s", ds.table, colList.String(),
+			strings.TrimSuffix(strings.Repeat(rowPlaceholder+",", n), ","))
+		st, err := tx.PrepareContext(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		stmts[n] = st
+		return st, nil
+	}
+	args := make([]any, 0, batch*(ncols+1))
+	var count int64
+	pending := 0
+	flush := func() error {
+		if pending == 0 {
+			return nil
+		}
+		st, err := prep(pending)
+		if err != nil {
+			return err
+		}
+		if _, err := st.ExecContext(ctx, args...); err != nil {
+			return err
+		}
+		args = args[:0]
+		pending = 0
+		return nil
+	}
+	for {
+		row, ok, err := next()
+		if err != nil {
+			return count, err
+		}
+		if !ok {
+			break
+		}
+		count++
+		args = append(args, count)
+		for _, c := range ds.cols {
+			v, found := row[c.FieldName]
+			if !found {
+				args = append(args, nil)
+				continue
+			}
+			sv, err := toStorage(c.kind, c.DataType, v)
+			if err != nil {
+				if bad == nil {
+					return count, fmt.Errorf("row %d, column %s: %w", count, c.FieldName, err)
+				}
+				if err := bad(count, c, v, err); err != nil {
+					return count, err
+				}
+				sv = nil
+			}
+			args = append(args, sv)
+		}
+		pending++
+		if pending == batch {
+			if err := flush(); err != nil {
+				return count, err
+			}
+		}
+	}
+	if err := flush(); err != nil {
+		return count, err
+	}
+	return count, tx.Commit()
+}
+
+// toStorage converts a value as it appears in Socrata JSON, rows.json, CSV or
+// a generator into the value stored in SQLite for a column of kind k.
+func toStorage(k valueKind, dataType string, v any) (any, error) {
+	if v == nil {
+		return nil, nil
+	}
+	if s, ok := v.(string); ok && s == "" && k != kindText {
+		return nil, nil
+	}
+	switch k {
+	case kindNumber:
+		switch x := v.(type) {
+		case string:
+			if n, ok := parseNumberText(x); ok {
+				return n, nil
+			}
+			return nil, &valueError{value: x, dataType: dataType}
+		case json.Number:
+			if n, ok := parseNumberText(x.String()); ok {
+				return n, nil
+			}
+			return nil, &valueError{value: x.String(), dataType: dataType}
+		case float64, float32, int, int64, int32, uint32, uint64:
+			return x, nil
+		case bool:
+			if x {
+				return int64(1), nil
+			}
+			return int64(0), nil
+		}
+	case kindBool:
+		switch x := v.(type) {
+		case bool:
+			if x {
+				return int64(1), nil
+			}
+			return int64(0), nil
+		case string:
+			b, ok := parseBoolText(x)
+			if !ok {
+				return nil, &valueError{value: x, dataType: dataType}
+			}
+			if b {
+				return int64(1), nil
+			}
+			return int64(0), nil
+		case float64:
+			if x != 0 {
+				return int64(1), nil
+			}
+			return int64(0), nil
+		}
+	case kindFloating, kindFixed:
+		switch x := v.(type) {
+		case string:
+			if ts, ok := normalizeTimestamp(x, k == kindFixed); ok {
+				return ts, nil
+			}
+			return nil, &valueError{value: x, dataType: dataType}
+		case time.Time:
+			return formatTimestamp(x, k == kindFixed), nil
+		case float64: // epoch seconds, as rows.json meta fields use
+			return formatTimestamp(time.Unix(int64(x), 0).UTC(), k == kindFixed), nil
+		}
+	case kindPoint:
+		return pointJSON(v)
+	case kindLocation:
+		return locationJSON(v)
+	case kindJSON:
+		if arr, ok := v.([]any); ok && strings.EqualFold(dataType, "url") {
+			m := map[string]any{}
+			if len(arr) > 0 && arr[0] != nil {
+				m["url"] = arr[0]
+			}
+			if len(arr) > 1 && arr[1] != nil {
+				m["description"] = arr[1]
+			}
+			if len(m) == 0 {
+				return nil, nil
+			}
+			v = m
+		}
+		if s, ok := v.(string); ok {
+			if strings.EqualFold(dataType, "url") {
+				v = parseURLText(s)
+			} else if json.Valid([]byte(s)) && strings.HasPrefix(strings.TrimSpace(s), "{") {
+				return s, nil
+			}
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, err
+		}
+		return string(b), nil
+	default: // text
+		switch x := v.(type) {
+		case string:
+			return x, nil
+		case map[string]any, []any:
+			b, err := json.Marshal(x)
+			if err != nil {
+				return nil, err
+			}
+			return string(b), nil
+		default:
+			return formatScalar(x), nil
+		}
+	}
+	return nil, fmt.Errorf("cannot store %T as %s", v, dataType)
+}
+
+func pointJSON(v any) (any, error) {
+	var lon, lat float64
+	switch x := v.(type) {
+	case map[string]any:
+		if c, ok := x["coordinates"].([]any); ok && len(c) == 2 {
+			lo, ok1 := toFloat(c[0])
+			la, ok2 := toFloat(c[1])
+			if !ok1 || !ok2 {
+				return nil, fmt.Errorf("bad point coordinates %v", c)
+			}
+			lon, lat = lo, la
+		} else {
+			la, ok1 := toFloat(x["latitude"])
+			lo, ok2 := toFloat(x["longitude"])
+			if !ok1 || !ok2 {
+				return nil, nil
+			}
+			lon, lat = lo, la
+		}
+	case string:
+		lo, la, ok := parsePointText(x)
+		if !ok {
+			return nil, &valueError{value: x, dataType: "point (POINT (lon lat), (lat, lon) or GeoJSON)"}
+		}
+		lon, lat = lo, la
+	case [2]float64: // {lon, lat} from a generator
+		lon, lat = x[0], x[1]
+	default:
+		return nil, fmt.Errorf("cannot store %T as a point", v)
+	}
+	return fmt.Sprintf(`{"type":"Point","coordinates":[%s,%s]}`, formatFloat(lon), formatFloat(lat)), nil
+}
+
+func locationJSON(v any) (any, error) {
+	m := map[string]any{}
+	switch x := v.(type) {
+	case map[string]any:
+		for k, val := range x {
+			if val != nil {
+				m[k] = val
+			}
+		}
+	case []any: // rows.json: [human_address, latitude, longitude, machine_address, needs_recoding]
+		if len(x) > 0 && x[0] != nil {
+			m["human_address"] = x[0]
+		}
+		if len(x) > 2 && x[1] != nil && x[2] != nil {
+			m["latitude"] = fmt.Sprint(x[1])
+			m["longitude"] = fmt.Sprint(x[2])
+		}
+	case string:
+		if t := strings.TrimSpace(x); strings.HasPrefix(t, "{") && json.Valid([]byte(t)) {
+			return t, nil
+		}
+		m = parseLocationText(x)
+	default:
+		return nil, fmt.Errorf("cannot store %T as a location", v)
+	}
+	if len(m) == 0 {
+		return nil, nil
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	return string(b), nil
+}
+
+func parseWKTPoint(s string) (lon, lat float64, ok bool) {
+	s = strings.TrimSpace(s)
+	up := strings.ToUpper(s)
+	if !strings.HasPrefix(up, "POINT") {
+		return 0, 0, false
+	}
+	s = strings.TrimSpace(s[5:])
+	s = strings.TrimSuffix(strings.TrimPrefix(s, "("), ")")
+	f := strings.Fields(s)
+	if len(f) != 2 {
+		return 0, 0, false
+	}
+	lo, err1 := strconv.ParseFloat(f[0], 64)
+	la, err2 := strconv.ParseFloat(f[1], 64)
+	return lo, la, err1 == nil && err2 == nil
+}
+
+func toFloat(v any) (float64, bool) {
+	switch x := v.(type) {
+	case float64:
+		return x, true
+	case int64:
+		return float64(x), true
+	case int:
+		return float64(x), true
+	case json.Number:
+		f, err := x.Float64()
+		return f, err == nil
+	case string:
+		f, err := strconv.ParseFloat(strings.TrimSpace(x), 64)
+		return f, err == nil
+	}
+	return 0, false
+}
+
+func formatFloat(f float64) string {
+	if f == math.Trunc(f) && math.Abs(f) < 1e15 {
+		return strconv.FormatInt(int64(f), 10)
+	}
+	return strconv.FormatFloat(f, 'f', -1, 64)
+}
+
+// formatScalar renders a SQLite value the way Socrata renders scalars.
+func formatScalar(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case []byte:
+		return string(x)
+	case int64:
+		return strconv.FormatInt(x, 10)
+	case int:
+		return strconv.Itoa(x)
+	case float64:
+		return formatFloat(x)
+	case float32:
+		return formatFloat(float64(x))
+	case bool:
+		return strconv.FormatBool(x)
+	case time.Time:
+		return formatTimestamp(x, false)
+	default:
+		return fmt.Sprint(x)
+	}
+}
+
+const earthRadiusMeters = 6371008.8
+
+func haversine(lat1, lon1, lat2, lon2 float64) float64 {
+	rad := math.Pi / 180
+	dLat := (lat2 - lat1) * rad
+	dLon := (lon2 - lon1) * rad
+	a := math.Sin(dLat/2)*math.Sin(dLat/2) + math.Cos(lat1*rad)*math.Cos(lat2*rad)*math.Sin(dLon/2)*math.Sin(dLon/2)
+	return 2 * earthRadiusMeters * math.Asin(math.Min(1, math.Sqrt(a)))
+}
+
+// likeMatch implements SQL LIKE ('%' any run, '_' one character) with
+// case-sensitive comparison, as SoQL does.
+func likeMatch(s, p string) bool {
+	sr, pr := []rune(s), []rune(p)
+	// Iterative wildcard matching with backtracking on the last '%'.
+	si, pi, star, mark := 0, 0, -1, 0
+	for si < len(sr) {
+		switch {
+		case pi < len(pr) && (pr[pi] == '_' || pr[pi] == sr[si]):
+			si++
+			pi++
+		case pi < len(pr) && pr[pi] == '%':
+			star, mark = pi, si
+			pi++
+		case star >= 0:
+			pi = star + 1
+			mark++
+			si = mark
+		default:
+			return false
+		}
+	}
+	for pi < len(pr) && pr[pi] == '%' {
+		pi++
+	}
+	return pi == len(pr)
+}

@@ -1,0 +1,348 @@
+package soql
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// This file checks a parsed query against a dataset's columns before it is
+// sent, for the errors Socrata would answer after a round trip: names that
+// are neither a column nor an alias, duplicate aliases, sum or avg of a
+// column that is not a number, and columns outside an aggregate and the
+// GROUP BY keys of a grouped stage. Its errors carry Socrata's own error
+// codes and wording, so that a caller sees the same message whether the
+// query was refused here or by the portal.
+//
+// The checks err on the side of letting a query through: a name whose
+// meaning Check cannot tell (a system field, the output of an unaliased
+// expression of an earlier stage, a value of unknown type) is never an
+// error.
+
+// Field is one dataset column as Check sees it.
+type Field struct {
+	Name string // the field name
+	// Type is its SoQL type as the X-SODA2-Types header names it (text,
+	// number, floating_timestamp, boolean, point, ...); "" when unknown.
+	Type string
+}
+
+// Socrata's error codes for what Check finds.
+const (
+	CodeNoSuchColumn        = "query.soql.no-such-column"
+	CodeDuplicateAlias      = "query.soql.duplicate-alias"
+	CodeTypeMismatch        = "query.soql.type-mismatch"
+	CodeColumnNotInGroupBys = "query.soql.column-not-in-group-bys"
+)
+
+// CheckError is a query that Socrata would refuse. Its Error text is the
+// portal's message for the same query ("Query coordinator error:
+// query.soql.no-such-column; No such column: x; position: Map(...)").
+type CheckError struct {
+	Code    string // Socrata's errorCode, one of the Code constants
+	Message string // Socrata's words after the code, e.g. "No such column: x"
+	Name    string // the column, alias or function at fault
+	Type    string // CodeTypeMismatch: the type of the argument
+	Clause  string // where: SELECT, WHERE, GROUP BY, HAVING or ORDER BY
+	Stage   int    // the |> stage (0 is the first)
+	Pos     Pos    // the position of the name
+	Line    string // the source line holding Pos
+	// Aliases are the aliases the stage defines, for CodeNoSuchColumn.
+	Aliases []string
+}
+
+func (e *CheckError) Error() string {
+	return fmt.Sprintf("Query coordinator error: %s; %s; position: Map(row -> %d, column -> %d, line -> %q)",
+		e.Code, e.Message, e.Pos.Line, e.Pos.Column, e.Line)
+}
+
+// numeric are the types sum, avg and the standard deviations accept.
+var numeric = map[string]bool{"number": true, "double": true, "money": true}
+
+// castTypes are the types a cast names, by the cast's spelling.
+var castTypes = map[string]string{
+	"number": "number", "numeric": "number", "double": "double", "money": "money", "text": "text",
+	"boolean": "boolean", "floating_timestamp": "floating_timestamp", "fixed_timestamp": "fixed_timestamp",
+}
+
+// numericAggregates need a number argument.
+var numericAggregates = map[string]bool{"sum": true, "avg": true, "stddev_pop": true, "stddev_samp": true}
+
+// Check reports the first error Socrata would answer for q run against a
+// dataset with these columns, or nil. src is the query text q was parsed
+// from (for the error's line); it may be "".
+func (q *Query) Check(src string, columns []Field) error {
+	if len(columns) == 0 {
+		return nil // nothing to check against
+	}
+	scope := map[string]string{} // canonical name -> type ("" unknown)
+	for _, c := range columns {
+		scope[canonicalName(c.Name)] = c.Type
+	}
+	complete := true // scope lists every name the stage can see
+	for i, st := range q.Stages {
+		c := &checker{src: src, stage: i, st: st, scope: scope, complete: complete, aliases: map[string]Expr{}}
+		if err := c.check(); err != nil {
+			return err
+		}
+		scope, complete = c.output()
+	}
+	return nil
+}
+
+// canonicalName is how Socrata compares names: case-insensitively, with
+// '-' equal to '_'.
+func canonicalName(s string) string { return strings.ReplaceAll(strings.ToLower(s), "-", "_") }
+
+type checker struct {
+	src      string
+	stage    int
+	st       *Select
+	scope    map[string]string // the names the stage reads, with their types
+	complete bool              // false: scope may lack names (skip name checks)
+	aliases  map[string]Expr   // canonical alias -> its expression
+	names    []string          // the aliases as written, in order
+}
+
+func (c *checker) fail(code, msg, name, clause string, pos Pos) *CheckError {
+	line := c.src
+	if lines := strings.Split(c.src, "\n"); pos.Line >= 1 && pos.Line <= len(lines) {
+		line = lines[pos.Line-1]
+	}
+	return &CheckError{Code: code, Message: msg, Name: name, Clause: clause, Stage: c.stage, Pos: pos, Line: line,
+		Aliases: slices.Clone(c.names)}
+}
+
+// clauses calls fn for every expression of the stage, with its clause.
+func (c *checker) clauses(fn func(clause string, e Expr) error) error {
+	for _, it := range c.st.Selection {
+		if it.Expr != nil {
+			if err := fn("SELECT", it.Expr); err != nil {
+				return err
+			}
+		}
+	}
+	if c.st.Where != nil {
+		if err := fn("WHERE", c.st.Where); err != nil {
+			return err
+		}
+	}
+	for _, e := range c.st.GroupBy {
+		if err := fn("GROUP BY", e); err != nil {
+			return err
+		}
+	}
+	if c.st.Having != nil {
+		if err := fn("HAVING", c.st.Having); err != nil {
+			return err
+		}
+	}
+	for _, o := range c.st.OrderBy {
+		if err := fn("ORDER BY", o.Expr); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *checker) check() error {
+	for _, it := range c.st.Selection {
+		if it.Alias == nil {
+			continue
+		}
+		k := canonicalName(it.Alias.Name)
+		if _, dup := c.aliases[k]; dup {
+			return c.fail(CodeDuplicateAlias, "Duplicate alias: "+it.Alias.Name, it.Alias.Name, "SELECT", it.Alias.NamePos)
+		}
+		c.aliases[k] = it.Expr
+		c.names = append(c.names, it.Alias.Name)
+	}
+	// Names: every identifier is a column the stage reads or one of its
+	// aliases (SoQL lets any clause use an alias of the select list).
+	if c.complete {
+		err := c.clauses(func(clause string, e Expr) error {
+			var bad *Ident
+			Walk(e, func(x Expr) bool {
+				if id, ok := x.(*Ident); ok && bad == nil && !id.System() {
+					k := canonicalName(id.Name)
+					if _, col := c.scope[k]; !col {
+						if _, alias := c.aliases[k]; !alias {
+							bad = id
+						}
+					}
+				}
+				return bad == nil
+			})
+			if bad != nil {
+				return c.fail(CodeNoSuchColumn, "No such column: "+bad.Name, bad.Name, clause, bad.NamePos)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	// Types: sum, avg and the standard deviations need numbers.
+	if err := c.clauses(func(clause string, e Expr) error {
+		var bad *CheckError
+		Walk(e, func(x Expr) bool {
+			call, ok := x.(*Call)
+			if !ok || bad != nil || len(call.Args) != 1 || !numericAggregates[strings.ToLower(call.Name.Name)] {
+				return bad == nil
+			}
+			if t := c.typeOf(call.Args[0]); t != "" && !numeric[t] {
+				name := strings.ToLower(call.Name.Name)
+				bad = c.fail(CodeTypeMismatch, fmt.Sprintf("Type mismatch for %s, is %s", name, t), name, clause, call.Args[0].Pos())
+				bad.Type = t
+			}
+			return bad == nil
+		})
+		if bad != nil {
+			return bad
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	return c.checkGrouping()
+}
+
+// typeOf is the type of e when it is a column (or an alias of one, or an
+// aggregate that gives a number), else "".
+func (c *checker) typeOf(e Expr) string {
+	switch x := unparen(e).(type) {
+	case *Ident:
+		if x.System() {
+			return ""
+		}
+		k := canonicalName(x.Name)
+		if a, ok := c.aliases[k]; ok {
+			if id, isIdent := unparen(a).(*Ident); isIdent && canonicalName(id.Name) != k {
+				return c.typeOf(id)
+			}
+			return ""
+		}
+		return c.scope[k]
+	case *Call:
+		switch strings.ToLower(x.Name.Name) {
+		case "count", "sum", "avg", "stddev_pop", "stddev_samp":
+			return "number"
+		}
+	case *Cast:
+		return castTypes[strings.ToLower(x.Type.Name)]
+	}
+	return ""
+}
+
+// checkGrouping refuses, in a grouped stage, a column outside every
+// aggregate and every GROUP BY key (Socrata's column-not-in-group-bys).
+func (c *checker) checkGrouping() error {
+	if !c.st.grouped() {
+		return nil
+	}
+	var keys []Expr
+	for _, k := range c.st.GroupBy {
+		keys = append(keys, k)
+		if id, ok := unparen(k).(*Ident); ok {
+			if a, isAlias := c.aliases[canonicalName(id.Name)]; isAlias && a != nil {
+				keys = append(keys, a)
+			}
+		}
+	}
+	grouped := func(e Expr) bool {
+		for _, k := range keys {
+			if sameGroupKey(k, e) {
+				return true
+			}
+		}
+		return false
+	}
+	var bad *Ident
+	var visit func(e Expr, aliasesVisible bool)
+	visit = func(e Expr, aliasesVisible bool) {
+		Walk(e, func(x Expr) bool {
+			if bad != nil || grouped(x) {
+				return false
+			}
+			switch n := x.(type) {
+			case *Call:
+				if IsAggregate(n.Name.Name) {
+					return false
+				}
+			case *Ident:
+				k := canonicalName(n.Name)
+				if n.System() {
+					return false
+				}
+				if _, alias := c.aliases[k]; alias {
+					// An alias stands for a select item, checked itself.
+					if _, col := c.scope[k]; aliasesVisible || !col {
+						return false
+					}
+				}
+				bad = n
+				return false
+			}
+			return true
+		})
+	}
+	clause := ""
+	for _, it := range c.st.Selection {
+		if it.Expr != nil && bad == nil {
+			clause = "SELECT"
+			visit(it.Expr, false)
+		}
+	}
+	if c.st.Having != nil && bad == nil {
+		clause = "HAVING"
+		visit(c.st.Having, true)
+	}
+	for _, o := range c.st.OrderBy {
+		if bad == nil {
+			clause = "ORDER BY"
+			visit(o.Expr, true)
+		}
+	}
+	if bad != nil {
+		return c.fail(CodeColumnNotInGroupBys, fmt.Sprintf("Column '%s' is not in group by", bad.Name), bad.Name, clause, bad.NamePos)
+	}
+	return nil
+}
+
+// sameGroupKey compares two expressions as Socrata's aggregate checker
+// does: by their canonical text, names compared case-insensitively.
+func sameGroupKey(a, b Expr) bool {
+	return canonicalName(Format(unparen(a))) == canonicalName(Format(unparen(b)))
+}
+
+// output returns the names (canonical, with types) the stage's result has,
+// for the next stage, and whether that list is complete.
+func (c *checker) output() (map[string]string, bool) {
+	out := map[string]string{}
+	complete := c.complete
+	if len(c.st.Selection) == 0 {
+		return c.scope, complete
+	}
+	for _, it := range c.st.Selection {
+		switch {
+		case it.Star == AllStar:
+			for k, t := range c.scope {
+				out[k] = t
+			}
+		case it.Star == SystemStar:
+			// system fields are never checked
+		case it.Alias != nil:
+			out[canonicalName(it.Alias.Name)] = c.typeOf(it.Expr)
+		default:
+			if id, ok := unparen(it.Expr).(*Ident); ok && !id.System() {
+				out[canonicalName(id.Name)] = c.typeOf(id)
+			} else if !ok {
+				// Socrata names an unaliased expression itself
+				// (count(*) is "count"): the next stage may read names
+				// this check cannot list.
+				complete = false
+			}
+		}
+	}
+	return out, complete
+}
