@@ -2,7 +2,7 @@
 GO ?= go
 FUZZTIME ?= 30s
 
-.PHONY: test run vet fuzz bench build lint
+.PHONY: test run vet fuzz bench build lint release bundle
 
 build:
 	$(GO) build -o bin/datasf-mcp ./cmd/datasf-mcp
@@ -38,3 +38,34 @@ BENCHFLAGS ?=
 bench:
 	$(GO) run ./bench $(BENCHFLAGS)
 	$(GO) test -run '^$$' -bench . -benchmem ./fuzzymatch ./soql
+
+# Release builds: the six platforms of the MCP Bundle, with the version,
+# commit and date that `datasf-mcp version` prints.
+VERSION ?= 0.1.0-dev
+COMMIT ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+DATE ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
+PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
+LDFLAGS = -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.date=$(DATE)
+
+release:
+	@set -e; mkdir -p dist; for p in $(PLATFORMS); do \
+		os=$${p%/*}; arch=$${p#*/}; ext=; [ $$os = windows ] && ext=.exe; \
+		out=dist/$$os-$$arch/datasf-mcp$$ext; \
+		echo "release: $$out"; \
+		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $$out ./cmd/datasf-mcp; \
+	done
+
+# The MCP Bundle for Claude Desktop (dist/datasf-mcp.mcpb): the release
+# binaries, a launcher that picks the one for the machine, and
+# bundle/manifest.json, validated and packed with the pinned official CLI
+# (bundle/package-lock.json).
+bundle: release
+	@test -d bundle/node_modules/@anthropic-ai/mcpb || (cd bundle && npm ci --no-audit --no-fund)
+	rm -rf dist/bundle dist/datasf-mcp.mcpb
+	mkdir -p dist/bundle/server
+	sed 's/"version": "[^"]*"/"version": "$(VERSION)"/' bundle/manifest.json > dist/bundle/manifest.json
+	cp bundle/datasf-mcp.sh dist/bundle/server/datasf-mcp
+	chmod +x dist/bundle/server/datasf-mcp
+	@for p in $(PLATFORMS); do os=$${p%/*}; arch=$${p#*/}; cp -r dist/$$os-$$arch dist/bundle/server/; done
+	cd bundle && npx --no-install mcpb validate ../dist/bundle/manifest.json
+	cd bundle && npx --no-install mcpb pack ../dist/bundle ../dist/datasf-mcp.mcpb

@@ -21,6 +21,13 @@
 //   - analyze_results: read-only SQL (SQLite) over one or more stored results,
 //     for joins and calculations across datasets.
 //
+// query_datasf and analyze_results declare the result viewer, an MCP App
+// (the io.modelcontextprotocol/ui extension; app.go): hosts that support
+// the extension render AppURI beside the call, and the app pages through
+// the complete result with a seventh tool, result_page, which only the app
+// sees (visibility ["app"]; clients that do not declare the extension
+// neither list nor call it). The model's payload is the same either way.
+//
 // Each tool is one value: its definition (name, description, annotations,
 // input and output schemas), its input type (SearchInput, ListInput,
 // SchemaInput, QueryInput, ListResultsInput, AnalyzeInput) and its handler.
@@ -29,11 +36,17 @@
 // value, not "unset": an omitted limit or sample_size means the default, 0
 // is refused.
 //
-// The query path validates the input, parses the SoQL locally (syntax errors are
-// answered with their position before any request), corrects column names that
-// are slightly wrong against the real schema (package fuzzymatch), gives the query
-// a deterministic order, and stores the query (not the rows) so the full result
-// can be paged later through the REST endpoint or read as an MCP resource.
+// The query path validates the input (dataset ids in any case, padded, or as
+// the dataset's URL are normalized to the id), parses the SoQL locally (syntax
+// errors are answered with their position before any request), corrects column
+// names that are surely misspelt against the real schema (package fuzzymatch),
+// answers locally, with the portal's error code and wording, what the portal
+// would refuse (names that are neither a column nor an alias, duplicate
+// aliases, sum or avg of a non-number, a column neither grouped nor
+// aggregated; checks.go), gives the query a deterministic order, and stores
+// the query (not the rows) so the full result can be paged later through the
+// REST endpoint or read as an MCP resource. When no row matches, the answer
+// carries hints about its text literals (hints.go).
 //
 // Stored results are re-executed by kind: "soql" through Executor (the
 // portal, paged or streamed), "spill" (large search, list and schema

@@ -42,14 +42,14 @@ func readmeToolRows(t *testing.T) (names []string, rows map[string]string) {
 }
 
 // TestREADMEToolTable checks that the README's tool table names exactly the
-// registered tools, each with its arguments (marked ? when optional, format
+// registered tools the model sees (not the result viewer app's own tool), each with its arguments (marked ? when optional, format
 // aside: the README says every tool takes it) and the limits and defaults
 // of its input schema.
 func TestREADMEToolTable(t *testing.T) {
 	t.Parallel()
 	h := sharedHarness(t)
 	names, rows := readmeToolRows(t)
-	if diff := cmp.Diff(toolNames(t, h), names); diff != "" {
+	if diff := cmp.Diff(modelToolNames(t, h), names); diff != "" {
 		t.Errorf("README tool table vs the registered tools (-registered +README):\n%s", diff)
 	}
 	for _, tool := range h.srv.Tools() {
@@ -122,7 +122,7 @@ func limitNotes(p map[string]any) []string {
 }
 
 // TestDocToolList checks that the package comment (doc.go) lists exactly
-// the registered tools.
+// the registered tools the model sees.
 func TestDocToolList(t *testing.T) {
 	t.Parallel()
 	h := sharedHarness(t)
@@ -137,7 +137,7 @@ func TestDocToolList(t *testing.T) {
 	for _, m := range regexp.MustCompile(`(?m)^\s*- ([a-z_]+): `).FindAllStringSubmatch(f.Doc.Text(), -1) {
 		listed = append(listed, m[1])
 	}
-	if diff := cmp.Diff(toolNames(t, h), listed); diff != "" {
+	if diff := cmp.Diff(modelToolNames(t, h), listed); diff != "" {
 		t.Errorf("the tools listed in doc.go vs the registered tools (-registered +doc.go):\n%s", diff)
 	}
 }

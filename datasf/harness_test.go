@@ -73,6 +73,9 @@ func buildHarness(catalogDir, datasetsDir string, opts harnessOptions) (h *harne
 	}
 	h.env, err = datasftest.Start(ctx, datasftest.Options{
 		PortalURL: h.fake.URL(),
+		// An MCP Apps host, which sees every tool (app_test.go checks
+		// what other clients see).
+		Capabilities: appHostCapabilities,
 		Config: datasf.Config{
 			Socrata: socrata.Options{Timeout: opts.timeout, MaxRetries: opts.maxRetries},
 		},

@@ -64,8 +64,9 @@ type Server struct {
 	analyzer *analyze.Analyzer
 }
 
-// NewServer returns the DataSF MCP server with its six tools and the
-// resource://{id} template for stored results.
+// NewServer returns the DataSF MCP server with its tools, the
+// resource://{id} template for stored results and the result viewer app
+// (AppURI).
 func NewServer(opts Options) (*Server, error) {
 	if opts.Client == nil {
 		return nil, errors.New("datasf: Options.Client is required")
@@ -120,6 +121,10 @@ func NewServer(opts Options) (*Server, error) {
 		server.WithResourceCapabilities(false, false),
 		server.WithInstructions(instructions(opts.Client.Domain())),
 		server.WithRecovery(),
+		// The result viewer app (app.go): the extension is advertised to
+		// MCP Apps hosts, and only they see the app-only tool.
+		server.WithHooks(appHooks()),
+		server.WithToolFilter(hideAppTools),
 	}
 	mopts = append(mopts, opts.ServerOptions...)
 	s.mcp = server.NewMCPServer("datasf-mcp", Version, mopts...)
@@ -133,6 +138,7 @@ func NewServer(opts Options) (*Server, error) {
 		),
 		s.readResource,
 	)
+	s.mcp.AddResource(appResource(), s.readApp)
 	return s, nil
 }
 

@@ -48,7 +48,8 @@ var listOutputSchema = json.RawMessage(`{
     "summary": {"type": "string"},
     "category": {"type": "string"},
     "count": {"type": "integer"},
-    "results": {"type": "array", "items": ` + datasetItemSchema + `}
+    "results": {"type": "array", "items": ` + datasetItemSchema + `},
+    "categories": ` + categoriesSchema + `
   },
   "required": ["summary", "count", "results"]
 }`)

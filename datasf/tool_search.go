@@ -64,7 +64,8 @@ var searchOutputSchema = json.RawMessage(`{
     "summary": {"type": "string"},
     "query": {"type": "string"},
     "count": {"type": "integer"},
-    "results": {"type": "array", "items": ` + datasetItemSchema + `}
+    "results": {"type": "array", "items": ` + datasetItemSchema + `},
+    "categories": ` + categoriesSchema + `
   },
   "required": ["summary", "count", "results"]
 }`)

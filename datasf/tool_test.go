@@ -50,6 +50,16 @@ var wantLimits = map[string]any{
 	"analyze_results.sql.maxLength":         MaxAnalyzeSQL,
 	"analyze_results.results.minProperties": 1,
 	"analyze_results.results.maxProperties": MaxAnalyzeResults,
+
+	"result_page.result.minLength":  1,
+	"result_page.result.maxLength":  MaxResultRef,
+	"result_page.offset.minimum":    0,
+	"result_page.offset.maximum":    MaxResultPageOffset,
+	"result_page.offset.default":    0,
+	"result_page.limit.minimum":     1,
+	"result_page.limit.maximum":     MaxResultPageLimit,
+	"result_page.limit.default":     DefaultResultPageLimit,
+	"result_page.sort_by.maxLength": MaxSortField,
 }
 
 // limitKeywords are the schema keywords that wantLimits must cover.
@@ -105,8 +115,8 @@ func TestToolListIsComplete(t *testing.T) {
 			t.Errorf("%s has no handler", name)
 		}
 	}
-	if len(seen) != 6 {
-		t.Errorf("toolList has %d tools; want 6 (update this test, the goldens and the docs when adding one)", len(seen))
+	if len(seen) != 7 {
+		t.Errorf("toolList has %d tools; want 7 (update this test, the goldens and the docs when adding one)", len(seen))
 	}
 }
 
@@ -139,7 +149,7 @@ func TestLimitsAreTheConstants(t *testing.T) {
 				found[key] = true
 				if want, ok := wantLimits[key]; !ok {
 					t.Errorf("%s = %v in the schema has no constant in wantLimits", key, v)
-				} else if fmt.Sprint(v) != fmt.Sprint(want) {
+				} else if jsonNumber(v) != fmt.Sprint(want) {
 					t.Errorf("%s = %v in the schema; want %v (its constant)", key, v, want)
 				}
 			}
@@ -147,7 +157,7 @@ func TestLimitsAreTheConstants(t *testing.T) {
 				if d, ok := p["default"]; ok {
 					key := name + "." + arg + ".default"
 					found[key] = true
-					if want := wantLimits[key]; fmt.Sprint(d) != fmt.Sprint(want) {
+					if want := wantLimits[key]; jsonNumber(d) != fmt.Sprint(want) {
 						t.Errorf("%s = %v in the schema; want %v (its constant)", key, d, want)
 					}
 				}
@@ -326,6 +336,15 @@ func (c *limitChecker) property(arg string, p property) {
 	}
 }
 
+// jsonNumber prints a value of a decoded schema as its constant prints: a
+// whole number without an exponent.
+func jsonNumber(v any) string {
+	if f, ok := v.(float64); ok && f == float64(int64(f)) {
+		return fmt.Sprint(int64(f))
+	}
+	return fmt.Sprint(v)
+}
+
 // num reads a JSON number of a schema.
 func num(v any) int {
 	f, _ := v.(float64)
@@ -377,6 +396,11 @@ func TestInputValidate(t *testing.T) {
 		{"analyze no results", &AnalyzeInput{SQL: "SELECT 1"}, "results"},
 		{"analyze empty results", &AnalyzeInput{SQL: "SELECT 1", Results: map[string]string{}}, "results"},
 		{"analyze blank sql", &AnalyzeInput{SQL: " \n", Results: map[string]string{"t": "x"}}, "sql"},
+		{"page ok", &ResultPageInput{Result: "resource://x", SortBy: "a", Order: "desc"}, ""},
+		{"page blank result", &ResultPageInput{Result: "  "}, "result"},
+		{"page limit 0", &ResultPageInput{Result: "x", Limit: &zero}, "limit"},
+		{"page offset 0", &ResultPageInput{Result: "x", Offset: &zero}, ""},
+		{"page bad order", &ResultPageInput{Result: "x", SortBy: "a", Order: "up"}, "order"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

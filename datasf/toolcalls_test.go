@@ -63,6 +63,19 @@ func toolCalls(stored string) map[string][]toolCall {
 			{"sql too long", map[string]any{"sql": "SELECT 1" + strings.Repeat(" ", 25000), "results": map[string]any{"r": stored}}, "sql"},
 			{"unknown argument", map[string]any{"sql": "SELECT 1", "results": map[string]any{"r": stored}, "bogus": 1}, "bogus"},
 		},
+		"result_page": {
+			{"first page", map[string]any{"result": stored}, ""},
+			{"sorted", map[string]any{"result": stored, "sort_by": "applicant", "order": "desc", "limit": 2, "offset": 1}, ""},
+			{"limit 1000", map[string]any{"result": stored, "limit": datasf.MaxResultPageLimit}, ""},
+			{"limit 0", map[string]any{"result": stored, "limit": 0}, "limit"},
+			{"limit 1001", map[string]any{"result": stored, "limit": datasf.MaxResultPageLimit + 1}, "limit"},
+			{"offset -1", map[string]any{"result": stored, "offset": -1}, "offset"},
+			{"not a column", map[string]any{"result": stored, "sort_by": "nope"}, "sort_by"},
+			{"order without sort_by", map[string]any{"result": stored, "order": "desc"}, "order"},
+			{"bad order", map[string]any{"result": stored, "sort_by": "applicant", "order": "up"}, "order"},
+			{"not a result", map[string]any{"result": "SELECT *"}, "result"},
+			{"unknown argument", map[string]any{"result": stored, "bogus": 1}, "bogus"},
+		},
 	}
 }
 

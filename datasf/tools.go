@@ -60,6 +60,8 @@ type catalogResult struct {
 	Category string        `json:"category,omitempty"`
 	Count    int           `json:"count"`
 	Results  []datasetItem `json:"results"`
+	// Categories are the portal's categories, when nothing matched.
+	Categories []categoryCount `json:"categories,omitempty"`
 }
 
 func (s *Server) search(ctx context.Context, _ mcp.CallToolRequest, in *SearchInput) (*mcp.CallToolResult, error) {
@@ -71,12 +73,17 @@ func (s *Server) search(ctx context.Context, _ mcp.CallToolRequest, in *SearchIn
 	out := catalogResult{Query: in.Query, Results: datasetItems(ds, limit)}
 	out.Count = len(out.Results)
 	out.Summary = fmt.Sprintf("%d datasets match %q.", out.Count, in.Query)
+	table := catalogTable(out.Results)
 	if out.Count == 0 {
 		out.Summary += " Try other or fewer words, or list_datasf to browse."
+		out.Categories, table = s.noHits(ctx)
+		if out.Categories != nil {
+			out.Summary += " The portal's categories are below: list_datasf with one of them shows its datasets."
+		}
 	} else {
 		out.Summary += " Call get_schema with a dataset id to see its columns."
 	}
-	return render(responseFormat(ctx, in.Format), out, out.Summary, catalogTable(out.Results)), nil
+	return render(responseFormat(ctx, in.Format), out, out.Summary, table), nil
 }
 
 func (s *Server) list(ctx context.Context, _ mcp.CallToolRequest, in *ListInput) (*mcp.CallToolResult, error) {
@@ -92,7 +99,14 @@ func (s *Server) list(ctx context.Context, _ mcp.CallToolRequest, in *ListInput)
 	} else {
 		out.Summary = fmt.Sprintf("The %d most recently updated datasets.", out.Count)
 	}
-	return render(responseFormat(ctx, in.Format), out, out.Summary, catalogTable(out.Results)), nil
+	table := catalogTable(out.Results)
+	if out.Count == 0 && in.Category != "" {
+		out.Summary = fmt.Sprintf("No dataset is in category %q.", in.Category)
+		if out.Categories, table = s.noHits(ctx); out.Categories != nil {
+			out.Summary += " The portal's categories are below: call list_datasf with one of them."
+		}
+	}
+	return render(responseFormat(ctx, in.Format), out, out.Summary, table), nil
 }
 
 type schemaColumn struct {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 )
 
 // toolNames are the names of the server's tools, from its one tool list
@@ -44,7 +45,11 @@ func TestToolsListed(t *testing.T) {
 // tools/list answer, keyed by name.
 func wireTools(t *testing.T, h *harness) map[string]map[string]json.RawMessage {
 	t.Helper()
-	msg := h.srv.MCPServer().HandleMessage(t.Context(), json.RawMessage(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`))
+	// As an MCP Apps host sees them: every tool, the app-only one too.
+	host := server.NewInProcessSession("wire-tools", nil)
+	host.SetClientCapabilities(appHostCapabilities)
+	ctx := h.srv.MCPServer().WithContext(t.Context(), host)
+	msg := h.srv.MCPServer().HandleMessage(ctx, json.RawMessage(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`))
 	b, err := json.Marshal(msg)
 	if err != nil {
 		t.Fatalf("marshalling the tools/list answer: %v", err)
@@ -201,6 +206,7 @@ func TestToolAnnotations(t *testing.T) {
 		"query_datasf":    portal,
 		"list_results":    local,
 		"analyze_results": local,
+		"result_page":     local,
 	}
 	seen := map[string]bool{}
 	for _, tool := range res.Tools {

@@ -99,7 +99,8 @@
 // spill.Store is the Executor of spill.Kind.
 //
 // Resources expire DefaultExpiration after creation unless accessed (each
-// REST access extends the expiry) or pinned. Records live in a Store: the
+// REST access extends the expiry) or pinned; each owner may have at most
+// Options.MaxPinnedPerOwner pinned results (ErrPinQuota beyond). Records live in a Store: the
 // default MemoryStore, or another implementation (the storetest package
 // checks the contract).
 package dualresp

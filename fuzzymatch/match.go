@@ -2,7 +2,6 @@ package fuzzymatch
 
 import (
 	"cmp"
-	"math"
 	"slices"
 	"strings"
 
@@ -64,8 +63,8 @@ func newMatcher(columns []string, threshold float64) *matcher {
 	return m
 }
 
-// rank scores every column against name (within the threshold only, when
-// all is false) and returns them closest first: fewest edits, then the
+// rank scores every column against name (when all is false, only those
+// at most maxTypoEdits+1 edits away) and returns them closest first: fewest edits, then the
 // higher fuzzy score, then the shorter distance, then by name.
 func (m *matcher) rank(name string, all bool) []Candidate {
 	n := normalize(name)
@@ -78,11 +77,14 @@ func (m *matcher) rank(name string, all bool) []Candidate {
 		}
 		bound := -1
 		if !all {
-			bound = int(math.Floor(m.threshold*float64(longer) + 1e-9))
+			// Never more edits than a typo plus one (decide looks one
+			// edit past the best; the threshold applies to the best only,
+			// so that a column as close but shorter still ties).
+			bound = maxTypoEdits + 1
 		}
 		d := m.s.distance(nr, cr, bound)
 		dist := float64(d) / float64(longer)
-		if !all && dist > m.threshold {
+		if !all && d > bound {
 			continue
 		}
 		out = append(out, Candidate{Column: m.columns[i], Edits: d, Distance: dist})
@@ -129,7 +131,11 @@ func compareCandidates(a, b Candidate) int {
 // further and also a sure misspelling). Two or more columns with the fewest
 // edits make the name ambiguous; anything else leaves it unknown.
 func (m *matcher) decide(name string) decision {
-	cands := m.rank(name, true)
+	cands := m.rank(name, false)
+	if len(cands) == 0 || cands[0].Edits > maxTypoEdits {
+		// Nothing a typo away. Rank every column, only to say why.
+		cands = m.rank(name, true)
+	}
 	if len(cands) == 0 {
 		return decision{verdict: unknown}
 	}

@@ -16,6 +16,9 @@ import (
 // never corrected by edits: one edit in "lat" or "zip" makes another word.
 const minTypoLength = 4
 
+// maxTypoEdits is the most edits a typo makes (in two words).
+const maxTypoEdits = 2
+
 // minWordTypo is the length of the shortest word in which one edit counts as
 // a misspelling: in shorter words ("st", "lot", "age") one edit makes another
 // word.
@@ -42,8 +45,7 @@ func words(n string) []string {
 // The edits must stay inside words: with the same number of words, each
 // word that differs differs by one edit, and is at least minWordTypo long
 // unless other words carry the name; two edits must be in two such words.
-// One edit may also join or split words (an underscore added, dropped or
-// replaced). The digits must be the same: a number is never a typo of
+// One edit may also join or split words (an underscore added or dropped). The digits must be the same: a number is never a typo of
 // another number (statefp20, district_2012). Names shorter than
 // minTypoLength are corrected only without edits.
 //
@@ -55,7 +57,7 @@ func sureTypo(name, column string, edits int, vocab map[string]bool) (ok bool, w
 	switch {
 	case edits == 0:
 		return true, ""
-	case edits > 2:
+	case edits > maxTypoEdits:
 		var scr scratch
 		if sharedWords(words(name), words(column), &scr) > 0 {
 			return false, whyWholeWord // call_datetime and report_datetime
@@ -68,11 +70,17 @@ func sureTypo(name, column string, edits int, vocab map[string]bool) (ok bool, w
 	}
 	nw, cw := words(name), words(column)
 	if len(nw) != len(cw) {
-		// One edit that changes the number of words adds, drops or
-		// replaces an underscore (a word is at least one rune plus its
-		// underscore: two edits).
-		if edits == 1 && abs(len(nw)-len(cw)) == 1 && strings.Count(name, "_") != strings.Count(column, "_") {
-			return true, ""
+		// One edit that changes the number of words adds or drops an
+		// underscore ("policedistrict"), or replaces one by a letter
+		// between two long words ("policeidistrict"). Next to a short word
+		// that makes another name (q11_1 and q11a1, bld_sqft and bldgsqft).
+		if edits == 1 && abs(len(nw)-len(cw)) == 1 {
+			if len(name) != len(column) && strings.ReplaceAll(name, "_", "") == strings.ReplaceAll(column, "_", "") {
+				return true, ""
+			}
+			if len(name) == len(column) && longWordsAround(name, column) {
+				return true, ""
+			}
 		}
 		return false, whyWholeWord
 	}
@@ -147,7 +155,7 @@ var commonWords = func() map[string]bool {
 	m := map[string]bool{}
 	for _, w := range strings.Fields(`
 		ace act add added age ages aid air all and area areas arm art ask back bad bag ban band bank bar base bat bay bed
-		bid big bike bill bin bit block board boat body bond bonds book box boxes bus buy cab call calls camp can cap car
+		bid big bike bill bin bit black block board boat body bond bonds book box boxes bus buy cab call calls camp can cap car
 		card care cars case cases cash cat cell cent city class close closed code codes cold cost costs count counts
 		court cut dam data date dates day days deal debt deed desk dog door dose dot down due east end ends entry fact
 		fail fair fall fare farm fee fees feet file filed fill film final fine fire firm fish fit flag flat flow fly
@@ -161,11 +169,37 @@ var commonWords = func() map[string]bool {
 		route row rule run safe sale sales seat sell sent set sex shape ship shop side sign site size sold sort stage
 		star start state states station stop store street sum tag tax taxes team term test text tier tile time times
 		title to ton top total tour town track trade tree trip type types unit units use used user users value van
-		vote wage wait walk wall ward water way week weight west wide will win wind work yard year years zip zone`) {
+		vote wage wait walk wall ward water way week weight west white wide will win wind work yard year years zip zone`) {
 		m[w] = true
 	}
 	return m
 }()
+
+// longWordsAround reports whether a and b (of the same length) differ in
+// one place where one of them has an underscore between two words of at
+// least minWordTypo letters.
+func longWordsAround(a, b string) bool {
+	i := 0
+	for i < len(a) && a[i] == b[i] {
+		i++
+	}
+	if i == len(a) || a[i+1:] != b[i+1:] {
+		return false
+	}
+	s := a
+	if b[i] == '_' {
+		s = b
+	}
+	left := s[:i]
+	if j := strings.LastIndexByte(left, '_'); j >= 0 {
+		left = left[j+1:]
+	}
+	right := s[i+1:]
+	if j := strings.IndexByte(right, '_'); j >= 0 {
+		right = right[:j]
+	}
+	return utf8.RuneCountInString(left) >= minWordTypo && utf8.RuneCountInString(right) >= minWordTypo
+}
 
 // swapped reports whether b is a with two neighbouring letters swapped.
 func swapped(a, b string) bool {

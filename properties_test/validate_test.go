@@ -295,7 +295,7 @@ func TestFastValidationErrorsNameFields(t *testing.T) {
 				DatasetID: genDatasetID().Draw(t, "dataset_id"),
 				Format:    genFormat.Draw(t, "format"),
 			}
-			fail("dataset_id", !fourByFour.MatchString(s.DatasetID))
+			fail("dataset_id", !fourByFour.MatchString(validate.NormalizeDatasetID(s.DatasetID)))
 			fail("format", !validFormat(s.Format))
 			in = s
 		case 3:
@@ -305,7 +305,7 @@ func TestFastValidationErrorsNameFields(t *testing.T) {
 				SampleSize: genOptionalInt(-3, 110).Draw(t, "sample_size"),
 				Format:     genFormat.Draw(t, "format"),
 			}
-			fail("dataset_id", !fourByFour.MatchString(s.DatasetID))
+			fail("dataset_id", !fourByFour.MatchString(validate.NormalizeDatasetID(s.DatasetID)))
 			fail("soql", !cleanText(s.SoQL, true) || blank(s.SoQL) || utf8.RuneCountInString(s.SoQL) > 4000)
 			fail("sample_size", outside(s.SampleSize, 1, 100))
 			fail("format", !validFormat(s.Format))

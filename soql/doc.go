@@ -24,6 +24,13 @@
 //	page := q.WithStableOrder().WithPage(0, 20) // ... ORDER BY :id LIMIT 20
 //	count := q.CountQuery()                    // ... LIMIT 50 |> SELECT count(*) AS count
 //
+// Query.Check checks a query against a dataset's columns and their types
+// before it is sent, and reports the first thing Socrata would refuse, as a
+// *CheckError with Socrata's error code and wording: a name that is neither
+// a column nor an alias, a duplicate alias, sum or avg of a column that is
+// not a number, a column outside the aggregates and GROUP BY keys of a
+// grouped stage. It lets through whatever it cannot tell.
+//
 // Out of scope are the Socrata-internal extensions of newer SoQL: window
 // functions (OVER), JOIN, UNION, FROM @table, DISTINCT ON, *(EXCEPT ...) and
 // HINT(...).

@@ -3,9 +3,11 @@ package main
 import (
 	"bytes"
 	"errors"
-	"flag"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestParseConfig(t *testing.T) {
@@ -20,7 +22,7 @@ func TestParseConfig(t *testing.T) {
 		{
 			name: "defaults",
 			check: func(t *testing.T, cfg config) {
-				if cfg.Command != "" || cfg.Domain != "data.sfgov.org" || cfg.RESTAddr != "127.0.0.1:8765" || cfg.Store != "memory" || cfg.SampleSize != 15 {
+				if cfg.Command != "" || cfg.Domain != "data.sfgov.org" || cfg.RESTAddr != "127.0.0.1:8765" || cfg.Store != "memory" || cfg.SampleSize != 15 || cfg.Expiration != 15*time.Minute {
 					t.Errorf("defaults = %+v", cfg)
 				}
 			},
@@ -48,8 +50,56 @@ func TestParseConfig(t *testing.T) {
 			name: "query with flags after positionals",
 			args: []string{"query", "wg3w-h783", "SELECT count(*)", "--offline", "--sample-size", "3"},
 			check: func(t *testing.T, cfg config) {
-				if cfg.Command != "query" || len(cfg.Args) != 2 || cfg.Args[1] != "SELECT count(*)" || !cfg.Offline || cfg.SampleSize != 3 {
+				want := map[string]any{"dataset_id": "wg3w-h783", "soql": "SELECT count(*)", "sample_size": 3}
+				if cfg.Command != "query" || cfg.Tool != "query_datasf" || !cfg.Offline || cfg.Render != renderAuto {
 					t.Errorf("cfg = %+v", cfg)
+				}
+				if diff := cmp.Diff(want, cfg.ToolArgs); diff != "" {
+					t.Errorf("ToolArgs (-want +got):\n%s", diff)
+				}
+			},
+		},
+		{
+			name: "tool arguments as flags, with _ or -",
+			args: []string{"query", "--dataset-id", "WG3W-H783", "--soql", "SELECT 1", "--auto_correct=false", "--json"},
+			check: func(t *testing.T, cfg config) {
+				want := map[string]any{"dataset_id": "WG3W-H783", "soql": "SELECT 1", "auto_correct": false}
+				if diff := cmp.Diff(want, cfg.ToolArgs); diff != "" {
+					t.Errorf("ToolArgs (-want +got):\n%s", diff)
+				}
+				if cfg.Render != renderJSON {
+					t.Errorf("Render = %q; want json", cfg.Render)
+				}
+			},
+		},
+		{
+			name: "list by category",
+			args: []string{"list", "--category", "Public Safety", "--limit", "3", "--format", "markdown"},
+			check: func(t *testing.T, cfg config) {
+				want := map[string]any{"category": "Public Safety", "limit": 3}
+				if diff := cmp.Diff(want, cfg.ToolArgs); diff != "" || cfg.Tool != "list_datasf" || cfg.Render != renderMarkdown {
+					t.Errorf("cfg = %+v (-want +got ToolArgs):\n%s", cfg, diff)
+				}
+			},
+		},
+		{
+			name: "query --all picks the format from -o",
+			args: []string{"query", "wg3w-h783", "SELECT 1", "--all", "-o", "x.ndjson"},
+			check: func(t *testing.T, cfg config) {
+				if !cfg.All || cfg.Format != "ndjson" || cfg.Output != "x.ndjson" {
+					t.Errorf("cfg = %+v", cfg)
+				}
+			},
+		},
+		{
+			name: "analyze with --results and --query",
+			args: []string{"analyze", "SELECT * FROM a JOIN b USING (x)", "--results", "a=0123456789abcdef0123456789abcdef", "--query", "b=rqzj-sfat:SELECT x, y"},
+			check: func(t *testing.T, cfg config) {
+				if diff := cmp.Diff([]namedQuery{{Name: "b", DatasetID: "rqzj-sfat", SoQL: "SELECT x, y"}}, cfg.Queries); diff != "" {
+					t.Errorf("Queries (-want +got):\n%s", diff)
+				}
+				if got := cfg.ToolArgs["results"]; !cmp.Equal(got, map[string]any{"a": "0123456789abcdef0123456789abcdef"}) {
+					t.Errorf("results = %v", got)
 				}
 			},
 		},
@@ -62,24 +112,50 @@ func TestParseConfig(t *testing.T) {
 				}
 			},
 		},
+		{
+			name: "serve on a bare port listens on loopback",
+			args: []string{"serve", "--http", "8081"},
+			check: func(t *testing.T, cfg config) {
+				if cfg.HTTPAddr != "127.0.0.1:8081" {
+					t.Errorf("HTTPAddr = %q; want 127.0.0.1:8081", cfg.HTTPAddr)
+				}
+			},
+		},
 		{name: "serve without addr", args: []string{"serve"}, wantErr: "serve needs --http"},
-		{name: "query missing soql", args: []string{"query", "wg3w-h783"}, wantErr: "query takes 2 argument(s), got 1"},
+		{name: "serve bad addr", args: []string{"serve", "--http", "80x"}, wantErr: "--http: want PORT, :PORT or HOST:PORT"},
+		{name: "bad expiration", args: []string{"serve", "--http", "8081", "--expiration", "5"}, wantErr: `--expiration must be a positive duration such as 15m or 2h; got "5" (a number needs a unit`},
+		{name: "query missing soql", args: []string{"query", "wg3w-h783"}, wantErr: "query needs SOQL (or --soql)"},
+		{name: "query too many arguments", args: []string{"query", "a", "b", "c"}, wantErr: "accepts at most 2 arg(s), received 3"},
+		{name: "query bad dataset id", args: []string{"query", "x", "SELECT 1"}, wantErr: "dataset_id must be a dataset id"},
+		{name: "query csv without --all", args: []string{"query", "wg3w-h783", "SELECT 1", "--format", "csv"}, wantErr: "--format csv is a format of the complete result: add --all"},
+		{name: "search limit over the tool's", args: []string{"search", "trees", "--limit", "50"}, wantErr: "--limit must be between 1 and 20"},
+		{name: "search without words", args: []string{"search"}, wantErr: "search needs QUERY"},
+		{name: "list unknown flag", args: []string{"list", "--categry", "x"}, wantErr: "unknown flag: --categry"},
+		{name: "analyze without tables", args: []string{"analyze", "SELECT 1"}, wantErr: "analyze needs tables"},
+		{name: "analyze bad --query", args: []string{"analyze", "SELECT 1", "--query", "t=rqzj-sfat"}, wantErr: "--query wants NAME=DATASET_ID:SOQL"},
 		{name: "unknown command", args: []string{"frobnicate"}, wantErr: `unknown command "frobnicate"`},
+		{name: "help of an unknown command", args: []string{"help", "frobnicate"}, wantErr: `unknown command "frobnicate"`},
+		{name: "long flag with one dash", args: []string{"query", "a", "b", "-offline"}, wantErr: "-offline: long flags take two dashes: --offline"},
 		{name: "bad sample size", args: []string{"--sample-size", "0"}, wantErr: "--sample-size must be between 1 and 100"},
-		{name: "bad format", args: []string{"fetch", "http://x/resources/a", "--format", "xml"}, wantErr: "--format must be csv, ndjson or json"},
+		{name: "bad fetch format", args: []string{"fetch", "http://x/resources/a", "--format", "xml"}, wantErr: "--format must be csv, ndjson or json"},
 		{name: "bad log level", args: []string{"--log-level", "loud"}, wantErr: "--log-level must be"},
 		{name: "data without offline", args: []string{"--data", "/tmp"}, wantErr: "--data and --catalog need --offline"},
-		{name: "unknown flag", args: []string{"--nope"}, wantErr: "flag provided but not defined: -nope"},
+		{name: "server and offline", args: []string{"search", "x", "--server", "http://127.0.0.1:1", "--offline"}, wantErr: "--server and --offline exclude each other"},
+		{name: "unknown flag", args: []string{"--nope"}, wantErr: "unknown flag: --nope"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			getenv := func(k string) string { return tt.env[k] }
-			var stderr bytes.Buffer
-			cfg, err := parseConfig(tt.args, getenv, &stderr)
+			var out bytes.Buffer
+			cfg, err := parseConfig(tt.args, getenv, &out)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("parseConfig(%q) error = %v; want it to contain %q", tt.args, err, tt.wantErr)
+				}
+				var ue *usageError
+				if !errors.As(err, &ue) || !strings.Contains(ue.usage, "Usage:\n  datasf-mcp") {
+					t.Errorf("parseConfig(%q) error %v carries no usage", tt.args, err)
 				}
 				return
 			}
@@ -93,15 +169,42 @@ func TestParseConfig(t *testing.T) {
 
 func TestHelpListsEveryFlagAndItsEnvVar(t *testing.T) {
 	t.Parallel()
-	var stderr bytes.Buffer
-	_, err := parseConfig([]string{"--help"}, func(string) string { return "" }, &stderr)
-	if !errors.Is(err, flag.ErrHelp) {
-		t.Fatalf("parseConfig(--help) error = %v; want flag.ErrHelp", err)
+	var out bytes.Buffer
+	_, err := parseConfig([]string{"--help"}, func(string) string { return "" }, &out)
+	if !errors.Is(err, errHelp) {
+		t.Fatalf("parseConfig(--help) error = %v; want errHelp", err)
 	}
-	help := stderr.String()
-	for _, want := range []string{"-offline", "-rest-addr", "DATASF_REST_ADDR", "-public-url", "-store", "DATASF_STORE", "SOCRATA_APP_TOKEN", "serve --http", "fetch URL"} {
+	help := out.String()
+	for _, want := range []string{"--offline", "--rest-addr", "DATASF_REST_ADDR", "--public-url", "--store", "DATASF_STORE", "SOCRATA_APP_TOKEN", "serve", "fetch", "list", "results", "analyze", "version", "completion"} {
 		if !strings.Contains(help, want) {
 			t.Errorf("--help output lacks %q", want)
+		}
+	}
+}
+
+func TestNormalizeAddr(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct{ in, want, wantErr string }{
+		{in: ":8081", want: ":8081"},
+		{in: "8081", want: "127.0.0.1:8081"},
+		{in: "127.0.0.1:8081", want: "127.0.0.1:8081"},
+		{in: "localhost:0", want: "localhost:0"},
+		{in: "[::1]:8081", want: "[::1]:8081"},
+		{in: "http://127.0.0.1:8081/", want: "127.0.0.1:8081"},
+		{in: "8081x", wantErr: "want PORT, :PORT or HOST:PORT"},
+		{in: "host", wantErr: "want PORT, :PORT or HOST:PORT"},
+		{in: "host:http", wantErr: "is not a number from 0 to 65535"},
+		{in: "99999", wantErr: "want PORT, :PORT or HOST:PORT"},
+	} {
+		got, err := normalizeAddr(tt.in)
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("normalizeAddr(%q) = %q, %v; want error %q", tt.in, got, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil || got != tt.want {
+			t.Errorf("normalizeAddr(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
 		}
 	}
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net"
@@ -10,24 +9,25 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
-	"github.com/mark3labs/mcp-go/mcp"
-
-	"github.com/datasf-mcp/datasf-mcp/datasf"
 )
 
 // run executes the command cfg describes until it ends or ctx is cancelled.
 func run(ctx context.Context, cfg config) error {
 	log := newLogger(cfg)
-	if cfg.Command == "fetch" {
+	switch cfg.Command {
+	case "version":
+		_, err := fmt.Fprintln(cfg.Stdout, versionString())
+		return err
+	case "fetch":
 		return runFetch(ctx, cfg, log)
 	}
-	if cfg.Server != "" {
-		// search/schema/query through a running server, whose links stay valid.
+	if cfg.Tool != "" && cfg.Server != "" {
+		// The tool through a running server, whose links stay valid.
 		c, err := client.NewStreamableHttpClient(strings.TrimRight(cfg.Server, "/")+"/mcp", transport.WithHTTPHeaders(serverHeaders(cfg)))
 		if err != nil {
 			return err
 		}
-		return runSmoke(ctx, cfg, c)
+		return runTool(ctx, cfg, c, nil)
 	}
 
 	var ln net.Listener
@@ -53,7 +53,7 @@ func run(ctx context.Context, cfg config) error {
 		if err != nil {
 			return err
 		}
-		return runSmoke(ctx, cfg, c)
+		return runTool(ctx, cfg, c, svc)
 	}
 }
 
@@ -70,47 +70,4 @@ func serverHeaders(cfg config) map[string]string {
 		return map[string]string{"Authorization": "Bearer " + cfg.RESTTokens[0]}
 	}
 	return nil
-}
-
-// runSmoke runs one tool through an in-process MCP client and prints its
-// structured result as JSON.
-func runSmoke(ctx context.Context, cfg config, c *client.Client) error {
-	defer c.Close()
-	if err := c.Start(ctx); err != nil {
-		return err
-	}
-	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-	init.Params.ClientInfo = mcp.Implementation{Name: "datasf-mcp-cli", Version: datasf.Version}
-	if _, err := c.Initialize(ctx, init); err != nil {
-		return err
-	}
-	req := mcp.CallToolRequest{}
-	switch cfg.Command {
-	case "search":
-		req.Params.Name = "search_datasf"
-		req.Params.Arguments = map[string]any{"query": cfg.Args[0], "limit": 10}
-	case "schema":
-		req.Params.Name = "get_schema"
-		req.Params.Arguments = map[string]any{"dataset_id": cfg.Args[0]}
-	case "query":
-		req.Params.Name = "query_datasf"
-		req.Params.Arguments = map[string]any{"dataset_id": cfg.Args[0], "soql": cfg.Args[1], "sample_size": cfg.SampleSize}
-	}
-	res, err := c.CallTool(ctx, req)
-	if err != nil {
-		return err
-	}
-	if res.IsError {
-		var texts []string
-		for _, c := range res.Content {
-			if tc, ok := c.(mcp.TextContent); ok {
-				texts = append(texts, tc.Text)
-			}
-		}
-		return fmt.Errorf("%s failed: %s", req.Params.Name, strings.Join(texts, " "))
-	}
-	enc := json.NewEncoder(cfg.Stdout)
-	enc.SetIndent("", "  ")
-	return enc.Encode(res.StructuredContent)
 }

@@ -127,6 +127,7 @@ func TestTokenModeEndToEnd(t *testing.T) {
 	if fig.Total != sc.Metadata.TotalCount || fig.CSVRows != sc.Metadata.TotalCount || fig.Shown != min(100, fig.Total) {
 		t.Errorf("viewer figures %+v; want total and CSV rows %d", fig, sc.Metadata.TotalCount)
 	}
+	inst.kill() // its stderr is complete, and no longer written
 	if strings.Contains(inst.stderr.String(), alice) {
 		t.Errorf("the server logged the token:\n%s", inst.stderr)
 	}

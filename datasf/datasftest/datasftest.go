@@ -46,6 +46,9 @@ type Options struct {
 	// ClientName is the MCP client's name in initialize. Default
 	// "datasftest".
 	ClientName string
+	// Capabilities are the MCP client's capabilities in initialize, for
+	// example the MCP Apps extension (datasf.AppExtension). Default: none.
+	Capabilities mcp.ClientCapabilities
 }
 
 // Env is the product assembled for a test.
@@ -134,6 +137,7 @@ func Start(ctx context.Context, opts Options) (env *Env, err error) {
 	init := mcp.InitializeRequest{}
 	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
 	init.Params.ClientInfo = mcp.Implementation{Name: name, Version: "1"}
+	init.Params.Capabilities = opts.Capabilities
 	if env.Init, err = env.MCP.Initialize(ctx, init); err != nil {
 		return env, fmt.Errorf("initialize: %w", err)
 	}

@@ -1,0 +1,240 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/schollz/progressbar/v3"
+
+	"github.com/datasf-mcp/datasf-mcp/datasf"
+	"github.com/datasf-mcp/datasf-mcp/dualresp"
+)
+
+// runTool calls cfg's tool through c (a running server's with --server,
+// else svc's in this process) and prints the answer: the tool's markdown on
+// a terminal, its structured result as JSON otherwise; query --all writes
+// the complete result instead.
+func runTool(ctx context.Context, cfg config, c *client.Client, svc *datasf.Service) error {
+	defer c.Close()
+	if err := c.Start(ctx); err != nil {
+		return err
+	}
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	init.Params.ClientInfo = mcp.Implementation{Name: "datasf-mcp-cli", Version: datasf.Version}
+	if _, err := c.Initialize(ctx, init); err != nil {
+		if cfg.Server != "" {
+			return fmt.Errorf("connecting to %s: %w", cfg.Server, err)
+		}
+		return err
+	}
+
+	args := make(map[string]any, len(cfg.ToolArgs)+1)
+	for k, v := range cfg.ToolArgs {
+		args[k] = v
+	}
+	if len(cfg.Queries) > 0 {
+		results, _ := args["results"].(map[string]any)
+		if results == nil {
+			results = map[string]any{}
+		}
+		for _, q := range cfg.Queries {
+			res, err := callTool(ctx, c, "query_datasf", map[string]any{"dataset_id": q.DatasetID, "soql": q.SoQL, "sample_size": 1})
+			if err != nil {
+				return fmt.Errorf("--query %s: %w", q.Name, err)
+			}
+			var sc struct {
+				Resource struct{ URI string } `json:"resource"`
+			}
+			if err := remarshal(res.StructuredContent, &sc); err != nil || sc.Resource.URI == "" {
+				return fmt.Errorf("--query %s: query_datasf answered without a resource URI", q.Name)
+			}
+			results[q.Name] = sc.Resource.URI
+		}
+		args["results"] = results
+	}
+
+	out, closeOut, err := openOutput(cfg)
+	if err != nil {
+		return err
+	}
+	// The answer prints to out; with --all the complete result goes there,
+	// and the answer to stdout when out is a file.
+	printTo := out
+	if cfg.All {
+		printTo = nil
+		if cfg.Output != "" && cfg.Output != "-" {
+			printTo = cfg.Stdout
+		}
+	}
+	markdown := printTo != nil && (cfg.Render == renderMarkdown || cfg.Render == renderAuto && isTerminal(printTo))
+	if markdown {
+		args["format"] = datasf.FormatMarkdown
+	}
+	res, err := callTool(ctx, c, cfg.Tool, args)
+	if err != nil {
+		_ = closeOut()
+		return err
+	}
+	if cfg.All {
+		err = exportAll(ctx, cfg, svc, res, out)
+	}
+	if err == nil && printTo != nil {
+		err = printResult(cfg, res, printTo, markdown)
+	}
+	if cerr := closeOut(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// callTool calls a tool and turns an isError result into an error that
+// carries the tool's message and details.
+func callTool(ctx context.Context, c *client.Client, name string, args map[string]any) (*mcp.CallToolResult, error) {
+	req := mcp.CallToolRequest{}
+	req.Params.Name = name
+	req.Params.Arguments = args
+	res, err := c.CallTool(ctx, req)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if !res.IsError {
+		return res, nil
+	}
+	var texts []string
+	for _, ct := range res.Content {
+		if tc, ok := ct.(mcp.TextContent); ok {
+			var body struct {
+				Error   string         `json:"error"`
+				Details map[string]any `json:"details"`
+			}
+			if json.Unmarshal([]byte(tc.Text), &body) == nil && body.Error != "" {
+				msg := body.Error
+				if len(body.Details) > 0 {
+					d, _ := json.Marshal(body.Details)
+					msg += "\ndetails: " + string(d)
+				}
+				texts = append(texts, msg)
+				continue
+			}
+			texts = append(texts, tc.Text)
+		}
+	}
+	return nil, fmt.Errorf("%s: %s", name, strings.Join(texts, "\n"))
+}
+
+// printResult prints a tool's answer: its text contents (markdown) or its
+// structured content as indented JSON.
+func printResult(cfg config, res *mcp.CallToolResult, out io.Writer, markdown bool) error {
+	oneShotLink := cfg.Tool == "query_datasf" && cfg.Server == "" && !cfg.All
+	if markdown {
+		var texts []string
+		for _, ct := range res.Content {
+			if tc, ok := ct.(mcp.TextContent); ok {
+				texts = append(texts, strings.TrimRight(tc.Text, "\n"))
+			}
+		}
+		text := strings.Join(texts, "\n\n") + "\n"
+		if oneShotLink {
+			text += "\n" + linkNote + "\n"
+		}
+		_, err := io.WriteString(out, text)
+		return err
+	}
+	b, err := json.MarshalIndent(res.StructuredContent, "", "  ")
+	if err != nil {
+		return err
+	}
+	if _, err := out.Write(append(b, '\n')); err != nil {
+		return err
+	}
+	if oneShotLink {
+		fmt.Fprintln(cfg.Stderr, "datasf-mcp: note:", linkNote)
+	}
+	return nil
+}
+
+// linkNote says what becomes of a result link of a one-shot command.
+const linkNote = "The link above was served by this command only, and ended with it. " +
+	"Save the complete result with --all -o FILE, or start datasf-mcp serve --http 8080 and pass --server http://127.0.0.1:8080 for links that stay valid."
+
+// exportAll writes the complete result of a query_datasf answer in
+// cfg.Format, with a progress bar on stderr: through the REST API of the
+// server at --server, or of svc in this process.
+func exportAll(ctx context.Context, cfg config, svc *datasf.Service, res *mcp.CallToolResult, out io.Writer) error {
+	header := http.Header{}
+	for k, v := range serverHeaders(cfg) {
+		header.Set(k, v)
+	}
+	opts := dualresp.ClientOptions{Header: header, Timeout: -1}
+	if svc != nil {
+		opts.HTTPClient = &http.Client{Transport: handlerTransport{h: svc.RESTHandler()}}
+		opts.BaseURL = svc.URL()
+	}
+	dc, err := dualresp.NewClient(opts)
+	if err != nil {
+		return err
+	}
+	parsed := dc.Parse(res.StructuredContent)
+	if parsed == nil {
+		return errors.New("query_datasf answered without a result link")
+	}
+	bar := progressbar.NewOptions64(parsed.TotalCount,
+		progressbar.OptionSetWriter(cfg.Stderr),
+		progressbar.OptionSetDescription("rows"),
+		progressbar.OptionShowCount(),
+		progressbar.OptionThrottle(200_000_000),
+		progressbar.OptionClearOnFinish(),
+	)
+	counter := &rowCounter{w: out, bar: bar, format: cfg.Format}
+	n, err := parsed.Export(ctx, cfg.Format, counter)
+	_ = bar.Finish()
+	if err != nil {
+		return fmt.Errorf("writing the complete result: %w", err)
+	}
+	where := "stdout"
+	if cfg.Output != "" {
+		where = cfg.Output
+	}
+	fmt.Fprintf(cfg.Stderr, "datasf-mcp: %d rows (%s, %d bytes) written to %s\n", parsed.TotalCount, cfg.Format, n, where)
+	return nil
+}
+
+// openOutput returns where a command writes: -o FILE or stdout.
+func openOutput(cfg config) (io.Writer, func() error, error) {
+	if cfg.Output == "" || cfg.Output == "-" {
+		return cfg.Stdout, func() error { return nil }, nil
+	}
+	f, err := os.Create(cfg.Output)
+	if err != nil {
+		return nil, nil, err
+	}
+	return f, f.Close, nil
+}
+
+// isTerminal reports whether w is a terminal (a character device).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// remarshal converts v to out through JSON.
+func remarshal(v, out any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, out)
+}

@@ -1,0 +1,60 @@
+package datasf
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// categoryCount is one category of the portal and how many of the datasets
+// read have it.
+type categoryCount struct {
+	Name  string `json:"name"`
+	Count int    `json:"count"`
+}
+
+// categoryScan is how many datasets (newest first) are read to list the
+// portal's categories when a search or a category finds nothing.
+const categoryScan = 1000
+
+// categoriesSchema is the output schema of categoryCount lists.
+const categoriesSchema = `{"type": "array", "description": "Only when nothing matched: the portal's categories, with how many datasets have each.", "items": {
+      "type": "object",
+      "properties": {"name": {"type": "string"}, "count": {"type": "integer"}},
+      "required": ["name", "count"]
+    }}`
+
+// noHits lists what the portal does hold, for an answer that found
+// nothing: its categories (by number of datasets), and their table. A
+// failure to read them leaves the answer as it was (nil, an empty table).
+func (s *Server) noHits(ctx context.Context) ([]categoryCount, string) {
+	ds, err := s.client.List(ctx, "", categoryScan)
+	if err != nil {
+		s.log.WarnContext(ctx, "listing the categories for an answer without hits", "err", err)
+		return nil, catalogTable(nil)
+	}
+	counts := map[string]int{}
+	for _, d := range ds {
+		if d.Category != "" {
+			counts[d.Category]++
+		}
+	}
+	if len(counts) == 0 {
+		return nil, catalogTable(nil)
+	}
+	out := make([]categoryCount, 0, len(counts))
+	for name, n := range counts {
+		out = append(out, categoryCount{Name: name, Count: n})
+	}
+	slices.SortFunc(out, func(a, b categoryCount) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), strings.Compare(a.Name, b.Name))
+	})
+	var b strings.Builder
+	b.WriteString("| category | datasets |\n|---|---|\n")
+	for _, c := range out {
+		fmt.Fprintf(&b, "| %s | %d |\n", cell(c.Name), c.Count)
+	}
+	return out, b.String()
+}

@@ -1,0 +1,222 @@
+package datasf
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/datasf-mcp/datasf-mcp/dualresp"
+)
+
+// result_page's limits: its input schema and its validation use them.
+const (
+	// MaxResultRef is the most characters of result (an id, resource://
+	// URI or REST URL).
+	MaxResultRef = 1000
+	// MaxResultPageLimit is the most rows of one page: the REST API's
+	// default page size (dualresp.DefaultPageLimit).
+	MaxResultPageLimit     = dualresp.DefaultPageLimit
+	DefaultResultPageLimit = 100
+	// MaxResultPageOffset bounds offset (the REST API has no bound; the
+	// schema of an integer argument states one).
+	MaxResultPageOffset = 1_000_000_000
+	// MaxSortField is the most characters of sort_by.
+	MaxSortField = 200
+)
+
+// ResultPageInput is result_page's arguments. A nil Limit means
+// DefaultResultPageLimit, a nil Offset 0; an empty Order means ascending.
+type ResultPageInput struct {
+	Result string `json:"result"`
+	Offset *int   `json:"offset,omitempty"`
+	Limit  *int   `json:"limit,omitempty"`
+	SortBy string `json:"sort_by,omitempty"`
+	Order  string `json:"order,omitempty"`
+	Format string `json:"format,omitempty"`
+}
+
+// Validate checks the arguments as result_page does (not whether sort_by
+// is a column of the result, which needs the result).
+func (in *ResultPageInput) Validate() error { return resultPageArgs.validate(in) }
+
+var resultPageArgs = args{
+	{name: "result", kind: "string", required: true, min: 1, max: MaxResultRef, rules: "notblank",
+		description: "The stored result: its id, resource:// URI or URL (resource.uri or resource.url of query_datasf)."},
+	{name: "offset", kind: "integer", min: 0, max: MaxResultPageOffset, def: 0,
+		description: "The first row to return, counting from 0."},
+	{name: "limit", kind: "integer", min: 1, max: MaxResultPageLimit, def: DefaultResultPageLimit,
+		description: fmt.Sprintf("How many rows to return (1-%d, default %d).", MaxResultPageLimit, DefaultResultPageLimit)},
+	{name: "sort_by", kind: "string", max: MaxSortField,
+		description: "Sort by this column of the result (one of its columns; anything else is refused). Without it, the result's own stable order."},
+	{name: "order", kind: "string", enum: []string{"asc", "desc"},
+		description: "The sort order of sort_by: asc (the default) or desc."},
+	formatArg,
+}
+
+// resultPageTool pages through a stored result for the result viewer (the
+// MCP App): visible to the app only, hidden from the model (see app.go).
+func resultPageTool(s *Server) tool {
+	t := newTool(toolDef{
+		name:        "result_page",
+		title:       "Read a page of a stored result",
+		description: "For the result viewer app: one page of a stored query result (the complete result, not the sample), optionally sorted by one of its columns. Checked like the REST API's page requests, and visible only to the caller that created the result.",
+		args:        resultPageArgs,
+		output:      resultPageOutputSchema,
+	}, s.resultPage)
+	t.def.Meta = &mcp.Meta{AdditionalFields: map[string]any{
+		"ui": appToolMeta{ResourceURI: AppURI, Visibility: []string{"app"}},
+	}}
+	return t
+}
+
+// resultInfo describes the stored result a page belongs to.
+type resultInfo struct {
+	ID         string            `json:"id"`
+	URI        string            `json:"uri"`
+	URL        string            `json:"url"`
+	Name       string            `json:"name"`
+	Query      string            `json:"query"`
+	TotalCount int64             `json:"total_count"`
+	Columns    []dualresp.Column `json:"columns"`
+	ExpiresAt  string            `json:"expires_at,omitempty"`
+	Pinned     bool              `json:"pinned"`
+}
+
+type pageSort struct {
+	Field string `json:"field"`
+	Order string `json:"order"`
+}
+
+// resultPageOutput is a REST page (dualresp.Page) with a summary, the
+// result it belongs to and the order it was read in.
+type resultPageOutput struct {
+	Summary  string     `json:"summary"`
+	Resource resultInfo `json:"resource"`
+	Sort     *pageSort  `json:"sort,omitempty"`
+	*dualresp.Page
+}
+
+func (s *Server) resultPage(ctx context.Context, _ mcp.CallToolRequest, in *ResultPageInput) (*mcp.CallToolResult, error) {
+	id, err := dualresp.ResourceID(in.Result)
+	if err != nil {
+		return validationError(fmt.Sprintf("result %q is not a stored result's id, resource:// URI or URL", in.Result),
+			map[string]any{"field": "result"}), nil
+	}
+	if in.Order != "" && in.SortBy == "" {
+		return validationError("order needs sort_by: name the column to sort by", map[string]any{"field": "order"}), nil
+	}
+	// As the REST API does: check the request against the record before
+	// counting an access, so that a bad request changes nothing.
+	rec, err := s.results.Resource(ctx, id)
+	if err != nil {
+		return resultReadError(err, in.Result), nil
+	}
+	var sort []dualresp.SortField
+	if in.SortBy != "" {
+		if !slices.ContainsFunc(rec.Columns, func(c dualresp.Column) bool { return c.Name == in.SortBy }) {
+			names := make([]string, len(rec.Columns))
+			for i, c := range rec.Columns {
+				names[i] = c.Name
+			}
+			return validationError(fmt.Sprintf("sort_by %q is not a column of the result: sort by one of its columns (%s)", in.SortBy, strings.Join(names, ", ")),
+				map[string]any{"field": "sort_by"}), nil
+		}
+		sort = []dualresp.SortField{{Field: in.SortBy, Desc: in.Order == "desc"}}
+	}
+	if rec, err = s.results.Access(ctx, id); err != nil {
+		return resultReadError(err, in.Result), nil
+	}
+	offset, limit := or(in.Offset, 0), or(in.Limit, DefaultResultPageLimit)
+	page, err := s.results.Page(ctx, rec, dualresp.PageRequest{Offset: int64(offset), Limit: int64(limit), Order: dualresp.Order{Sort: sort}})
+	if err != nil {
+		return upstreamError(err, "the page of result "+id, "Run the query again with query_datasf."), nil
+	}
+	out := resultPageOutput{Page: page, Resource: resultInfo{
+		ID: rec.ID, URI: s.results.URI(rec.ID), URL: s.results.URL(rec.ID), Name: rec.Name, Query: rec.Query.Text,
+		TotalCount: rec.TotalCount, Columns: rec.Columns, Pinned: rec.Pinned,
+	}}
+	if out.Resource.Columns == nil {
+		out.Resource.Columns = []dualresp.Column{}
+	}
+	if q, ok := rec.Metadata["query"].(string); ok && q != "" {
+		out.Resource.Query = q
+	}
+	if !rec.Pinned && !rec.ExpiresAt.IsZero() {
+		out.Resource.ExpiresAt = rec.ExpiresAt.UTC().Format(time.RFC3339)
+	}
+	order := ""
+	if len(sort) > 0 {
+		out.Sort = &pageSort{Field: in.SortBy, Order: "asc"}
+		if sort[0].Desc {
+			out.Sort.Order = "desc"
+		}
+		order = fmt.Sprintf(", sorted by %s %s", out.Sort.Field, out.Sort.Order)
+	}
+	if page.ReturnedCount == 0 {
+		out.Summary = fmt.Sprintf("No rows from offset %d of %d in %q%s.", page.Offset, page.TotalCount, rec.Name, order)
+	} else {
+		out.Summary = fmt.Sprintf("Rows %d-%d of %d of %q%s.", page.Offset+1, page.Offset+page.ReturnedCount, page.TotalCount, rec.Name, order)
+	}
+	// The rows are for the app, in the structured content; the text says
+	// what the page is.
+	return render(responseFormat(ctx, in.Format), out, out.Summary, ""), nil
+}
+
+// resultReadError explains why a stored result cannot be read.
+func resultReadError(err error, ref string) *mcp.CallToolResult {
+	switch {
+	case errors.Is(err, dualresp.ErrExpired):
+		return toolError{Error: fmt.Sprintf("result %q has expired; run its query again with query_datasf", ref), ErrorType: errNotFound, Code: "result_expired"}.result()
+	case errors.Is(err, dualresp.ErrNotFound):
+		return toolError{Error: fmt.Sprintf("no stored result %q (it may have expired, or belong to another caller)", ref), ErrorType: errNotFound, Code: "result_not_found"}.result()
+	}
+	return toolError{Error: "reading result " + ref + " failed: " + err.Error(), ErrorType: errAPI, Code: "storage_error"}.result()
+}
+
+var resultPageOutputSchema = json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "summary": {"type": "string"},
+    "resource": {
+      "type": "object",
+      "properties": {
+        "id": {"type": "string"},
+        "uri": {"type": "string"},
+        "url": {"type": "string"},
+        "name": {"type": "string"},
+        "query": {"type": "string"},
+        "total_count": {"type": "integer"},
+        "columns": {"type": "array", "items": {
+          "type": "object",
+          "properties": {"name": {"type": "string"}, "type": {"type": "string"}},
+          "required": ["name"]
+        }},
+        "expires_at": {"type": "string"},
+        "pinned": {"type": "boolean"}
+      },
+      "required": ["id", "uri", "url", "name", "query", "total_count", "columns", "pinned"]
+    },
+    "sort": {
+      "type": "object",
+      "properties": {"field": {"type": "string"}, "order": {"type": "string", "enum": ["asc", "desc"]}},
+      "required": ["field", "order"]
+    },
+    "data": {"type": "array", "items": {"type": "object"}},
+    "total_count": {"type": "integer"},
+    "returned_count": {"type": "integer"},
+    "offset": {"type": "integer"},
+    "limit": {"type": "integer"},
+    "has_next": {"type": "boolean"},
+    "next_offset": {"anyOf": [{"type": "integer"}, {"type": "null"}], "description": "The offset of the next page; null on the last page."},
+    "has_previous": {"type": "boolean"},
+    "limit_capped": {"type": "boolean"},
+    "requested_limit": {"type": "integer"}
+  },
+  "required": ["summary", "resource", "data", "total_count", "returned_count", "offset", "limit", "has_next", "has_previous"]
+}`)

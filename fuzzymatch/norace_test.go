@@ -1,0 +1,5 @@
+//go:build !race
+
+package fuzzymatch_test
+
+const raceSample = 1

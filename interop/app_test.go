@@ -1,0 +1,189 @@
+package interop
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// buildBinary builds datasf-mcp into a temporary directory.
+func buildBinary(t *testing.T, ctx context.Context) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "datasf-mcp")
+	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "../cmd/datasf-mcp").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// needNode returns the node binary, and checks that npm ci installed pkg.
+func needNode(t *testing.T, pkg string) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("skipping the Node test in -short mode")
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		need(t, "node", err)
+	}
+	if _, err := os.Stat(filepath.Join("node_modules", filepath.FromSlash(pkg))); err != nil {
+		need(t, "interop/node_modules/"+pkg, err)
+	}
+	return node
+}
+
+// TestAppInChromium plays an MCP Apps host in headless Chromium
+// (app_host.mjs, app_host_page.js): the TypeScript SDK client and the
+// ext-apps AppBridge load the result viewer app from the real binary, hand
+// it query_datasf results, and check the total, paging through every row
+// with result_page, sorting, the chart, the themes and the REST fast path.
+// Screenshots go to $DATASF_SCREENSHOT_DIR (a temporary directory when
+// unset).
+func TestAppInChromium(t *testing.T) {
+	node := needNode(t, "@modelcontextprotocol/ext-apps")
+	chromium := os.Getenv("CHROMIUM")
+	if chromium == "" {
+		chromium = "/usr/bin/chromium"
+	}
+	if _, err := os.Stat(chromium); err != nil {
+		need(t, "chromium (Debian package chromium)", err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
+	defer cancel()
+	bin := buildBinary(t, ctx)
+	shots := os.Getenv("DATASF_SCREENSHOT_DIR")
+	if shots == "" {
+		shots = t.TempDir()
+	}
+	cmd := exec.CommandContext(ctx, node, "app_host.mjs", shots, bin, "--offline", "--rest-addr", "127.0.0.1:0")
+	cmd.Env = append(os.Environ(), "CHROMIUM="+chromium, "DATASF_LOG_LEVEL=warn", "APP_HOST_REST_ARGS=--cors-origins *")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node app_host.mjs: %v\nstdout: %s\nstderr: %s", err, out, stderr.String())
+	}
+	var fig struct {
+		Total          int    `json:"total"`
+		Sample         int    `json:"sample"`
+		RowsPaged      int    `json:"rows_paged"`
+		Pages          int    `json:"pages"`
+		SortedBy       string `json:"sorted_by"`
+		ResultPage     int    `json:"result_page_calls"`
+		Groups         int    `json:"groups"`
+		ChartBars      int    `json:"chart_bars"`
+		PayloadApp     int    `json:"payload_bytes_app_host"`
+		PayloadPlain   int    `json:"payload_bytes_plain"`
+		RESTSource     string `json:"rest_source"`
+		DarkBackground string `json:"dark_background"`
+	}
+	if err := json.Unmarshal(out, &fig); err != nil {
+		t.Fatalf("app_host output %q: %v", out, err)
+	}
+	if fig.Total <= 100 || fig.RowsPaged != fig.Total || fig.Pages != (fig.Total+99)/100 || fig.Sample >= fig.Total {
+		t.Errorf("figures %+v; want every row of a result larger than a page, in pages of 100, beyond the sample", fig)
+	}
+	if fig.ResultPage < fig.Pages {
+		t.Errorf("%d result_page calls for %d pages; want the pages read through the host", fig.ResultPage, fig.Pages)
+	}
+	if fig.ChartBars != fig.Groups || fig.Groups == 0 {
+		t.Errorf("chart of %d bars for %d groups; want one a group", fig.ChartBars, fig.Groups)
+	}
+	if fig.PayloadApp != fig.PayloadPlain {
+		t.Errorf("query_datasf payload %d bytes for the app host, %d for a client without the extension; want the same", fig.PayloadApp, fig.PayloadPlain)
+	}
+	if fig.RESTSource != "rest" {
+		t.Errorf("with network access the app read pages from %q; want rest", fig.RESTSource)
+	}
+	for _, name := range []string{"app-table.png", "app-last-page.png", "app-chart.png", "app-dark-narrow.png"} {
+		if st, err := os.Stat(filepath.Join(shots, name)); err != nil || st.Size() == 0 {
+			t.Errorf("screenshot %s missing or empty: %v", name, err)
+		}
+	}
+	t.Logf("MCP App in Chromium: %s", out)
+}
+
+// TestAppBundleUpToDate rebuilds the app (datasf/app/build.mjs, with the
+// ext-apps and esbuild versions of package-lock.json) and compares it with
+// the committed datasf/app/viewer.html.
+func TestAppBundleUpToDate(t *testing.T) {
+	node := needNode(t, "esbuild")
+	out := filepath.Join(t.TempDir(), "viewer.html")
+	if b, err := exec.CommandContext(t.Context(), node, "../datasf/app/build.mjs", out).CombinedOutput(); err != nil {
+		t.Fatalf("node build.mjs: %v\n%s", err, b)
+	}
+	got, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile("../datasf/app/viewer.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("datasf/app/viewer.html is not what datasf/app/build.mjs builds from datasf/app/src; run `node datasf/app/build.mjs` and commit it")
+	}
+}
+
+// TestInspectorStrict runs the MCP Inspector CLI's tools/list with
+// --strict against the binary, as a client without the Apps extension and
+// as one with it (--advertise-apps): no schema errors either way, and only
+// the second lists the app-only tool.
+func TestInspectorStrict(t *testing.T) {
+	node := needNode(t, "@modelcontextprotocol/inspector")
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	bin := buildBinary(t, ctx)
+	launcher := filepath.Join("node_modules", "@modelcontextprotocol", "inspector", "clients", "launcher", "build", "index.js")
+	summary := regexp.MustCompile(`(\d+) errors?, (\d+) warnings?`)
+	for _, apps := range []bool{false, true} {
+		args := []string{launcher, "--cli", "--method", "tools/list", "--strict"}
+		if apps {
+			args = append(args, "--advertise-apps")
+		}
+		args = append(args, "--", bin, "--offline", "--rest-addr", "127.0.0.1:0")
+		cmd := exec.CommandContext(ctx, node, args...)
+		cmd.Env = append(os.Environ(), "DATASF_LOG_LEVEL=warn")
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("inspector --strict (apps %v): %v\n%s", apps, err, stderr.String())
+		}
+		var list struct {
+			Tools []struct {
+				Name string `json:"name"`
+			} `json:"tools"`
+		}
+		if err := json.Unmarshal(out, &list); err != nil {
+			t.Fatalf("inspector output: %v\n%.300s", err, out)
+		}
+		var names []string
+		for _, tool := range list.Tools {
+			names = append(names, tool.Name)
+		}
+		listed := strings.Contains(","+strings.Join(names, ",")+",", ",result_page,")
+		if listed != apps {
+			t.Errorf("inspector (apps %v) lists %v; want result_page listed only to an Apps host", apps, names)
+		}
+		m := summary.FindStringSubmatch(stderr.String())
+		if m != nil && m[1] != "0" {
+			t.Errorf("inspector --strict (apps %v): %s\n%s", apps, m[0], stderr.String())
+		}
+		t.Logf("inspector --strict (apps %v): %d tools; %s", apps, len(names), firstOr(m, "no findings"))
+	}
+}
+
+func firstOr(m []string, def string) string {
+	if len(m) == 0 {
+		return def
+	}
+	return m[0]
+}
