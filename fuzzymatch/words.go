@@ -154,14 +154,14 @@ func vocabulary(norm []string) map[string]bool {
 var commonWords = func() map[string]bool {
 	m := map[string]bool{}
 	for _, w := range strings.Fields(`
-		ace act add added age ages aid air all and area areas arm art ask back bad bag ban band bank bar base bat bay bed
+		ace act add added age ages aid air all altitude and area areas arm art ask back bad bag ban band bank bar base bat bay bed
 		bid big bike bill bin bit black block board boat body bond bonds book box boxes bus buy cab call calls camp can cap car
 		card care cars case cases cash cat cell cent city class close closed code codes cold cost costs count counts
-		court cut dam data date dates day days deal debt deed desk dog door dose dot down due east end ends entry fact
+		court cut dam data date dates day days deal debt deed desk dog door dose dot down due east employee employer end ends entry fact
 		fail fair fall fare farm fee fees feet file filed fill film final fine fire firm fish fit flag flat flow fly
 		food foot form free from fuel fund funds game gap gas gate gift goal gold grade grant gross hall hand hat head
 		heat height hill hire hit hold hole home hour hours house ice id ids inch item items job jobs key kind land lane last
-		late law lead lease left leg len leng lens level lid life line lines link list load loan loans local lock log long loss
+		late latitude law lead lease left leg len leng lens level lid life line lines link list load loan loans local lock log long loss
 		lot lots low made mail main make male map mark mass max meal meet meter mile mine min mode model month name
 		names near net new note now num oak odd off office old open order out owner owners pad page paid pair park
 		part pass past path pay peak pen per pet phone pin pipe plan plant plate point pole pool port post pot price
