@@ -46,15 +46,16 @@ COMMIT ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 DATE ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
 LDFLAGS = -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.date=$(DATE)
-# CI builds only linux/amd64 without -trimpath, reusing the test build cache.
+# CI builds only linux/amd64, without -trimpath and with cgo as go test has it, to reuse the test build cache.
 TRIMPATH ?= -trimpath
+CGO ?= 0
 
 release:
 	@set -e; mkdir -p dist; for p in $(PLATFORMS); do \
 		os=$${p%/*}; arch=$${p#*/}; ext=; [ $$os = windows ] && ext=.exe; \
 		out=dist/$$os-$$arch/datasf-mcp$$ext; \
 		echo "release: $$out"; \
-		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build $(TRIMPATH) -ldflags "$(LDFLAGS)" -o $$out ./cmd/datasf-mcp; \
+		CGO_ENABLED=$(CGO) GOOS=$$os GOARCH=$$arch $(GO) build $(TRIMPATH) -ldflags "$(LDFLAGS)" -o $$out ./cmd/datasf-mcp; \
 	done
 
 # The MCP Bundle for Claude Desktop (dist/datasf-mcp.mcpb): the release

@@ -272,7 +272,7 @@ Datasets are generated once per run of the driver: the offline sample data's pol
 (package localportal/sampledata, 22 columns shaped like DataSF's wg3w-h783) with %s rows each, loaded into
 localportal (SQLite) with AddGenerated, in a child process that plays the Socrata portal.
 
-1. **Payload.** query_datasf is called with %q through the real server (datasf.NewServer, mcp-go
+1. **Payload.** query_datasf is called with %q through the real server (datasf.New, mcp-go
    in-process client). Bytes are those of json.Marshal of the structuredContent and of the whole
    CallToolResult as the client received it. Tokens are estimated as bytes/4 (no tokenizer).
    The baseline returns the first min(n, %d) rows inline: structuredContent {"results": rows} plus
@@ -281,7 +281,7 @@ localportal (SQLite) with AddGenerated, in a child process that plays the Socrat
    GET /resources/{id}?offset=&limit=%d, or for the largest size read whole with
    /export?format=ndjson; every row's incident_id is checked to be a distinct generated row.
 2. **Full retrieval.** A fresh child process per run serves our REST endpoint (socrata client ->
-   datasf.Executor -> dualresp); the result is created with query_datasf in that child and
+   the datasf SoQL executor -> dualresp); the result is created with query_datasf in that child and
    exported with GET /resources/{id}/export?format=ndjson. The baseline pages the same upstream's
    /resource/{id}.json directly with the stored query's SoQL and the same page size (%s rows,
    datasf's export page), one page after the other as an application would, read with

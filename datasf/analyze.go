@@ -22,7 +22,7 @@ type analyzeOutput struct {
 	Tables    []analyze.TableInfo `json:"tables"`
 }
 
-func (s *Server) analyzeResults(ctx context.Context, req mcp.CallToolRequest, in *AnalyzeInput) (*mcp.CallToolResult, error) {
+func (s *toolServer) analyzeResults(ctx context.Context, req mcp.CallToolRequest, in *AnalyzeInput) (*mcp.CallToolResult, error) {
 	progress := progressSender(ctx, req)
 	res, err := s.analyzer.Run(ctx, analyze.Request{SQL: in.SQL, Results: in.Results}, progress)
 	if err != nil {

@@ -140,7 +140,7 @@ func appResource() mcp.Resource {
 // readApp serves resources/read of AppURI. The app reads pages through the
 // host (result_page); where the host lets it reach the REST API
 // (_meta.ui.csp.connectDomains), it reads them there, which is faster.
-func (s *Server) readApp(context.Context, mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+func (s *toolServer) readApp(context.Context, mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 	ui := map[string]any{"prefersBorder": true}
 	if u, err := url.Parse(s.results.URL("")); err == nil && u.Scheme != "" && u.Host != "" {
 		ui["csp"] = map[string]any{"connectDomains": []string{u.Scheme + "://" + u.Host}}

@@ -29,7 +29,7 @@ const categoriesSchema = `{"type": "array", "description": "Only when nothing ma
 // noHits lists what the portal does hold, for an answer that found
 // nothing: its categories (by number of datasets), and their table. A
 // failure to read them leaves the answer as it was (nil, an empty table).
-func (s *Server) noHits(ctx context.Context) ([]categoryCount, string) {
+func (s *toolServer) noHits(ctx context.Context) ([]categoryCount, string) {
 	ds, err := s.client.List(ctx, "", categoryScan)
 	if err != nil {
 		s.log.WarnContext(ctx, "listing the categories for an answer without hits", "err", err)

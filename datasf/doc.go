@@ -48,7 +48,7 @@
 // REST endpoint or read as an MCP resource. When no row matches, the answer
 // carries hints about its text literals (hints.go).
 //
-// Stored results are re-executed by kind: "soql" through Executor (the
+// Stored results are re-executed by kind: "soql" through soqlExecutor (the
 // portal, paged or streamed), "spill" (large search, list and schema
 // answers kept whole in memory) through package dualresp/spill.
 package datasf

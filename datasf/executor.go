@@ -27,17 +27,17 @@ const streamPageRows = 50_000
 // is sending when it knows where the result ends.
 const streamAhead = 2
 
-// Executor re-executes stored SoQL queries against a Socrata portal. It is the
+// soqlExecutor re-executes stored SoQL queries against a Socrata portal. It is the
 // dualresp.Executor the REST endpoint uses to serve pages and exports.
-type Executor struct {
+type soqlExecutor struct {
 	client   *socrata.Client
 	pageRows int64 // rows per upstream request of Stream
 	ahead    int   // pages requested ahead of the one being sent (bounded streams)
 }
 
-// NewExecutor returns an Executor that runs queries through c.
-func NewExecutor(c *socrata.Client) *Executor {
-	return &Executor{client: c, pageRows: streamPageRows, ahead: streamAhead}
+// newExecutor returns a soqlExecutor that runs queries through c.
+func newExecutor(c *socrata.Client) *soqlExecutor {
+	return &soqlExecutor{client: c, pageRows: streamPageRows, ahead: streamAhead}
 }
 
 // storedQuery builds the dualresp query definition for a SoQL query on a dataset.
@@ -45,7 +45,7 @@ func storedQuery(datasetID string, q *soql.Query) dualresp.Query {
 	return dualresp.Query{Kind: QueryKind, Text: q.String(), Params: map[string]string{"dataset_id": datasetID}}
 }
 
-func (e *Executor) parse(q dualresp.Query) (string, *soql.Query, error) {
+func (e *soqlExecutor) parse(q dualresp.Query) (string, *soql.Query, error) {
 	if q.Kind != QueryKind {
 		return "", nil, fmt.Errorf("datasf: cannot execute a stored query of kind %q", q.Kind)
 	}
@@ -61,7 +61,7 @@ func (e *Executor) parse(q dualresp.Query) (string, *soql.Query, error) {
 }
 
 // Count returns the exact number of rows the stored query returns.
-func (e *Executor) Count(ctx context.Context, q dualresp.Query) (int64, error) {
+func (e *soqlExecutor) Count(ctx context.Context, q dualresp.Query) (int64, error) {
 	id, parsed, err := e.parse(q)
 	if err != nil {
 		return 0, err
@@ -72,7 +72,7 @@ func (e *Executor) Count(ctx context.Context, q dualresp.Query) (int64, error) {
 // Page returns one page of the stored query's rows, as raw JSON objects,
 // with the result's columns from the response's X-SODA2-Fields and
 // X-SODA2-Types headers: one upstream request.
-func (e *Executor) Page(ctx context.Context, q dualresp.Query, req dualresp.PageRequest) (dualresp.PageResult, error) {
+func (e *soqlExecutor) Page(ctx context.Context, q dualresp.Query, req dualresp.PageRequest) (dualresp.PageResult, error) {
 	id, parsed, err := e.parse(q)
 	if err != nil {
 		return dualresp.PageResult{}, err
@@ -85,8 +85,8 @@ func (e *Executor) Page(ctx context.Context, q dualresp.Query, req dualresp.Page
 // Executors returns the executors of the query kinds a datasf server
 // stores, for dualresp.Options.Executors: QueryKind (SoQL) through c, and
 // spill.Kind (spilled tool results) from blobs.
-func Executors(c *socrata.Client, blobs *spill.Store) map[string]dualresp.Executor {
-	return map[string]dualresp.Executor{QueryKind: NewExecutor(c), spill.Kind: blobs}
+func executors(c *socrata.Client, blobs *spill.Store) map[string]dualresp.Executor {
+	return map[string]dualresp.Executor{QueryKind: newExecutor(c), spill.Kind: blobs}
 }
 
 // Stream passes rows req.Offset .. req.Offset+req.Limit-1 of the stored
@@ -96,7 +96,7 @@ func Executors(c *socrata.Client, blobs *spill.Store) map[string]dualresp.Execut
 // prepares them while the current one is consumed: two pages ahead when
 // req.Limit says where the result ends (never a request past that end), one
 // page ahead otherwise (so at most one request more than needed at the end).
-func (e *Executor) Stream(ctx context.Context, q dualresp.Query, req dualresp.PageRequest, fn func(json.RawMessage) error) error {
+func (e *soqlExecutor) Stream(ctx context.Context, q dualresp.Query, req dualresp.PageRequest, fn func(json.RawMessage) error) error {
 	id, parsed, err := e.parse(q)
 	if err != nil {
 		return err

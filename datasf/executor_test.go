@@ -16,9 +16,9 @@ import (
 
 const streamRows = 257
 
-// streamExecutor returns an Executor with 50-row pages on a fake portal
+// streamExecutor returns a soqlExecutor with 50-row pages on a fake portal
 // holding dataset abcd-1234 with n = 0 .. streamRows-1 and a label.
-func streamExecutor(t *testing.T) (*Executor, *socratatest.Server) {
+func streamExecutor(t *testing.T) (*soqlExecutor, *socratatest.Server) {
 	t.Helper()
 	fake := socratatest.NewServer(t)
 	schema := socratatest.Schema{ID: "abcd-1234", Name: "Stream", Columns: []socratatest.Column{
@@ -30,7 +30,7 @@ func streamExecutor(t *testing.T) (*Executor, *socratatest.Server) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	e := NewExecutor(socrata.NewClient(socrata.Options{BaseURL: fake.URL(), MaxRetries: -1}))
+	e := newExecutor(socrata.NewClient(socrata.Options{BaseURL: fake.URL(), MaxRetries: -1}))
 	e.pageRows = 50
 	return e, fake
 }
@@ -46,7 +46,7 @@ func stored(t *testing.T, text string) dualresp.Query {
 }
 
 // streamNs streams req and returns the n of every row.
-func streamNs(t *testing.T, e *Executor, q dualresp.Query, req dualresp.PageRequest) []int {
+func streamNs(t *testing.T, e *soqlExecutor, q dualresp.Query, req dualresp.PageRequest) []int {
 	t.Helper()
 	var ns []int
 	err := e.Stream(t.Context(), q, req, func(row json.RawMessage) error {

@@ -203,7 +203,7 @@ func (t hintTerm) matches(v string) bool {
 
 // zeroHints makes at most maxHintColumns requests and returns the hints
 // for q's literals (nil when there is nothing to say).
-func (s *Server) zeroHints(ctx context.Context, datasetID string, q *soql.Query, sc *socrata.Schema) []hint {
+func (s *toolServer) zeroHints(ctx context.Context, datasetID string, q *soql.Query, sc *socrata.Schema) []hint {
 	terms := hintTerms(q, sc)
 	if len(terms) == 0 {
 		return nil

@@ -20,7 +20,7 @@ const resourcePageSize = 100
 // readResource serves resources/read of resource://{id}: the result's
 // metadata (dualresp.ResourceInfo) and its first page (the fields of a
 // dualresp.Page) in one JSON object.
-func (s *Server) readResource(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+func (s *toolServer) readResource(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 	uri := req.Params.URI
 	id, err := dualresp.ResourceID(uri)
 	if err != nil || !strings.HasPrefix(uri, "resource://") {

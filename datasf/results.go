@@ -107,7 +107,7 @@ type listResultsOutput struct {
 	Results    []resultItem `json:"results"`
 }
 
-func (s *Server) listResults(ctx context.Context, _ mcp.CallToolRequest, in *ListResultsInput) (*mcp.CallToolResult, error) {
+func (s *toolServer) listResults(ctx context.Context, _ mcp.CallToolRequest, in *ListResultsInput) (*mcp.CallToolResult, error) {
 	limit, offset := or(in.Limit, DefaultListResultsLimit), or(in.Offset, 0)
 	out := listResultsOutput{Results: []resultItem{}, Offset: offset}
 	ids := s.session.list(ctx)

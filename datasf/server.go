@@ -26,15 +26,17 @@ query_datasf returns a dual response: "results" is only a SAMPLE of the rows; me
 list_results shows this session's stored results; analyze_results runs read-only SQL (SQLite) over one or more of them, for joins across datasets. Very large search, list or schema answers come back as a preview plus a link (full_result).
 Column names are corrected automatically when slightly wrong (see metadata.corrections). Text comparison is case-sensitive; use upper(col) = 'VALUE' when unsure of case. Timestamps are compared as '2024-01-01T00:00:00'.`
 
-// Options configures NewServer. Client and Results are required.
-type Options struct {
+// toolServerOptions is what New hands the tool server. Client, Results and
+// Blobs are required.
+type toolServerOptions struct {
 	// Client talks to the Socrata portal.
 	Client *socrata.Client
-	// Results stores dual responses and serves their full results. Build it
-	// with Executors(Client, blobs) as its Executors: SoQL through Client,
-	// spilled results from blobs, the *spill.Store the spill middleware
-	// fills (NewServer takes it from Results).
+	// Results stores dual responses and serves their full results, with
+	// executors(Client, Blobs) as its Executors.
 	Results *dualresp.Server
+	// Blobs keeps spilled results: the spill middleware fills it, Results
+	// reads the query kind spill.Kind from it.
+	Blobs *spill.Store
 	// Schemas caches dataset schemas. Default: a schemacache.Cache over Client.
 	Schemas *schemacache.Cache
 	// DefaultSampleSize is the sample size when the caller gives none
@@ -50,8 +52,9 @@ type Options struct {
 	ServerOptions []server.ServerOption
 }
 
-// Server holds the tool handlers. MCP returns the mcp-go server.
-type Server struct {
+// toolServer holds the tool handlers and the mcp-go server they are
+// registered on.
+type toolServer struct {
 	client  *socrata.Client
 	results *dualresp.Server
 	schemas *schemacache.Cache
@@ -64,32 +67,22 @@ type Server struct {
 	analyzer *analyze.Analyzer
 }
 
-// NewServer returns the DataSF MCP server with its tools, the
+// newToolServer returns the DataSF MCP server with its tools, the
 // resource://{id} template for stored results and the result viewer app
 // (AppURI).
-func NewServer(opts Options) (*Server, error) {
+func newToolServer(opts toolServerOptions) (*toolServer, error) {
 	if opts.Client == nil {
-		return nil, errors.New("datasf: Options.Client is required")
+		return nil, errors.New("datasf: toolServerOptions.Client is required")
 	}
-	if opts.Results == nil {
-		return nil, errors.New("datasf: Options.Results is required")
+	if opts.Results == nil || opts.Blobs == nil {
+		return nil, errors.New("datasf: toolServerOptions.Results and Blobs are required")
 	}
-	s := &Server{
+	s := &toolServer{
 		client:  opts.Client,
 		results: opts.Results,
 		schemas: opts.Schemas,
 		sample:  opts.DefaultSampleSize,
 		log:     opts.Logger,
-	}
-	// Spilled results are kept in the spill.Store that Results reads the
-	// query kind spill.Kind from: one route from a record to its rows.
-	spilled, err := opts.Results.Executor(spill.Kind)
-	if err != nil {
-		return nil, fmt.Errorf("datasf: Options.Results cannot read spilled results (build it with Executors(Client, spill.NewStore(…))): %w", err)
-	}
-	blobs, ok := spilled.(*spill.Store)
-	if !ok {
-		return nil, fmt.Errorf("datasf: Options.Results executes %q with a %T; want the *spill.Store of Executors(Client, blobs)", spill.Kind, spilled)
 	}
 	if s.schemas == nil {
 		s.schemas = schemacache.New(opts.Client, schemacache.Options{})
@@ -112,7 +105,7 @@ func NewServer(opts Options) (*Server, error) {
 	if spillOpts.Logger == nil {
 		spillOpts.Logger = s.log
 	}
-	s.spiller = mcpgo.NewSpiller(opts.Results, blobs, spillOpts)
+	s.spiller = mcpgo.NewSpiller(opts.Results, opts.Blobs, spillOpts)
 	s.analyzer = analyze.New(opts.Results, analyze.Options{Logger: s.log})
 
 	mopts := []server.ServerOption{
@@ -143,10 +136,10 @@ func NewServer(opts Options) (*Server, error) {
 }
 
 // MCP returns the mcp-go server, to serve over stdio or Streamable HTTP.
-func (s *Server) MCP() *server.MCPServer { return s.mcp }
+func (s *toolServer) MCP() *server.MCPServer { return s.mcp }
 
 // Tools returns every tool's definition with its handler, as registered.
-func (s *Server) Tools() []server.ServerTool {
+func (s *toolServer) Tools() []server.ServerTool {
 	list := s.toolList()
 	out := make([]server.ServerTool, len(list))
 	for i, t := range list {

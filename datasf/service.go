@@ -115,7 +115,7 @@ type Service struct {
 	url      string
 	client   *socrata.Client
 	results  *dualresp.Server
-	server   *Server
+	server   *toolServer
 	sessions *sessions
 	closers  []func() error // in the order opened
 }
@@ -166,10 +166,11 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 	if cfg.Expiration < 0 {
 		return svc, fmt.Errorf("datasf: Config.Expiration must be positive; got %s", cfg.Expiration)
 	}
+	blobs := spill.NewStore(spill.StoreOptions{})
 	ropts := dualresp.Options{
 		BaseURL:           svc.url,
 		Store:             store,
-		Executors:         Executors(svc.client, spill.NewStore(spill.StoreOptions{})),
+		Executors:         executors(svc.client, blobs),
 		DefaultExpiration: cfg.Expiration,
 		DefaultSampleSize: cfg.SampleSize,
 		CleanupInterval:   cfg.CleanupInterval,
@@ -184,9 +185,10 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 		return svc, err
 	}
 	svc.closers = append(svc.closers, svc.results.Close)
-	svc.server, err = NewServer(Options{
+	svc.server, err = newToolServer(toolServerOptions{
 		Client:            svc.client,
 		Results:           svc.results,
+		Blobs:             blobs,
 		DefaultSampleSize: cfg.SampleSize,
 		Logger:            svc.log,
 		ServerOptions:     cfg.MCPOptions,

@@ -33,11 +33,11 @@ type tool struct {
 }
 
 // toolList is every tool of the server, in the order tools/list shows them.
-// NewServer registers exactly these; Tools, the tests and the docs checks
+// newToolServer registers exactly these; Tools, the tests and the docs checks
 // read them from here. query_datasf and analyze_results declare the result
 // viewer app; result_page is for that app only (hidden from the model and
 // from clients that are not MCP Apps hosts, see app.go).
-func (s *Server) toolList() []tool {
+func (s *toolServer) toolList() []tool {
 	return []tool{
 		searchTool(s),
 		listTool(s),

@@ -36,7 +36,7 @@ var analyzeArgs = args{
 	formatArg,
 }
 
-func analyzeTool(s *Server) tool {
+func analyzeTool(s *toolServer) tool {
 	return newTool(toolDef{
 		name:        "analyze_results",
 		title:       "Analyze stored results with SQL",

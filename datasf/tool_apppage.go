@@ -61,7 +61,7 @@ var resultPageArgs = args{
 
 // resultPageTool pages through a stored result for the result viewer (the
 // MCP App): visible to the app only, hidden from the model (see app.go).
-func resultPageTool(s *Server) tool {
+func resultPageTool(s *toolServer) tool {
 	t := newTool(toolDef{
 		name:        "result_page",
 		title:       "Read a page of a stored result",
@@ -102,7 +102,7 @@ type resultPageOutput struct {
 	*dualresp.Page
 }
 
-func (s *Server) resultPage(ctx context.Context, _ mcp.CallToolRequest, in *ResultPageInput) (*mcp.CallToolResult, error) {
+func (s *toolServer) resultPage(ctx context.Context, _ mcp.CallToolRequest, in *ResultPageInput) (*mcp.CallToolResult, error) {
 	id, err := dualresp.ResourceID(in.Result)
 	if err != nil {
 		return validationError(fmt.Sprintf("result %q is not a stored result's id, resource:// URI or URL", in.Result),

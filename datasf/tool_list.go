@@ -31,7 +31,7 @@ var listArgs = args{
 	formatArg,
 }
 
-func listTool(s *Server) tool {
+func listTool(s *toolServer) tool {
 	return newTool(toolDef{
 		name:        "list_datasf",
 		title:       "List datasets",

@@ -10,7 +10,7 @@ const (
 	MaxSoQL       = 4000 // characters of soql
 	MaxSampleSize = 100  // sample rows per answer
 	// DefaultSampleSize is the sample size when neither the call nor
-	// Options.DefaultSampleSize gives one.
+	// toolServerOptions.DefaultSampleSize gives one.
 	DefaultSampleSize = 15
 )
 
@@ -40,7 +40,7 @@ var queryArgs = args{
 	formatArg,
 }
 
-func queryTool(s *Server) tool {
+func queryTool(s *toolServer) tool {
 	return newTool(toolDef{
 		name:        "query_datasf",
 		title:       "Query a dataset",

@@ -33,7 +33,7 @@ var listResultsArgs = args{
 	formatArg,
 }
 
-func listResultsTool(s *Server) tool {
+func listResultsTool(s *toolServer) tool {
 	return newTool(toolDef{
 		name:        "list_results",
 		title:       "List stored results",

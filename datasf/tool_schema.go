@@ -28,7 +28,7 @@ var schemaArgs = args{
 	formatArg,
 }
 
-func schemaTool(s *Server) tool {
+func schemaTool(s *toolServer) tool {
 	return newTool(toolDef{
 		name:        "get_schema",
 		title:       "Dataset schema",

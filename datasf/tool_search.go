@@ -32,7 +32,7 @@ var searchArgs = args{
 	formatArg,
 }
 
-func searchTool(s *Server) tool {
+func searchTool(s *toolServer) tool {
 	return newTool(toolDef{
 		name:        "search_datasf",
 		title:       "Search datasets",

@@ -91,7 +91,7 @@ func TestToolListIsComplete(t *testing.T) {
 	t.Parallel()
 	validator := reflect.TypeFor[interface{ Validate() error }]()
 	seen := map[string]bool{}
-	for _, tl := range (&Server{}).toolList() {
+	for _, tl := range (&toolServer{}).toolList() {
 		name := tl.def.Name
 		if seen[name] {
 			t.Errorf("tool %s is listed twice", name)
@@ -129,7 +129,7 @@ func TestLimitsAreTheConstants(t *testing.T) {
 	t.Parallel()
 	found := map[string]bool{}
 	total := 0
-	for _, tl := range (&Server{}).toolList() {
+	for _, tl := range (&toolServer{}).toolList() {
 		name := tl.def.Name
 		schema := inputSchema(t, tl)
 		c := &limitChecker{t: t, tool: tl, schema: schema}

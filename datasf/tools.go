@@ -64,7 +64,7 @@ type catalogResult struct {
 	Categories []categoryCount `json:"categories,omitempty"`
 }
 
-func (s *Server) search(ctx context.Context, _ mcp.CallToolRequest, in *SearchInput) (*mcp.CallToolResult, error) {
+func (s *toolServer) search(ctx context.Context, _ mcp.CallToolRequest, in *SearchInput) (*mcp.CallToolResult, error) {
 	limit := or(in.Limit, DefaultSearchLimit)
 	ds, err := s.client.Search(ctx, in.Query, limit)
 	if err != nil {
@@ -86,7 +86,7 @@ func (s *Server) search(ctx context.Context, _ mcp.CallToolRequest, in *SearchIn
 	return render(responseFormat(ctx, in.Format), out, out.Summary, table), nil
 }
 
-func (s *Server) list(ctx context.Context, _ mcp.CallToolRequest, in *ListInput) (*mcp.CallToolResult, error) {
+func (s *toolServer) list(ctx context.Context, _ mcp.CallToolRequest, in *ListInput) (*mcp.CallToolResult, error) {
 	limit := or(in.Limit, DefaultListLimit)
 	ds, err := s.client.List(ctx, in.Category, limit)
 	if err != nil {
@@ -127,7 +127,7 @@ type schemaResult struct {
 	Columns     []schemaColumn `json:"columns"`
 }
 
-func (s *Server) schema(ctx context.Context, _ mcp.CallToolRequest, in *SchemaInput) (*mcp.CallToolResult, error) {
+func (s *toolServer) schema(ctx context.Context, _ mcp.CallToolRequest, in *SchemaInput) (*mcp.CallToolResult, error) {
 	sc, cached, err := s.schemas.Schema(ctx, in.DatasetID)
 	if err != nil {
 		return upstreamError(err, "dataset "+in.DatasetID, "Check the id with search_datasf."), nil
@@ -148,7 +148,7 @@ func (s *Server) schema(ctx context.Context, _ mcp.CallToolRequest, in *SchemaIn
 	return render(responseFormat(ctx, in.Format), out, out.Summary, table.String()), nil
 }
 
-func (s *Server) query(ctx context.Context, _ mcp.CallToolRequest, in *QueryInput) (*mcp.CallToolResult, error) {
+func (s *toolServer) query(ctx context.Context, _ mcp.CallToolRequest, in *QueryInput) (*mcp.CallToolResult, error) {
 	if _, err := soql.Parse(in.SoQL); err != nil {
 		return syntaxError(err), nil
 	}

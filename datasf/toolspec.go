@@ -36,7 +36,7 @@ type ArgSpec struct {
 // store or server.
 func ToolSpecs() []ToolSpec {
 	var out []ToolSpec
-	for _, t := range new(Server).toolList() {
+	for _, t := range new(toolServer).toolList() {
 		if appOnly(t.def) {
 			continue
 		}
