@@ -394,7 +394,9 @@ func (a *Analyzer) load(ctx context.Context, conn *sql.Conn, t table, ld *loadin
 		return fail(err)
 	}
 	if len(cols) == 0 {
-		cols = keysOf(rows)
+		for _, c := range dualresp.RowColumns(rows, 0) {
+			cols = append(cols, c.Name)
+		}
 	}
 	names := sqlColumnNames(cols)
 	info := TableInfo{Name: t.name, ResourceID: t.id, Columns: names}
@@ -531,34 +533,6 @@ func number(s string) (any, bool) {
 	}
 	f, err := strconv.ParseFloat(s, 64)
 	return f, err == nil
-}
-
-// keysOf returns the keys of JSON object rows in order of first appearance.
-func keysOf(rows []json.RawMessage) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, r := range rows {
-		dec := json.NewDecoder(bytes.NewReader(r))
-		if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-			continue
-		}
-		for dec.More() {
-			t, err := dec.Token()
-			if err != nil {
-				break
-			}
-			k, _ := t.(string)
-			var skip json.RawMessage
-			if err := dec.Decode(&skip); err != nil {
-				break
-			}
-			if !seen[k] {
-				seen[k] = true
-				out = append(out, k)
-			}
-		}
-	}
-	return out
 }
 
 // sqlColumnNames makes column names unique without regard to case.

@@ -405,3 +405,57 @@ func safeSegment(s string) bool {
 	}
 	return true
 }
+
+// RowColumns returns the keys of JSON object rows as columns, in order of
+// first appearance, at most max of them (no bound when max <= 0). A
+// column's Type is the JSON type of its first value: text, number,
+// boolean or json ("" when that value is null). Rows that are not objects
+// are skipped.
+func RowColumns(rows []json.RawMessage, max int) []Column {
+	seen := map[string]bool{}
+	var cols []Column
+	full := func() bool { return max > 0 && len(cols) >= max }
+	for _, r := range rows {
+		dec := json.NewDecoder(bytes.NewReader(r))
+		if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+			continue
+		}
+		for dec.More() && !full() {
+			t, err := dec.Token()
+			if err != nil {
+				break
+			}
+			k, _ := t.(string)
+			var v json.RawMessage
+			if err := dec.Decode(&v); err != nil {
+				break
+			}
+			if !seen[k] {
+				seen[k] = true
+				cols = append(cols, Column{Name: k, Type: jsonType(v)})
+			}
+		}
+		if full() {
+			break
+		}
+	}
+	return cols
+}
+
+// jsonType names the JSON type of an encoded value.
+func jsonType(v json.RawMessage) string {
+	if len(v) == 0 {
+		return ""
+	}
+	switch v[0] {
+	case '"':
+		return "text"
+	case '{', '[':
+		return "json"
+	case 't', 'f':
+		return "boolean"
+	case 'n':
+		return ""
+	}
+	return "number"
+}

@@ -118,3 +118,27 @@ func TestStructuredRoundTrip(t *testing.T) {
 		t.Errorf("columns (-want +got):\n%s", diff)
 	}
 }
+
+func TestRowColumns(t *testing.T) {
+	t.Parallel()
+	rows := []json.RawMessage{
+		json.RawMessage(`{"a":"x","b":1,"c":null}`),
+		json.RawMessage(`[1,2]`),
+		json.RawMessage(`{"c":true,"d":{"e":1},"a":"y"}`),
+	}
+	for _, tc := range []struct {
+		max  int
+		want string
+	}{
+		{0, "[{a text} {b number} {c } {d json}]"},
+		{2, "[{a text} {b number}]"},
+	} {
+		var got []string
+		for _, c := range dualresp.RowColumns(rows, tc.max) {
+			got = append(got, "{"+c.Name+" "+c.Type+"}")
+		}
+		if s := "[" + strings.Join(got, " ") + "]"; s != tc.want {
+			t.Errorf("RowColumns(rows, %d) = %s; want %s", tc.max, s, tc.want)
+		}
+	}
+}

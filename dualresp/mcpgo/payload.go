@@ -141,7 +141,7 @@ func fromJSON(raw []byte, source string) *payload {
 	} else {
 		p.rows = []json.RawMessage{asRow(raw)}
 	}
-	p.columns = columnsOf(p.rows)
+	p.columns = dualresp.RowColumns(p.rows, maxColumns)
 	return p
 }
 
@@ -155,54 +155,6 @@ func asRow(v json.RawMessage) json.RawMessage {
 	b = append(b, `{"value":`...)
 	b = append(b, v...)
 	return append(b, '}')
-}
-
-// columnsOf returns the keys of the rows in order of first appearance.
-func columnsOf(rows []json.RawMessage) []dualresp.Column {
-	seen := map[string]bool{}
-	var cols []dualresp.Column
-	for _, r := range rows {
-		dec := json.NewDecoder(bytes.NewReader(r))
-		if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-			continue
-		}
-		for dec.More() && len(cols) < maxColumns {
-			t, err := dec.Token()
-			if err != nil {
-				break
-			}
-			k, _ := t.(string)
-			var skip json.RawMessage
-			if err := dec.Decode(&skip); err != nil {
-				break
-			}
-			if !seen[k] {
-				seen[k] = true
-				cols = append(cols, dualresp.Column{Name: k, Type: jsonType(skip)})
-			}
-		}
-		if len(cols) >= maxColumns {
-			break
-		}
-	}
-	return cols
-}
-
-func jsonType(v json.RawMessage) string {
-	if len(v) == 0 {
-		return ""
-	}
-	switch v[0] {
-	case '"':
-		return "text"
-	case '{', '[':
-		return "json"
-	case 't', 'f':
-		return "boolean"
-	case 'n':
-		return ""
-	}
-	return "number"
 }
 
 // splitText cuts s into parts of about size bytes, at line ends when there
