@@ -48,6 +48,8 @@ type toolServerOptions struct {
 	// search_datasf, list_datasf and get_schema answers out of the model's
 	// context (query_datasf is a dual response already and never spills).
 	Spill spill.Options
+	// Version is the server version told to MCP clients (default Version).
+	Version string
 	// ServerOptions are passed to mcp-go (for example server.WithOutputSchemaValidation()).
 	ServerOptions []server.ServerOption
 }
@@ -120,7 +122,11 @@ func newToolServer(opts toolServerOptions) (*toolServer, error) {
 		server.WithToolFilter(hideAppTools),
 	}
 	mopts = append(mopts, opts.ServerOptions...)
-	s.mcp = server.NewMCPServer("datasf-mcp", Version, mopts...)
+	version := opts.Version
+	if version == "" {
+		version = Version
+	}
+	s.mcp = server.NewMCPServer("datasf-mcp", version, mopts...)
 	for _, t := range s.toolList() {
 		s.mcp.AddTool(t.def, t.handler)
 	}

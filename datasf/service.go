@@ -76,6 +76,8 @@ type Config struct {
 	// (default DefaultMaxSessions); past it, the one idle the longest ends.
 	MaxSessions int
 
+	// Version is the server version told to MCP clients (default Version).
+	Version string
 	// Logger receives diagnostics (default: discard). Never stdout.
 	Logger *slog.Logger
 	// MCPOptions are passed to mcp-go (for example
@@ -189,6 +191,7 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 		Client:            svc.client,
 		Results:           svc.results,
 		Blobs:             blobs,
+		Version:           cfg.Version,
 		DefaultSampleSize: cfg.SampleSize,
 		Logger:            svc.log,
 		ServerOptions:     cfg.MCPOptions,

@@ -28,6 +28,7 @@ func serviceConfig(cfg config, log *slog.Logger) datasf.Config {
 		SampleSize:  cfg.SampleSize,
 		RESTTokens:  cfg.RESTTokens,
 		CORSOrigins: splitList(cfg.CORSOrigins),
+		Version:     releaseVersion(),
 		Logger:      log,
 	}
 	if cfg.Offline {

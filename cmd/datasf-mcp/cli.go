@@ -117,7 +117,6 @@ type parser struct {
 	render     string
 	results    []string
 	queries    []string
-	toolFlags  map[string]func() (any, bool) // tool argument -> value, whether given
 }
 
 func (p *parser) env(name, def string) string {
