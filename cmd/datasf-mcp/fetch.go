@@ -52,16 +52,7 @@ func runFetch(ctx context.Context, cfg config, log *slog.Logger) error {
 		}
 		out = file
 	}
-	bar := progressbar.NewOptions64(info.TotalCount,
-		progressbar.OptionSetWriter(cfg.Stderr),
-		progressbar.OptionSetDescription("rows"),
-		progressbar.OptionShowCount(),
-		progressbar.OptionThrottle(200_000_000),
-		progressbar.OptionClearOnFinish(),
-	)
-	counter := &rowCounter{w: out, bar: bar, format: cfg.Format}
-	n, err := parsed.Export(ctx, cfg.Format, counter)
-	_ = bar.Finish()
+	n, err := exportWithProgress(ctx, cfg, parsed, info.TotalCount, out)
 	if file != nil {
 		if cerr := file.Close(); err == nil {
 			err = cerr
@@ -72,6 +63,22 @@ func runFetch(ctx context.Context, cfg config, log *slog.Logger) error {
 	}
 	log.Info("fetched", "rows", info.TotalCount, "bytes", n, "format", cfg.Format, "to", cfg.Output)
 	return nil
+}
+
+// exportWithProgress writes the complete result of parsed, of total rows,
+// to out in cfg.Format, with a progress bar on stderr, and returns the
+// bytes written.
+func exportWithProgress(ctx context.Context, cfg config, parsed *dualresp.Parsed, total int64, out io.Writer) (int64, error) {
+	bar := progressbar.NewOptions64(total,
+		progressbar.OptionSetWriter(cfg.Stderr),
+		progressbar.OptionSetDescription("rows"),
+		progressbar.OptionShowCount(),
+		progressbar.OptionThrottle(200_000_000),
+		progressbar.OptionClearOnFinish(),
+	)
+	n, err := parsed.Export(ctx, cfg.Format, &rowCounter{w: out, bar: bar, format: cfg.Format})
+	_ = bar.Finish()
+	return n, err
 }
 
 // rowCounter advances the progress bar by the rows it sees pass: one per

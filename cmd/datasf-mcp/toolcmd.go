@@ -12,7 +12,6 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/schollz/progressbar/v3"
 
 	"github.com/datasf-mcp/datasf-mcp/datasf"
 	"github.com/datasf-mcp/datasf-mcp/dualresp"
@@ -187,16 +186,7 @@ func exportAll(ctx context.Context, cfg config, svc *datasf.Service, res *mcp.Ca
 	if parsed == nil {
 		return errors.New("query_datasf answered without a result link")
 	}
-	bar := progressbar.NewOptions64(parsed.TotalCount,
-		progressbar.OptionSetWriter(cfg.Stderr),
-		progressbar.OptionSetDescription("rows"),
-		progressbar.OptionShowCount(),
-		progressbar.OptionThrottle(200_000_000),
-		progressbar.OptionClearOnFinish(),
-	)
-	counter := &rowCounter{w: out, bar: bar, format: cfg.Format}
-	n, err := parsed.Export(ctx, cfg.Format, counter)
-	_ = bar.Finish()
+	n, err := exportWithProgress(ctx, cfg, parsed, parsed.TotalCount, out)
 	if err != nil {
 		return fmt.Errorf("writing the complete result: %w", err)
 	}
