@@ -290,7 +290,7 @@ func (r *report) startupRows() []row {
 		{section: p5, figure: "first search_datasf after ready (catalog only, no rows)", ours: ms(r.med("startup.search.ms"))},
 		{section: p5, figure: fmt.Sprintf("first query_datasf count(*) on %s (its sample rows are made on first use)", startupDataset),
 			ours: ms(r.med("startup.query.ms"))},
-		{section: p5, figure: fmt.Sprintf("`--offline` RSS after that query (baseline: when ready)"), ours: mib(r.med("startup.query.rss")), base: mib(rss),
+		{section: p5, figure: "`--offline` RSS after that query (baseline: when ready)", ours: mib(r.med("startup.query.rss")), base: mib(rss),
 			ratio: times(r.med("startup.query.rss") / rss)},
 	}
 }

@@ -281,11 +281,10 @@ func TestLoad311CSVLocationColumn(t *testing.T) {
 	header := []string{"CaseID", "Opened", "Status", "Address", "Point", "Media URL"}
 	var records [][]string
 	type cs struct {
-		opened     string
-		lat, lon   float64
-		hasPoint   bool
-		status     string
-		mediaValid bool
+		opened   string
+		lat, lon float64
+		hasPoint bool
+		status   string
 	}
 	var cases []cs
 	for _, row := range doc.Data {

@@ -258,8 +258,8 @@ func (c *checker) checkGrouping() error {
 		return false
 	}
 	var bad *Ident
-	var visit func(e Expr, aliasesVisible bool)
-	visit = func(e Expr, aliasesVisible bool) {
+	visit := func(e Expr, aliasesVisible bool) {
+
 		Walk(e, func(x Expr) bool {
 			if bad != nil || grouped(x) {
 				return false
