@@ -77,9 +77,18 @@ type instance struct {
 
 func startInstance(t *testing.T, args ...string) *instance {
 	t.Helper()
+	return startInstanceEnv(t, nil, args...)
+}
+
+// startInstanceEnv starts `serve --http --offline` with env added to the
+// environment and args after the defaults (a repeated flag's last value
+// wins), and waits until it is healthy.
+func startInstanceEnv(t *testing.T, env []string, args ...string) *instance {
+	t.Helper()
 	addr := freeAddr(t)
 	inst := &instance{base: "http://" + addr, stderr: &bytes.Buffer{}}
 	inst.cmd = exec.Command(binary(t), append([]string{"serve", "--http", addr, "--offline", "--log-level", "warn"}, args...)...)
+	inst.cmd.Env = append(os.Environ(), env...)
 	inst.cmd.Stderr = &lockedWriter{w: inst.stderr}
 	if err := inst.cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -3,42 +3,18 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // startTokenInstance starts `serve --http --offline` with DATASF_REST_TOKEN
 // set to tokens and debug logs, and waits until it is healthy.
 func startTokenInstance(t *testing.T, tokens string) *instance {
 	t.Helper()
-	addr := freeAddr(t)
-	inst := &instance{base: "http://" + addr, stderr: &bytes.Buffer{}}
-	inst.cmd = exec.Command(binary(t), "serve", "--http", addr, "--offline", "--log-level", "debug")
-	inst.cmd.Env = append(os.Environ(), "DATASF_REST_TOKEN="+tokens)
-	inst.cmd.Stderr = &lockedWriter{w: inst.stderr}
-	if err := inst.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { inst.kill() })
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		resp, err := http.Get(inst.base + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return inst
-			}
-		}
-		if time.Now().After(deadline) || inst.cmd.ProcessState != nil {
-			t.Fatalf("instance %s did not become healthy: %v\nstderr: %s", inst.base, err, inst.stderr)
-		}
-		time.Sleep(50 * time.Millisecond) // polling a child process's readiness, bounded by deadline
-	}
+	return startInstanceEnv(t, []string{"DATASF_REST_TOKEN=" + tokens}, "--log-level", "debug")
 }
 
 // runCLI runs the binary with DATASF_REST_TOKEN=token ("" for unset).
