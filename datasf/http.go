@@ -51,10 +51,14 @@ const (
 // RESTTokens, /mcp requires one too and results belong to the token that
 // created them.
 func (s *Service) HTTPHandler() (handler http.Handler, shutdown func(context.Context) error) {
-	auth := s.authenticate()
+	auth := s.auth
 	opts := []server.StreamableHTTPOption{
 		server.WithEndpointPath("/mcp"),
 		server.WithStreamableHTTPLogger(s.log),
+		// checkHost guards /mcp as it guards the REST API, and also lets in
+		// the PublicURL's host (a proxy on this machine), which mcp-go's own
+		// check would refuse.
+		server.WithDisableLocalhostProtection(true),
 		server.WithSessionIdManager(s.sessions),
 		server.WithSessionIdleTTL(s.sessions.idle),
 		server.WithHTTPContextFunc(func(ctx context.Context, r *http.Request) context.Context {

@@ -159,6 +159,29 @@ func TestHostChecked(t *testing.T) {
 			t.Errorf("GET %s with Host evil.example.com = %d; want 403", path, resp.StatusCode)
 		}
 	}
+
+	// Behind a proxy on this machine that keeps the Host header, the
+	// PublicURL's host reaches /mcp as it reaches the REST API.
+	_, proxied := httpEnv(t, datasf.Config{PublicURL: "https://mcp.example.com"})
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
+	for _, path := range []string{"/mcp", "/healthz"} {
+		method, body := http.MethodGet, ""
+		if path == "/mcp" {
+			method, body = http.MethodPost, init
+		}
+		req, _ := http.NewRequestWithContext(t.Context(), method, proxied.URL+path, strings.NewReader(body))
+		req.Host = "mcp.example.com"
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("%s %s with Host mcp.example.com (the PublicURL's) = %d; want 200", method, path, resp.StatusCode)
+		}
+	}
 }
 
 // TestMCPBodyBounded: an oversized POST /mcp is answered 413 without being

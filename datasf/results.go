@@ -22,6 +22,7 @@ import (
 // most maxResultOwners; the records themselves live in the result store.
 type sessionResults struct {
 	once sync.Once
+	mu   sync.Mutex // makes add's read-append-write one step
 	ids  *lru.Cache[string, []string]
 }
 
@@ -63,6 +64,8 @@ func (r *sessionResults) add(ctx context.Context, id string) {
 		return
 	}
 	c := r.cache()
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	ids, _ := c.Get(key)
 	ids = append(slices.Clip(ids), id)
 	if len(ids) > MaxResultsPerOwner {

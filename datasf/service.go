@@ -119,13 +119,22 @@ type Service struct {
 	results  *dualresp.Server
 	server   *toolServer
 	sessions *sessions
-	closers  []func() error // in the order opened
+	// auth identifies REST and /mcp callers by bearer token; nil without
+	// RESTTokens.
+	auth    func(*http.Request) (string, error)
+	closers []func() error // in the order opened
 }
 
 // New assembles the product described by cfg. Close releases what it
 // opened, also the Listener.
 func New(ctx context.Context, cfg Config) (svc *Service, err error) {
+	if cfg.Expiration < 0 {
+		return nil, fmt.Errorf("datasf: Config.Expiration must be positive; got %s", cfg.Expiration)
+	}
 	svc = &Service{cfg: cfg, log: cfg.Logger}
+	if len(cfg.RESTTokens) > 0 {
+		svc.auth = dualresp.BearerTokens(cfg.RESTTokens...)
+	}
 	if svc.log == nil {
 		svc.log = slog.New(slog.DiscardHandler)
 	}
@@ -165,9 +174,6 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 	}
 	svc.client = socrata.NewClient(copts)
 
-	if cfg.Expiration < 0 {
-		return svc, fmt.Errorf("datasf: Config.Expiration must be positive; got %s", cfg.Expiration)
-	}
 	blobs := spill.NewStore(spill.StoreOptions{})
 	ropts := dualresp.Options{
 		BaseURL:           svc.url,
@@ -180,9 +186,7 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 		CORSOrigins:       cfg.CORSOrigins,
 		MaxPinnedPerOwner: cfg.MaxPinnedPerOwner,
 	}
-	if len(cfg.RESTTokens) > 0 {
-		ropts.Authenticate = dualresp.BearerTokens(cfg.RESTTokens...)
-	}
+	ropts.Authenticate = svc.auth
 	if svc.results, err = dualresp.New(ropts); err != nil {
 		return svc, err
 	}
@@ -265,14 +269,6 @@ func (s *Service) SocrataClient() *socrata.Client { return s.client }
 // the result viewer page to browsers).
 func (s *Service) RESTHandler() http.Handler {
 	return viewer.Wrap("/resources/", s.results.Handler())
-}
-
-// authenticate returns the bearer-token check, or nil without tokens.
-func (s *Service) authenticate() func(*http.Request) (string, error) {
-	if len(s.cfg.RESTTokens) == 0 {
-		return nil
-	}
-	return dualresp.BearerTokens(s.cfg.RESTTokens...)
 }
 
 // Serve serves on the Listener until ctx is cancelled, then shuts down

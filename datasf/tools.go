@@ -161,11 +161,7 @@ func (s *toolServer) query(ctx context.Context, _ mcp.CallToolRequest, in *Query
 	var ambiguous []fuzzymatch.Ambiguity
 	var rejected []fuzzymatch.Rejection
 	if or(in.AutoCorrect, true) {
-		fields := make([]string, len(sc.Columns))
-		for i, c := range sc.Columns {
-			fields[i] = c.FieldName
-		}
-		fixed, err := fuzzymatch.Correct(text, fields, fuzzymatch.Options{})
+		fixed, err := fuzzymatch.Correct(text, fieldNames(sc), fuzzymatch.Options{})
 		if err != nil {
 			return syntaxError(err), nil
 		}
@@ -250,11 +246,7 @@ func queryError(err error, datasetID string, sc *socrata.Schema) *mcp.CallToolRe
 	var api *socrata.APIError
 	if errors.As(err, &api) && api.Code == "query.soql.no-such-column" {
 		col, _ := api.Data["column"].(string)
-		fields := make([]string, len(sc.Columns))
-		for i, c := range sc.Columns {
-			fields[i] = c.FieldName
-		}
-		close := fuzzymatch.Closest(col, fields, 5)
+		close := fuzzymatch.Closest(col, fieldNames(sc), 5)
 		if close == nil {
 			close = []string{} // an empty list, not null, for the model
 		}

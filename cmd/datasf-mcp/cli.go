@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -733,13 +734,17 @@ func argHelp(a datasf.ArgSpec) string {
 	return help
 }
 
+// toolSpecs is the description of every tool, built once per process.
+var toolSpecs = sync.OnceValue(datasf.ToolSpecs)
+
 // toolSpec returns the description of the tool named name.
 func toolSpec(name string) datasf.ToolSpec {
-	i := slices.IndexFunc(datasf.ToolSpecs(), func(s datasf.ToolSpec) bool { return s.Name == name })
+	specs := toolSpecs()
+	i := slices.IndexFunc(specs, func(s datasf.ToolSpec) bool { return s.Name == name })
 	if i < 0 {
 		panic("datasf-mcp: no tool " + name) // the command table names a tool that is gone
 	}
-	return datasf.ToolSpecs()[i]
+	return specs[i]
 }
 
 // completeWords completes a flag's value from a fixed list.

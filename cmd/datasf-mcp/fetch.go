@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"os"
 
 	"github.com/schollz/progressbar/v3"
 
@@ -20,11 +19,7 @@ import (
 // DATASF_REST_TOKEN set, the first token is sent as the bearer token.
 func runFetch(ctx context.Context, cfg config, log *slog.Logger) error {
 	url := cfg.Args[0]
-	header := http.Header{}
-	for k, v := range serverHeaders(cfg) {
-		header.Set(k, v)
-	}
-	client, err := dualresp.NewClient(dualresp.ClientOptions{Header: header})
+	client, err := dualresp.NewClient(dualresp.ClientOptions{Header: serverHeader(cfg)})
 	if err != nil {
 		return err
 	}
@@ -44,19 +39,13 @@ func runFetch(ctx context.Context, cfg config, log *slog.Logger) error {
 		return fmt.Errorf("fetch %s: %w", url, err)
 	}
 
-	out := cfg.Stdout
-	var file *os.File
-	if cfg.Output != "" {
-		if file, err = os.Create(cfg.Output); err != nil {
-			return err
-		}
-		out = file
+	out, closeOut, err := openOutput(cfg)
+	if err != nil {
+		return err
 	}
 	n, err := exportWithProgress(ctx, cfg, parsed, info.TotalCount, out)
-	if file != nil {
-		if cerr := file.Close(); err == nil {
-			err = cerr
-		}
+	if cerr := closeOut(); err == nil {
+		err = cerr
 	}
 	if err != nil {
 		return fmt.Errorf("fetch %s: %w", url, err)

@@ -443,5 +443,19 @@ func TestQueryThroughServerThenFetch(t *testing.T) {
 	if lines[0] != "applicant,status" || len(lines)-1 != sc.Metadata.TotalCount {
 		t.Errorf("fetched CSV has header %q and %d rows; want applicant,status and total_count %d", lines[0], len(lines)-1, sc.Metadata.TotalCount)
 	}
+	// -o - is stdout, as for every other command (it used to create a file named -).
+	dir := t.TempDir()
+	cmd := exec.Command(binary(t), "fetch", sc.Resource.URL, "--format", "csv", "-o", "-")
+	cmd.Dir = dir
+	stdout, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("fetch -o -: %v", err)
+	}
+	if got := strings.Count(string(stdout), "\n") - 1; got != len(lines)-1 {
+		t.Errorf("fetch -o - wrote %d rows to stdout; want %d", got, len(lines)-1)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "-")); err == nil {
+		t.Error("fetch -o - created a file named -")
+	}
 	t.Logf("serve → query --server → fetch: %d rows in the CSV = total_count", len(lines)-1)
 }

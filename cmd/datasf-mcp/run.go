@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/client"
@@ -70,4 +71,13 @@ func serverHeaders(cfg config) map[string]string {
 		return map[string]string{"Authorization": "Bearer " + cfg.RESTTokens[0]}
 	}
 	return nil
+}
+
+// serverHeader is serverHeaders as an http.Header, for the REST client.
+func serverHeader(cfg config) http.Header {
+	h := http.Header{}
+	for k, v := range serverHeaders(cfg) {
+		h.Set(k, v)
+	}
+	return h
 }

@@ -169,11 +169,7 @@ const linkNote = "The link above was served by this command only, and ended with
 // cfg.Format, with a progress bar on stderr: through the REST API of the
 // server at --server, or of svc in this process.
 func exportAll(ctx context.Context, cfg config, svc *datasf.Service, res *mcp.CallToolResult, out io.Writer) error {
-	header := http.Header{}
-	for k, v := range serverHeaders(cfg) {
-		header.Set(k, v)
-	}
-	opts := dualresp.ClientOptions{Header: header, Timeout: -1}
+	opts := dualresp.ClientOptions{Header: serverHeader(cfg), Timeout: -1}
 	if svc != nil {
 		opts.HTTPClient = &http.Client{Transport: handlerTransport{h: svc.RESTHandler()}}
 		opts.BaseURL = svc.URL()
