@@ -231,16 +231,12 @@ func (a *Analyzer) Run(ctx context.Context, req Request, progress Progress) (*Re
 
 // run does the work of Run under ctx's deadline.
 func (a *Analyzer) run(ctx context.Context, tables []table, q string, progress Progress) (*Result, error) {
-	select {
-	case a.turns <- struct{}{}:
-		defer func() { <-a.turns }()
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
+	// The sizes first, without counting an access: a request that is
+	// refused anyway neither waits for a turn nor extends the results.
 	var total int64
 	for i := range tables {
 		t := &tables[i]
-		rec, err := a.results.Access(ctx, t.id)
+		rec, err := a.results.Resource(ctx, t.id)
 		if err != nil {
 			return nil, &ResourceError{Table: t.name, Ref: t.ref, Err: err}
 		}
@@ -248,12 +244,27 @@ func (a *Analyzer) run(ctx context.Context, tables []table, q string, progress P
 			return nil, &ResourceError{Table: t.name, Ref: t.ref, Err: fmt.Errorf("%w: it has %d rows and at most %d are loaded; narrow or aggregate it first",
 				ErrTooLarge, rec.TotalCount, a.opts.MaxRowsPerResult)}
 		}
-		t.rec = rec
 		total += rec.TotalCount
 	}
 	if total > a.opts.MaxRows {
 		return nil, fmt.Errorf("%w: the %d results have %d rows together and at most %d are loaded per analysis; narrow or aggregate them first",
 			ErrTooLarge, len(tables), total, a.opts.MaxRows)
+	}
+	select {
+	case a.turns <- struct{}{}:
+		defer func() { <-a.turns }()
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	total = 0
+	for i := range tables {
+		t := &tables[i]
+		rec, err := a.results.Access(ctx, t.id)
+		if err != nil {
+			return nil, &ResourceError{Table: t.name, Ref: t.ref, Err: err}
+		}
+		t.rec = rec
+		total += rec.TotalCount
 	}
 
 	db, err := sql.Open("sqlite", ":memory:")

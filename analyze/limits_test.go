@@ -133,6 +133,13 @@ func TestTotalRowsLimit(t *testing.T) {
 	if n := e.exec.pages.Load() - pages; n != 0 {
 		t.Errorf("%d pages read; want none", n)
 	}
+	rec, err := e.results.Resource(t.Context(), big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.AccessCount != 0 {
+		t.Errorf("a refused Run counted %d accesses to its result; want 0", rec.AccessCount)
+	}
 }
 
 func TestLoadBytesLimit(t *testing.T) {
@@ -156,10 +163,15 @@ func TestLoadBytesLimit(t *testing.T) {
 type stallExecutor struct {
 	genExecutor
 	stalled atomic.Bool
+	inFlight, maxInFlight atomic.Int64 // blocked Page calls now, and at most
 }
 
 func (s *stallExecutor) Page(ctx context.Context, q dualresp.Query, req dualresp.PageRequest) (dualresp.PageResult, error) {
 	if s.stalled.Load() {
+		n := s.inFlight.Add(1)
+		defer s.inFlight.Add(-1)
+		for m := s.maxInFlight.Load(); n > m && !s.maxInFlight.CompareAndSwap(m, n); m = s.maxInFlight.Load() {
+		}
 		<-ctx.Done()
 		return dualresp.PageResult{}, ctx.Err()
 	}
@@ -193,7 +205,8 @@ func TestTimeoutCoversLoading(t *testing.T) {
 	if err := run(); !errors.Is(err, analyze.ErrTimeout) || !strings.Contains(err.Error(), "loading") {
 		t.Errorf("Run(stalled load) = %v after %s; want ErrTimeout", err, time.Since(start))
 	}
-	// While one Run holds the only turn, another times out waiting.
+	// While one Run holds the only turn, another times out waiting: the two
+	// never read rows at the same time.
 	errc := make(chan error, 2)
 	go func() { errc <- run() }()
 	go func() { errc <- run() }()
@@ -201,5 +214,8 @@ func TestTimeoutCoversLoading(t *testing.T) {
 		if err := <-errc; !errors.Is(err, analyze.ErrTimeout) {
 			t.Errorf("concurrent Run = %v; want ErrTimeout", err)
 		}
+	}
+	if n := exec.maxInFlight.Load(); n != 1 {
+		t.Errorf("two concurrent Runs with MaxConcurrent 1: %d reads at once; want 1 (the other waits for a turn)", n)
 	}
 }

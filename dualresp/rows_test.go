@@ -92,9 +92,14 @@ func TestServerRowsFailure(t *testing.T) {
 		t.Errorf("Rows yielded %d errors; want 1", errs)
 	}
 	rec.Query.Kind = "nope"
+	yields := 0
 	for _, err := range srv.Rows(t.Context(), rec, dualresp.RowsOptions{}) {
+		yields++
 		if err == nil {
 			t.Error("Rows of an unknown kind yielded a row; want an error")
 		}
+	}
+	if yields != 1 {
+		t.Errorf("Rows of an unknown kind yielded %d times; want one error", yields)
 	}
 }
