@@ -162,7 +162,7 @@ func TestLoadBytesLimit(t *testing.T) {
 // page until the context ends.
 type stallExecutor struct {
 	genExecutor
-	stalled atomic.Bool
+	stalled               atomic.Bool
 	inFlight, maxInFlight atomic.Int64 // blocked Page calls now, and at most
 }
 
