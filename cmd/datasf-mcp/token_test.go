@@ -21,10 +21,8 @@ func startTokenInstance(t *testing.T, tokens string) *instance {
 func runCLI(t *testing.T, token string, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
 	cmd := exec.Command(binary(t), args...)
-	cmd.Env = os.Environ()
-	if token != "" {
-		cmd.Env = append(cmd.Env, "DATASF_REST_TOKEN="+token)
-	}
+	// Like runBinary: nothing of the caller's environment decides the test.
+	cmd.Env = append(os.Environ(), "DATASF_REST_TOKEN="+token, "DATASF_SERVER=", "DATASF_OFFLINE=")
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err = cmd.Run()
@@ -43,8 +41,8 @@ func TestTokenModeEndToEnd(t *testing.T) {
 	inst := startTokenInstance(t, alice+","+bob)
 
 	// query --server: the first token of the environment identifies the caller.
-	if _, stderr, err := runCLI(t, "", "query", "rqzj-sfat", "SELECT applicant", "--server", inst.base); err == nil {
-		t.Errorf("query --server without a token succeeded; want 401\n%s", stderr)
+	if _, stderr, err := runCLI(t, "", "query", "rqzj-sfat", "SELECT applicant", "--server", inst.base); err == nil || !strings.Contains(stderr, "401") {
+		t.Errorf("query --server without a token = %v; want a failure naming HTTP 401\n%s", err, stderr)
 	}
 	out, stderr, err := runCLI(t, alice, "query", "rqzj-sfat", "SELECT applicant, status WHERE status = 'APPROVED'", "--server", inst.base, "--sample-size", "5")
 	if err != nil {

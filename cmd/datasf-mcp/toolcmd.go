@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/datasf-mcp/datasf-mcp/datasf"
@@ -30,7 +31,12 @@ func runTool(ctx context.Context, cfg config, c *client.Client, svc *datasf.Serv
 	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
 	init.Params.ClientInfo = mcp.Implementation{Name: "datasf-mcp-cli", Version: datasf.Version}
 	if _, err := c.Initialize(ctx, init); err != nil {
-		if cfg.Server != "" {
+		switch {
+		case cfg.Server != "" && (errors.Is(err, transport.ErrUnauthorized) || errors.Is(err, transport.ErrAuthorizationRequired)) && len(cfg.RESTTokens) == 0:
+			return fmt.Errorf("connecting to %s: the server requires a bearer token (HTTP 401): set DATASF_REST_TOKEN to one of its tokens", cfg.Server)
+		case cfg.Server != "" && (errors.Is(err, transport.ErrUnauthorized) || errors.Is(err, transport.ErrAuthorizationRequired)):
+			return fmt.Errorf("connecting to %s: the server did not accept the token of DATASF_REST_TOKEN (HTTP 401)", cfg.Server)
+		case cfg.Server != "":
 			return fmt.Errorf("connecting to %s: %w", cfg.Server, err)
 		}
 		return err
