@@ -585,18 +585,23 @@ func TestStartOfflineIsLazy(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(p.Close)
-	p.mu.RLock()
-	loaded := len(p.datasets)
-	p.mu.RUnlock()
-	if loaded != 0 {
-		t.Errorf("after StartOffline, %d datasets have rows; want 0 (made on first use)", loaded)
+	loaded := func(when string) {
+		t.Helper()
+		p.mu.RLock()
+		n := len(p.datasets)
+		p.mu.RUnlock()
+		if n != 0 {
+			t.Errorf("%s, %d datasets have rows; want 0 (made on first query)", when, n)
+		}
 	}
+	loaded("after StartOffline")
 	if r := get(t, p, "/api/views/wg3w-h783.json", nil); r.status != 200 {
 		t.Errorf("views: %d", r.status)
 	}
 	if r := get(t, p, "/api/catalog/v1", nil); !strings.Contains(string(r.body), "wg3w-h783") {
 		t.Errorf("catalog does not list wg3w-h783: %.200s", r.body)
 	}
+	loaded("after a Views and a Discovery request")
 	if got := count(t, p, "wg3w-h783", "SELECT count(*) AS n"); got != 2500 {
 		t.Errorf("count = %d; want 2500", got)
 	}

@@ -23,9 +23,9 @@ type pendingDataset struct {
 	err  error
 }
 
-// AddLazy registers dataset schema whose n rows gen makes on first use (a
-// query, or a Views request): the same rows as AddGenerated, made later.
-// Discovery lists it at once.
+// AddLazy registers dataset schema whose n rows gen makes on the first
+// query: the same rows as AddGenerated, made later. Discovery lists it and
+// Views describes it at once, without making rows.
 func (s *Portal) AddLazy(schema Schema, n int, gen func(i int) map[string]any) error {
 	if !isDatasetID(schema.ID) {
 		return fmt.Errorf("localportal: dataset id %q is not a 4x4 identifier like \"abcd-1234\"", schema.ID)
