@@ -3,6 +3,8 @@ package fuzzymatch
 import (
 	"strings"
 	"unicode/utf8"
+
+	"github.com/datasf-mcp/datasf-mcp/soql"
 )
 
 // Distance is the optimal string alignment distance between a and b, counted
@@ -27,9 +29,7 @@ func Normalized(a, b string) float64 {
 // Canonical is how Socrata compares column names: case-insensitively, with
 // '-' equal to '_'. Two names with the same canonical form name the same
 // column.
-func Canonical(s string) string {
-	return strings.ReplaceAll(strings.ToLower(s), "-", "_")
-}
+func Canonical(s string) string { return soql.CanonicalName(s) }
 
 // normalize is Canonical with white space also read as '_', the form that
 // distances are measured on (a model often writes "incident category" for

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/datasf-mcp/datasf-mcp/socrata"
+	"github.com/datasf-mcp/datasf-mcp/soql"
 )
 
 // Schema describes one dataset served by the portal: the Views API metadata
@@ -141,11 +142,9 @@ func discoveryType(dataType string) string {
 	}
 }
 
-// fieldKey canonicalises a field name for lookups: Socrata compares column
-// names case-insensitively, with '-' equal to '_'.
-func fieldKey(name string) string {
-	return strings.ReplaceAll(strings.ToLower(name), "-", "_")
-}
+// fieldKey canonicalises a field name for lookups, as Socrata compares
+// column names (soql.CanonicalName).
+func fieldKey(name string) string { return soql.CanonicalName(name) }
 
 // fieldNameFor derives an API field name from a human column name or a CSV
 // header ("Facility Type" -> "facility_type").

@@ -77,7 +77,7 @@ func (q *Query) Check(src string, columns []Field) error {
 	}
 	scope := map[string]string{} // canonical name -> type ("" unknown)
 	for _, c := range columns {
-		scope[canonicalName(c.Name)] = c.Type
+		scope[CanonicalName(c.Name)] = c.Type
 	}
 	complete := true // scope lists every name the stage can see
 	for i, st := range q.Stages {
@@ -92,7 +92,10 @@ func (q *Query) Check(src string, columns []Field) error {
 
 // canonicalName is how Socrata compares names: case-insensitively, with
 // '-' equal to '_'.
-func canonicalName(s string) string { return strings.ReplaceAll(strings.ToLower(s), "-", "_") }
+// CanonicalName is the form in which Socrata compares column names and
+// aliases: case-insensitive, with '-' equal to '_'. Two names mean the same
+// column exactly when their CanonicalNames are equal.
+func CanonicalName(s string) string { return strings.ReplaceAll(strings.ToLower(s), "-", "_") }
 
 type checker struct {
 	src      string
@@ -150,7 +153,7 @@ func (c *checker) check() error {
 		if it.Alias == nil {
 			continue
 		}
-		k := canonicalName(it.Alias.Name)
+		k := CanonicalName(it.Alias.Name)
 		if _, dup := c.aliases[k]; dup {
 			return c.fail(CodeDuplicateAlias, "Duplicate alias: "+it.Alias.Name, it.Alias.Name, "SELECT", it.Alias.NamePos)
 		}
@@ -164,7 +167,7 @@ func (c *checker) check() error {
 			var bad *Ident
 			Walk(e, func(x Expr) bool {
 				if id, ok := x.(*Ident); ok && bad == nil && !id.System() {
-					k := canonicalName(id.Name)
+					k := CanonicalName(id.Name)
 					if _, col := c.scope[k]; !col {
 						if _, alias := c.aliases[k]; !alias {
 							bad = id
@@ -215,9 +218,9 @@ func (c *checker) typeOf(e Expr) string {
 		if x.System() {
 			return ""
 		}
-		k := canonicalName(x.Name)
+		k := CanonicalName(x.Name)
 		if a, ok := c.aliases[k]; ok {
-			if id, isIdent := unparen(a).(*Ident); isIdent && canonicalName(id.Name) != k {
+			if id, isIdent := unparen(a).(*Ident); isIdent && CanonicalName(id.Name) != k {
 				return c.typeOf(id)
 			}
 			return ""
@@ -244,7 +247,7 @@ func (c *checker) checkGrouping() error {
 	for _, k := range c.st.GroupBy {
 		keys = append(keys, k)
 		if id, ok := unparen(k).(*Ident); ok {
-			if a, isAlias := c.aliases[canonicalName(id.Name)]; isAlias && a != nil {
+			if a, isAlias := c.aliases[CanonicalName(id.Name)]; isAlias && a != nil {
 				keys = append(keys, a)
 			}
 		}
@@ -270,7 +273,7 @@ func (c *checker) checkGrouping() error {
 					return false
 				}
 			case *Ident:
-				k := canonicalName(n.Name)
+				k := CanonicalName(n.Name)
 				if n.System() {
 					return false
 				}
@@ -312,7 +315,7 @@ func (c *checker) checkGrouping() error {
 // sameGroupKey compares two expressions as Socrata's aggregate checker
 // does: by their canonical text, names compared case-insensitively.
 func sameGroupKey(a, b Expr) bool {
-	return canonicalName(Format(unparen(a))) == canonicalName(Format(unparen(b)))
+	return CanonicalName(Format(unparen(a))) == CanonicalName(Format(unparen(b)))
 }
 
 // output returns the names (canonical, with types) the stage's result has,
@@ -332,10 +335,10 @@ func (c *checker) output() (map[string]string, bool) {
 		case it.Star == SystemStar:
 			// system fields are never checked
 		case it.Alias != nil:
-			out[canonicalName(it.Alias.Name)] = c.typeOf(it.Expr)
+			out[CanonicalName(it.Alias.Name)] = c.typeOf(it.Expr)
 		default:
 			if id, ok := unparen(it.Expr).(*Ident); ok && !id.System() {
-				out[canonicalName(id.Name)] = c.typeOf(id)
+				out[CanonicalName(id.Name)] = c.typeOf(id)
 			} else if !ok {
 				// Socrata names an unaliased expression itself
 				// (count(*) is "count"): the next stage may read names
