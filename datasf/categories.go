@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 )
 
 // categoryCount is one category of the portal and how many of the datasets
@@ -19,6 +20,11 @@ type categoryCount struct {
 // portal's categories when a search or a category finds nothing.
 const categoryScan = 1000
 
+// categoriesTTL is how long the list of categories is reused: categories
+// change rarely, and reading them costs a catalog request of categoryScan
+// datasets.
+const categoriesTTL = 10 * time.Minute
+
 // categoriesSchema is the output schema of categoryCount lists.
 const categoriesSchema = `{"type": "array", "description": "Only when nothing matched: the portal's categories, with how many datasets have each.", "items": {
       "type": "object",
@@ -30,19 +36,38 @@ const categoriesSchema = `{"type": "array", "description": "Only when nothing ma
 // nothing: its categories (by number of datasets), and their table. A
 // failure to read them leaves the answer as it was (nil, an empty table).
 func (s *toolServer) noHits(ctx context.Context) ([]categoryCount, string) {
+	out, ok := s.categories.Get("")
+	if !ok {
+		var err error
+		if out, err = s.readCategories(ctx); err != nil {
+			s.log.WarnContext(ctx, "listing the categories for an answer without hits", "err", err)
+			return nil, catalogTable(nil)
+		}
+		s.categories.Add("", out)
+	}
+	if len(out) == 0 {
+		return nil, catalogTable(nil)
+	}
+	var b strings.Builder
+	b.WriteString("| category | datasets |\n|---|---|\n")
+	for _, c := range out {
+		fmt.Fprintf(&b, "| %s | %d |\n", cell(c.Name), c.Count)
+	}
+	return out, b.String()
+}
+
+// readCategories reads the categories of the newest categoryScan datasets,
+// most datasets first.
+func (s *toolServer) readCategories(ctx context.Context) ([]categoryCount, error) {
 	ds, err := s.client.List(ctx, "", categoryScan)
 	if err != nil {
-		s.log.WarnContext(ctx, "listing the categories for an answer without hits", "err", err)
-		return nil, catalogTable(nil)
+		return nil, err
 	}
 	counts := map[string]int{}
 	for _, d := range ds {
 		if d.Category != "" {
 			counts[d.Category]++
 		}
-	}
-	if len(counts) == 0 {
-		return nil, catalogTable(nil)
 	}
 	out := make([]categoryCount, 0, len(counts))
 	for name, n := range counts {
@@ -51,10 +76,5 @@ func (s *toolServer) noHits(ctx context.Context) ([]categoryCount, string) {
 	slices.SortFunc(out, func(a, b categoryCount) int {
 		return cmp.Or(cmp.Compare(b.Count, a.Count), strings.Compare(a.Name, b.Name))
 	})
-	var b strings.Builder
-	b.WriteString("| category | datasets |\n|---|---|\n")
-	for _, c := range out {
-		fmt.Fprintf(&b, "| %s | %d |\n", cell(c.Name), c.Count)
-	}
-	return out, b.String()
+	return out, nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/hashicorp/golang-lru/v2/expirable"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
@@ -65,6 +66,10 @@ type toolServer struct {
 	mcp     *server.MCPServer
 	session sessionResults
 
+	// categories keeps the portal's categories (key "") for answers
+	// without hits, categoriesTTL long.
+	categories *expirable.LRU[string, []categoryCount]
+
 	spiller  *mcpgo.Spiller
 	analyzer *analyze.Analyzer
 }
@@ -86,6 +91,7 @@ func newToolServer(opts toolServerOptions) (*toolServer, error) {
 		sample:  opts.DefaultSampleSize,
 		log:     opts.Logger,
 	}
+	s.categories = expirable.NewLRU[string, []categoryCount](1, nil, categoriesTTL)
 	if s.schemas == nil {
 		s.schemas = schemacache.New(opts.Client, schemacache.Options{})
 	}

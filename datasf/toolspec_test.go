@@ -2,6 +2,7 @@ package datasf_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -102,5 +103,23 @@ func TestNoHitsListTheCategories(t *testing.T) {
 		if b, _ := json.Marshal(text); !strings.Contains(string(b), out.Categories[0].Name) {
 			t.Errorf("%s(%v): the text content does not show the categories: %s", tc.tool, tc.args, b)
 		}
+	}
+}
+
+// TestCategoriesReadOnce: answers without hits reuse the categories they
+// read; the catalog is read once, not per answer.
+func TestCategoriesReadOnce(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, harnessOptions{}) // its own: the test counts requests
+	before := h.fake.RequestCount("")
+	for i := range 3 {
+		res := h.call(t, "search_datasf", map[string]any{"query": fmt.Sprintf("zqxjkvw%d", i)})
+		if res.IsError {
+			t.Fatalf("search_datasf: %v", res.Content)
+		}
+	}
+	// Three searches, and one catalog listing for the categories.
+	if n := h.fake.RequestCount("") - before; n != 4 {
+		t.Errorf("three searches without hits made %d portal requests; want 4 (3 searches, 1 categories listing)", n)
 	}
 }
