@@ -191,14 +191,17 @@ func likeRegexp(pattern string) *regexp.Regexp {
 	return regexp.MustCompile(b.String())
 }
 
-func (t hintTerm) matches(v string) bool {
+// matcher returns whether a value matches the term ignoring case; a LIKE
+// pattern is compiled once.
+func (t hintTerm) matcher() func(v string) bool {
 	switch t.op {
 	case "LIKE":
-		return likeRegexp(t.literal).MatchString(v)
+		return likeRegexp(t.literal).MatchString
 	case "starts_with":
-		return strings.HasPrefix(strings.ToUpper(v), strings.ToUpper(t.literal))
+		prefix := strings.ToUpper(t.literal)
+		return func(v string) bool { return strings.HasPrefix(strings.ToUpper(v), prefix) }
 	}
-	return strings.EqualFold(v, t.literal)
+	return func(v string) bool { return strings.EqualFold(v, t.literal) }
 }
 
 // zeroHints makes at most maxHintColumns requests and returns the hints
@@ -247,8 +250,9 @@ func (s *toolServer) zeroHints(ctx context.Context, datasetID string, q *soql.Qu
 // makeHint reads one literal's hint from the column's values.
 func makeHint(t hintTerm, values []hintValue) hint {
 	h := hint{Column: t.column, Operator: t.op, Literal: t.literal, Matches: []hintValue{}, Closest: []hintValue{}}
+	matches := t.matcher()
 	for _, v := range values {
-		if t.matches(v.Value) && len(h.Matches) < maxHintValues {
+		if matches(v.Value) && len(h.Matches) < maxHintValues {
 			h.Matches = append(h.Matches, hintValue{clipText(v.Value, maxHintValueLen), v.Count})
 		}
 	}
@@ -271,13 +275,16 @@ func makeHint(t hintTerm, values []hintValue) hint {
 		return h
 	}
 	target := strings.ToLower(strings.Trim(t.literal, "%_"))
-	ranked := slices.Clone(values)
-	dist := func(v string) int { return fuzzymatch.Distance(strings.ToLower(v), target) }
-	slices.SortStableFunc(ranked, func(a, b hintValue) int {
-		if c := cmp.Compare(dist(a.Value), dist(b.Value)); c != 0 {
-			return c
-		}
-		return cmp.Compare(b.Count, a.Count)
+	type rankedValue struct {
+		hintValue
+		dist int
+	}
+	ranked := make([]rankedValue, len(values))
+	for i, v := range values {
+		ranked[i] = rankedValue{v, fuzzymatch.Distance(strings.ToLower(v.Value), target)}
+	}
+	slices.SortStableFunc(ranked, func(a, b rankedValue) int {
+		return cmp.Or(cmp.Compare(a.dist, b.dist), cmp.Compare(b.Count, a.Count))
 	})
 	for _, v := range ranked[:min(len(ranked), maxHintValues)] {
 		h.Closest = append(h.Closest, hintValue{clipText(v.Value, maxHintValueLen), v.Count})
