@@ -606,3 +606,29 @@ func TestStartOfflineIsLazy(t *testing.T) {
 		t.Errorf("count = %d; want 2500", got)
 	}
 }
+
+// TestLoadFilesOneFilePerDataset: a second file for a dataset already
+// given is reported and not loaded over the first (LoadFiles, as offline).
+func TestLoadFilesOneFilePerDataset(t *testing.T) {
+	t.Parallel()
+	food := fixtureFile(t, "rqzj-sfat", ".json")
+	p := newPortal(t)
+	reports, err := p.LoadFiles(t.Context(), []string{"abcd-1234=" + food, "abcd-1234=" + fixtureFile(t, "wg3w-h783", ".json")}, LoadOptions{})
+	if err == nil || !strings.Contains(err.Error(), "already loaded from "+food) {
+		t.Errorf("LoadFiles(two files for abcd-1234) error = %v; want one naming the first file", err)
+	}
+	var loaded, refused int
+	for _, r := range reports {
+		if r.Err == nil {
+			loaded++
+		} else {
+			refused++
+		}
+	}
+	if loaded != 1 || refused != 1 {
+		t.Errorf("reports: %d loaded, %d refused; want 1 and 1", loaded, refused)
+	}
+	if got := count(t, p, "abcd-1234", "SELECT count(*) AS n"); got != 487 {
+		t.Errorf("abcd-1234 has %d rows; want the first file's 487", got)
+	}
+}

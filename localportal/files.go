@@ -228,7 +228,22 @@ func (s *Portal) planFiles(ctx context.Context, specs []string) ([]*dataFile, []
 	for _, f := range files {
 		s.matchFile(f)
 	}
-	return files, reports, errors.Join(errs...)
+	// One file per dataset: a second file for the same id is reported, not
+	// loaded over the first.
+	byID := map[string]*dataFile{}
+	kept := files[:0]
+	for _, f := range files {
+		if prev := byID[f.id]; prev != nil && f.id != "" {
+			err := fmt.Errorf("localportal: data %s: dataset %s is already loaded from %s (matched by %s); give one of them another id with ID=FILE",
+				f.path, f.id, prev.path, prev.matched)
+			errs = append(errs, err)
+			reports = append(reports, FileReport{Path: f.path, Format: f.format, ID: f.id, MatchedBy: f.matched, Err: err})
+			continue
+		}
+		byID[f.id] = f
+		kept = append(kept, f)
+	}
+	return kept, reports, errors.Join(errs...)
 }
 
 // sniffJSON tells a .json file's format from its first bytes and keys.

@@ -102,29 +102,12 @@ func (s *Portal) planOffline(ctx context.Context, opts OfflineOptions) ([]*dataF
 		}
 		s.log.Error("localportal: some data could not be read", "err", err)
 	}
-	// One file per dataset: a second file for the same id is reported.
-	byID := map[string]*dataFile{}
-	var kept []*dataFile
-	for _, f := range files {
-		if prev := byID[f.id]; prev != nil {
-			err := fmt.Errorf("localportal: data %s: dataset %s is already loaded from %s (matched by %s); give one of them another id with ID=FILE",
-				f.path, f.id, prev.path, prev.matched)
-			if opts.Strict {
-				return nil, err
-			}
-			s.log.Error("localportal: data file not loaded", "file", f.path, "err", err)
-			s.addReports(FileReport{Path: f.path, Format: f.format, ID: f.id, MatchedBy: f.matched, Err: err})
-			continue
-		}
-		byID[f.id] = f
-		kept = append(kept, f)
-	}
 	if !opts.Strict {
-		for _, f := range kept {
+		for _, f := range files {
 			s.addPendingFile(f)
 		}
 	}
-	return kept, nil
+	return files, nil
 }
 
 // addPendingFile registers f's dataset as loading; until it has loaded,
