@@ -108,6 +108,12 @@ var defaultClient, _ = NewClient(ClientOptions{})
 // Parse reads a dual response with a default Client; see Client.Parse.
 func Parse(v any) *Parsed { return defaultClient.Parse(v) }
 
+// ParseContent reads a dual response from a tool result's parts with a
+// default Client; see Client.ParseContent. The SDK adapters call it.
+func ParseContent(structured any, texts ...string) *Parsed {
+	return defaultClient.ParseContent(structured, texts...)
+}
+
 // ParseStructured is Parse for a structured-content value (a map or its
 // JSON); it exists for symmetry with the mcp-dual-response specification.
 func ParseStructured(v any) *Parsed { return defaultClient.Parse(v) }

@@ -25,7 +25,6 @@ package gosdk
 
 import (
 	"encoding/json"
-	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -76,11 +75,6 @@ func OutputSchema() *jsonschema.Schema {
 	return &s
 }
 
-var (
-	defaultClientOnce sync.Once
-	defaultClient     *dualresp.Client
-)
-
 // Parse reads a dual response from a go-sdk tool result: its structured
 // content, else the JSON of its text contents. c nil means a Client with
 // the default options. It returns nil when res is not a dual response.
@@ -88,15 +82,14 @@ func Parse(c *dualresp.Client, res *mcp.CallToolResult) *dualresp.Parsed {
 	if res == nil {
 		return nil
 	}
-	if c == nil {
-		defaultClientOnce.Do(func() { defaultClient, _ = dualresp.NewClient(dualresp.ClientOptions{}) })
-		c = defaultClient
-	}
 	var texts []string
 	for _, content := range res.Content {
 		if tc, ok := content.(*mcp.TextContent); ok {
 			texts = append(texts, tc.Text)
 		}
+	}
+	if c == nil {
+		return dualresp.ParseContent(res.StructuredContent, texts...)
 	}
 	return c.ParseContent(res.StructuredContent, texts...)
 }

@@ -19,8 +19,6 @@
 package mcpgo
 
 import (
-	"sync"
-
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/datasf-mcp/datasf-mcp/dualresp"
@@ -51,21 +49,12 @@ func ResourceLink(l dualresp.ResourceLink) mcp.ResourceLink {
 	return rl
 }
 
-var (
-	defaultClientOnce sync.Once
-	defaultClient     *dualresp.Client
-)
-
 // Parse reads a dual response from an mcp-go tool result: its structured
 // content, else the JSON of its text contents. c nil means a Client with
 // the default options. It returns nil when res is not a dual response.
 func Parse(c *dualresp.Client, res *mcp.CallToolResult) *dualresp.Parsed {
 	if res == nil {
 		return nil
-	}
-	if c == nil {
-		defaultClientOnce.Do(func() { defaultClient, _ = dualresp.NewClient(dualresp.ClientOptions{}) })
-		c = defaultClient
 	}
 	var structured any
 	switch {
@@ -79,6 +68,9 @@ func Parse(c *dualresp.Client, res *mcp.CallToolResult) *dualresp.Parsed {
 		if tc, ok := mcp.AsTextContent(content); ok {
 			texts = append(texts, tc.Text)
 		}
+	}
+	if c == nil {
+		return dualresp.ParseContent(structured, texts...)
 	}
 	return c.ParseContent(structured, texts...)
 }
