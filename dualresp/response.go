@@ -31,8 +31,9 @@ type Response struct {
 	executedAt time.Time
 
 	once sync.Once
-	st   *buildState // what fits in the budget, decided once
-	rows []any       // the sample rows that fit
+	st   *buildState       // what fits in the budget, decided once
+	rows []any             // the sample rows that fit
+	enc  []json.RawMessage // their JSON, encoded once by fit
 }
 
 func newResponse(rec *Record, url, uri string, budget int, executedAt time.Time) *Response {
@@ -146,7 +147,7 @@ const minSampleRows = 5
 
 func (r *Response) build() built {
 	r.once.Do(func() { r.st = r.fit() })
-	return r.st.render(r.rows)
+	return r.st.render(r.rows, r.enc)
 }
 
 // fit decides, once, what of the sample and metadata fits in the budget.
@@ -173,14 +174,19 @@ func (r *Response) fit() *buildState {
 	}
 	want := min(n, minSampleRows)
 	overhead := st.overhead()
-	var rows []any
+	var (
+		rows []any
+		enc  []json.RawMessage
+	)
 	for i, level := range cutLevels {
 		cut := make([]any, 0, n)
+		cutEnc := make([]json.RawMessage, 0, n)
 		changed := false
 		used := overhead
 		for j := range n {
 			cr, ch := cutRow(row(j), level)
-			used += len(mustJSON(cr))
+			b := mustJSON(cr)
+			used += len(b)
 			if j > 0 {
 				used++ // comma
 			}
@@ -188,22 +194,23 @@ func (r *Response) fit() *buildState {
 				break
 			}
 			cut = append(cut, cr)
+			cutEnc = append(cutEnc, b)
 			changed = changed || ch
 		}
 		k := len(cut)
 		if k == n || k >= want || i == len(cutLevels)-1 {
-			rows = cut
+			rows, enc = cut, cutEnc
 			st.valuesCut = st.valuesCut || changed
 			st.reduced = k < n
 			break
 		}
 	}
 	// The estimate may be a few bytes off (digits of counts): check exactly.
-	for len(rows) > 0 && len(mustJSON(st.render(rows).content)) > r.budget {
-		rows = rows[:len(rows)-1]
+	for len(rows) > 0 && len(mustJSON(st.render(rows, enc).content)) > r.budget {
+		rows, enc = rows[:len(rows)-1], enc[:len(enc)-1]
 		st.reduced = true
 	}
-	r.rows = rows
+	r.rows, r.enc = rows, enc
 	return st
 }
 
@@ -223,7 +230,7 @@ type buildState struct {
 // without rows takes at most half the budget.
 func (st *buildState) fitFixed(budget int) {
 	limit := budget / 2
-	size := func() int { return len(mustJSON(st.render(nil).content)) }
+	size := func() int { return len(mustJSON(st.render(nil, nil).content)) }
 	if size() <= limit {
 		return
 	}
@@ -272,12 +279,13 @@ func (st *buildState) fitFixed(budget int) {
 func (st *buildState) overhead() int {
 	saved := st.reduced
 	st.reduced = true // flags present make the estimate an upper bound
-	n := len(mustJSON(st.render(nil).content)) + len(`,"values_truncated":true`) + len(" Long values are cut.")
+	n := len(mustJSON(st.render(nil, nil).content)) + len(`,"values_truncated":true`) + len(" Long values are cut.")
 	st.reduced = saved
 	return n
 }
 
-func (st *buildState) render(rows []any) built {
+// render makes the content with rows, whose JSON encodings are enc.
+func (st *buildState) render(rows []any, enc []json.RawMessage) built {
 	r := st.r
 	rec := r.rec
 	sc := len(rows)
@@ -312,10 +320,7 @@ func (st *buildState) render(rows []any) built {
 	if st.colsCut {
 		meta.ColumnCount = len(rec.Columns)
 	}
-	results := make([]json.RawMessage, len(rows))
-	for i, row := range rows {
-		results[i] = mustJSON(row)
-	}
+	results := append(make([]json.RawMessage, 0, len(enc)), enc...) // [] when empty, never null
 	name := st.name
 	if name == "" {
 		name = r.name()
