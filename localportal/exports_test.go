@@ -632,3 +632,30 @@ func TestLoadFilesOneFilePerDataset(t *testing.T) {
 		t.Errorf("abcd-1234 has %d rows; want the first file's 487", got)
 	}
 }
+
+// TestRowsJSONWithoutIDInName: a rows.json (and its view.json) saved
+// under a name without the dataset id is matched by the id inside it.
+func TestRowsJSONWithoutIDInName(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, ext := range []string{".rows.json", ".view.json"} {
+		b, err := os.ReadFile(fixtureFile(t, "yitu-d5am", ext))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "films"+ext), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := newPortal(t)
+	reports, err := p.LoadFiles(t.Context(), []string{dir}, LoadOptions{Strict: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(reports) != 1 || reports[0].ID != "yitu-d5am" {
+		t.Fatalf("reports = %+v; want one for yitu-d5am", reports)
+	}
+	if got := count(t, p, "yitu-d5am", "SELECT count(*) AS n"); got != 1151 {
+		t.Errorf("yitu-d5am has %d rows; want 1151", got)
+	}
+}

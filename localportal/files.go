@@ -303,24 +303,42 @@ func viewIDOf(f *dataFile) string {
 	if f.view != "" {
 		path = f.view
 	}
-	b, err := os.ReadFile(path)
+	fh, err := os.Open(path)
 	if err != nil {
 		return ""
 	}
-	var doc struct {
-		ID   string `json:"id"`
-		Meta struct {
-			View struct {
-				ID string `json:"id"`
-			} `json:"view"`
-		} `json:"meta"`
-	}
-	if json.Unmarshal(b, &doc) != nil {
+	defer fh.Close()
+	// Read the top-level keys only up to the id: a rows.json's "meta" comes
+	// before its (large) "data", so the rows are not read at start-up.
+	dec := json.NewDecoder(bufio.NewReader(fh))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
 		return ""
 	}
-	for _, id := range []string{doc.ID, doc.Meta.View.ID} {
-		if isDatasetID(id) {
-			return id
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return ""
+		}
+		switch key, _ := t.(string); key {
+		case "id":
+			var id string
+			if dec.Decode(&id) == nil && isDatasetID(id) {
+				return id
+			}
+		case "meta":
+			var meta struct {
+				View struct {
+					ID string `json:"id"`
+				} `json:"view"`
+			}
+			if dec.Decode(&meta) == nil && isDatasetID(meta.View.ID) {
+				return meta.View.ID
+			}
+		default:
+			var skip json.RawMessage
+			if dec.Decode(&skip) != nil {
+				return ""
+			}
 		}
 	}
 	return ""
