@@ -49,6 +49,16 @@ type CheckError struct {
 	Line    string // the source line holding Pos
 	// Aliases are the aliases the stage defines, for CodeNoSuchColumn.
 	Aliases []string
+
+	// For CodeTypeMismatch: the argument refused (of type Type), the class
+	// of type expected there (number, text, timestamp, boolean, ordered),
+	// the other side of a comparison and its type, and the column the
+	// mismatch involves ("" when none is named).
+	Arg       Expr
+	Want      string
+	Other     Expr
+	OtherType string
+	Column    string
 }
 
 func (e *CheckError) Error() string {
@@ -56,17 +66,11 @@ func (e *CheckError) Error() string {
 		e.Code, e.Message, e.Pos.Line, e.Pos.Column, e.Line)
 }
 
-// numeric are the types sum, avg and the standard deviations accept.
-var numeric = map[string]bool{"number": true, "double": true, "money": true}
-
 // castTypes are the types a cast names, by the cast's spelling.
 var castTypes = map[string]string{
 	"number": "number", "numeric": "number", "double": "double", "money": "money", "text": "text",
 	"boolean": "boolean", "floating_timestamp": "floating_timestamp", "fixed_timestamp": "fixed_timestamp",
 }
-
-// numericAggregates need a number argument.
-var numericAggregates = map[string]bool{"sum": true, "avg": true, "stddev_pop": true, "stddev_samp": true}
 
 // Check reports the first error Socrata would answer for q run against a
 // dataset with these columns, or nil. src is the query text q was parsed
@@ -185,56 +189,11 @@ func (c *checker) check() error {
 			return err
 		}
 	}
-	// Types: sum, avg and the standard deviations need numbers.
-	if err := c.clauses(func(clause string, e Expr) error {
-		var bad *CheckError
-		Walk(e, func(x Expr) bool {
-			call, ok := x.(*Call)
-			if !ok || bad != nil || len(call.Args) != 1 || !numericAggregates[strings.ToLower(call.Name.Name)] {
-				return bad == nil
-			}
-			if t := c.typeOf(call.Args[0]); t != "" && !numeric[t] {
-				name := strings.ToLower(call.Name.Name)
-				bad = c.fail(CodeTypeMismatch, fmt.Sprintf("Type mismatch for %s, is %s", name, t), name, clause, call.Args[0].Pos())
-				bad.Type = t
-			}
-			return bad == nil
-		})
-		if bad != nil {
-			return bad
-		}
-		return nil
-	}); err != nil {
+	// Types: every expression, as Socrata's analyzer types it (types.go).
+	if err := c.checkTypes(); err != nil {
 		return err
 	}
 	return c.checkGrouping()
-}
-
-// typeOf is the type of e when it is a column (or an alias of one, or an
-// aggregate that gives a number), else "".
-func (c *checker) typeOf(e Expr) string {
-	switch x := unparen(e).(type) {
-	case *Ident:
-		if x.System() {
-			return ""
-		}
-		k := CanonicalName(x.Name)
-		if a, ok := c.aliases[k]; ok {
-			if id, isIdent := unparen(a).(*Ident); isIdent && CanonicalName(id.Name) != k {
-				return c.typeOf(id)
-			}
-			return ""
-		}
-		return c.scope[k]
-	case *Call:
-		switch strings.ToLower(x.Name.Name) {
-		case "count", "sum", "avg", "stddev_pop", "stddev_samp":
-			return "number"
-		}
-	case *Cast:
-		return castTypes[strings.ToLower(x.Type.Name)]
-	}
-	return ""
 }
 
 // checkGrouping refuses, in a grouped stage, a column outside every
@@ -335,10 +294,10 @@ func (c *checker) output() (map[string]string, bool) {
 		case it.Star == SystemStar:
 			// system fields are never checked
 		case it.Alias != nil:
-			out[CanonicalName(it.Alias.Name)] = c.typeOf(it.Expr)
+			out[CanonicalName(it.Alias.Name)] = c.exprType(it.Expr)
 		default:
 			if id, ok := unparen(it.Expr).(*Ident); ok && !id.System() {
-				out[CanonicalName(id.Name)] = c.typeOf(id)
+				out[CanonicalName(id.Name)] = c.exprType(id)
 			} else if !ok {
 				// Socrata names an unaliased expression itself
 				// (count(*) is "count"): the next stage may read names

@@ -115,6 +115,10 @@ var refusedLLM = map[string]string{
 	"vi7r-brsi Yearly":  CodeNoSuchColumn,        // GROUP BY year: only month is defined
 	"wv5m-vpq2 Monthly": CodeNoSuchColumn,        // GROUP BY year: only month is defined
 	"xdgd-c79v Monthly": CodeTypeMismatch,        // SUM(budget): a text column
+	"a6aw-rudh Monthly": CodeTypeMismatch,        // application_date >= 'start_date': the placeholder quoted, not a timestamp
+	"a6aw-rudh Yearly":  CodeTypeMismatch,        // the same
+	"jmv6-xier Monthly": CodeTypeMismatch,        // objectid >= '2024-01-01T00:00:00': a number column compared with a timestamp
+	"jmv6-xier Yearly":  CodeTypeMismatch,        // the same
 }
 
 // Check refuses exactly the reviewed queries of the LLM corpus (with the

@@ -7,7 +7,7 @@
 // ParseExpr reads one expression such as a $where value. Every identifier
 // keeps its byte position, so callers can rewrite exactly the source range
 // of a column reference (see Query.ColumnRefs). Errors are *SyntaxError and
-// read like "line 1, column 14: expected an expression, got FROM".
+// read like "line 1, column 14: expected an expression, got end of input".
 //
 // Operator precedence follows Socrata's soql-reference parser, loosest first:
 // OR; AND; NOT; comparisons with IS [NOT] NULL, [NOT] BETWEEN, [NOT] IN and

@@ -15,10 +15,10 @@ func Example() {
 	fmt.Println(q.WithStableOrder())
 	fmt.Println(q.CountQuery())
 
-	_, err = soql.Parse("SELECT WHERE FROM")
+	_, err = soql.Parse("SELECT WHERE status =")
 	fmt.Println(err)
 	// Output:
 	// SELECT applicant, status WHERE status = 'APPROVED' ORDER BY applicant, :id LIMIT 100
 	// SELECT applicant, status WHERE status = 'APPROVED' LIMIT 100 |> SELECT count(*) AS count
-	// line 1, column 14: expected an expression, got FROM
+	// line 1, column 22: expected an expression, got end of input
 }

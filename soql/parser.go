@@ -14,7 +14,7 @@ type SyntaxError struct {
 	Msg      string // the message without the position
 }
 
-// Error reads like "line 1, column 14: expected an expression, got FROM".
+// Error reads like "line 1, column 14: expected an expression, got end of input".
 func (e *SyntaxError) Error() string {
 	msg := e.Msg
 	if msg == "" {
@@ -22,6 +22,10 @@ func (e *SyntaxError) Error() string {
 	}
 	return fmt.Sprintf("line %d, column %d: %s", e.Pos.Line, e.Pos.Column, msg)
 }
+
+// NoFromMessage is the syntax error's message for a FROM clause, which SoQL
+// does not have.
+const NoFromMessage = "SoQL has no FROM clause: a query runs on one dataset, which is named outside the query"
 
 // parser is a recursive-descent parser over a pre-lexed token slice.
 type parser struct {
@@ -71,6 +75,9 @@ func (t token) isWord(w string) bool { return t.kind == tokIdent && strings.Equa
 func (p *parser) errExpected(what string) *SyntaxError {
 	t := p.peek()
 	got := t.describe()
+	if t.isKw("FROM") {
+		return &SyntaxError{Pos: t.pos, Expected: what, Got: got, Msg: NoFromMessage}
+	}
 	return &SyntaxError{Pos: t.pos, Expected: what, Got: got, Msg: "expected " + what + ", got " + got}
 }
 

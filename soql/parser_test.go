@@ -191,7 +191,7 @@ func TestSyntaxErrors(t *testing.T) {
 		expr bool
 		want string
 	}{
-		{"SELECT WHERE FROM", false, "line 1, column 14: expected an expression, got FROM"},
+		{"SELECT WHERE FROM", false, "line 1, column 14: " + NoFromMessage},
 		{"SELECT a WHERE\n  b = 'x", false, "line 2, column 7: unterminated string literal (missing closing ')"},
 		{"x is 5", true, "line 1, column 6: expected NULL or NOT, got 5"},
 		{"x is not", true, "line 1, column 9: expected NULL, got end of input"},
@@ -209,8 +209,8 @@ func TestSyntaxErrors(t *testing.T) {
 		{"SELECT a /* x", false, "line 1, column 10: unterminated /* comment"},
 		{`WHERE a = "\q"`, false, `line 1, column 12: invalid escape sequence \q in string literal`},
 		{"SELECT a |>", false, "line 1, column 12: expected a query stage after |>, got end of input"},
-		{"SELECT a, FROM t", false, "line 1, column 11: expected a select item (*, :*, or an expression), got FROM"},
-		{"SELECT a FROM t", false, "line 1, column 10: expected ',' or a clause keyword or end of input, got FROM"},
+		{"SELECT a, FROM t", false, "line 1, column 11: " + NoFromMessage},
+		{"SELECT a FROM t", false, "line 1, column 10: " + NoFromMessage},
 		{"SELECT count(a b)", false, "line 1, column 16: expected ',' or ')', got b"},
 		{"SELECT CASE WHEN a THEN b", false, "line 1, column 26: expected WHEN, ELSE or END, got end of input"},
 		{"SELECT 12abc", false, `line 1, column 8: malformed number "12abc"`},
