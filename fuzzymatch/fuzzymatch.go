@@ -148,7 +148,7 @@ func Correct(query string, columns []string, opts Options) (Result, error) {
 		d, ok := decided[ref.Name]
 		if !ok {
 			d = m.decide(ref.Name)
-			if d.verdict == corrected && nearAlias(ref.Name, d.best.Edits, aliases, &m.s) {
+			if d.verdict == corrected && nearAlias(ref.Name, d.best.Column, d.best.Edits, aliases, &m.s) {
 				d = decision{verdict: unknown, best: d.best, why: "alias"}
 			}
 			decided[ref.Name] = d
@@ -163,7 +163,7 @@ func Correct(query string, columns []string, opts Options) (Result, error) {
 					Corrected:  d.best.Column,
 					WasChanged: true,
 					Distance:   d.best.Distance,
-					Reason:     reason(ref.Name, d.best, threshold),
+					Reason:     reason(ref.Name, d, threshold),
 				})
 			}
 		case ambiguous:
@@ -219,10 +219,14 @@ func stageAliases(q *soql.Query) map[string]bool {
 }
 
 // nearAlias reports whether name is at most edits away from one of the
-// query's aliases.
-func nearAlias(name string, edits int, aliases map[string]bool, s *scratch) bool {
+// query's aliases other than column itself (an alias spelt like the column
+// it stands for is written the same whichever name meant).
+func nearAlias(name, column string, edits int, aliases map[string]bool, s *scratch) bool {
 	n := []rune(normalize(name))
 	for a := range aliases {
+		if a == Canonical(column) {
+			continue
+		}
 		if s.distance(n, []rune(normalize(a)), edits) <= edits {
 			return true
 		}
@@ -262,7 +266,11 @@ func rejection(name string, d decision) Rejection {
 	return r
 }
 
-func reason(name string, c Candidate, threshold float64) string {
+func reason(name string, d decision, threshold float64) string {
+	c := d.best
+	if d.why == whyVocabulary {
+		return fmt.Sprintf("no column %q; %q is the only column that names the same thing in this dataset's words", name, c.Column)
+	}
 	if c.Edits == 0 {
 		return fmt.Sprintf("%q names column %q once spaces are read as underscores", name, c.Column)
 	}

@@ -269,7 +269,7 @@ func inventedCorpus(t *testing.T) []invented {
 			for _, kind := range slicesSortedKeys(vs) {
 				for _, name := range vs[kind] {
 					meant := map[string]bool{canonical(col): true}
-					if kind == "word swap" || kind == "synonym" {
+					if (kind == "word swap" || kind == "synonym") && !sameThing(name, col) {
 						// A whole word replaced: no column is surely meant.
 						meant = map[string]bool{}
 					}
@@ -347,7 +347,7 @@ func inventedCorpus(t *testing.T) []invented {
 						}
 					}
 					meant := map[string]bool{canonical(ref.Name): true}
-					if kind == "synonym" {
+					if kind == "synonym" && !sameThing(name, ref.Name) {
 						meant = map[string]bool{}
 					}
 					text := replaceRef(cq.soql, q, ref.Name, name)
@@ -505,4 +505,26 @@ func slicesSortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// timestampWords name the same thing in the portal's column names
+// (received_dttm, received_datetime, received_timestamp).
+var timestampWords = []string{"dttm", "datetime", "timestamp", "date_time"}
+
+// sameThing reports whether name says what column says in the portal's own
+// vocabulary: one timestamp word for another, or data_as_of with its first
+// word misspelt as another word (date_as_of). Such a rewrite is meant,
+// not a guess.
+func sameThing(name, column string) bool {
+	n, c := "_"+canonical(name)+"_", "_"+canonical(column)+"_"
+	for _, w := range timestampWords {
+		for _, o := range timestampWords {
+			if w != o && strings.Contains(n, "_"+w+"_") && strings.Replace(n, "_"+w+"_", "_"+o+"_", 1) == c {
+				return true
+			}
+		}
+	}
+	nh, ok1 := strings.CutSuffix(strings.Trim(n, "_"), "_as_of")
+	ch, ok2 := strings.CutSuffix(strings.Trim(c, "_"), "_as_of")
+	return ok1 && ok2 && fuzzymatch.Distance(nh, ch) == 1
 }

@@ -15,6 +15,9 @@ type Candidate struct {
 	Distance float64 // Edits divided by the longer one's length in runes
 	Score    int     // github.com/sahilm/fuzzy's score (higher is closer); 0 when the name's characters do not all appear in order
 	Fuzzy    bool    // whether sahilm/fuzzy matched at all
+	// SameLetters: the name has the column's letters in another order (two
+	// letters swapped), the likeliest of the one-edit typos.
+	SameLetters bool
 }
 
 // verdict is what the matcher decided for one name.
@@ -87,7 +90,7 @@ func (m *matcher) rank(name string, all bool) []Candidate {
 		if !all && d > bound {
 			continue
 		}
-		out = append(out, Candidate{Column: m.columns[i], Edits: d, Distance: dist})
+		out = append(out, Candidate{Column: m.columns[i], Edits: d, Distance: dist, SameLetters: d > 0 && sameLetters(nr, cr)})
 	}
 	if len(out) == 0 {
 		return nil
@@ -110,6 +113,12 @@ func compareCandidates(a, b Candidate) int {
 	if c := cmp.Compare(a.Edits, b.Edits); c != 0 {
 		return c
 	}
+	if a.SameLetters != b.SameLetters {
+		if a.SameLetters {
+			return -1
+		}
+		return 1
+	}
 	if a.Fuzzy != b.Fuzzy {
 		if a.Fuzzy {
 			return -1
@@ -131,6 +140,16 @@ func compareCandidates(a, b Candidate) int {
 // further and also a sure misspelling). Two or more columns with the fewest
 // edits make the name ambiguous; anything else leaves it unknown.
 func (m *matcher) decide(name string) decision {
+	d := m.decideByEdits(name)
+	if d.verdict == unknown {
+		if c := m.vocabularyMatch(name); c != "" {
+			return decision{verdict: corrected, best: Candidate{Column: c}, why: whyVocabulary}
+		}
+	}
+	return d
+}
+
+func (m *matcher) decideByEdits(name string) decision {
 	cands := m.rank(name, false)
 	if len(cands) == 0 || cands[0].Edits > maxTypoEdits {
 		// Nothing a typo away. Rank every column, only to say why.
@@ -196,4 +215,21 @@ func Closest(name string, columns []string, n int) []string {
 		out = append(out, c.Column)
 	}
 	return out
+}
+
+// sameLetters reports whether a and b hold the same letters, in any order.
+func sameLetters(a, b []rune) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	count := map[rune]int{}
+	for _, r := range a {
+		count[r]++
+	}
+	for _, r := range b {
+		if count[r]--; count[r] < 0 {
+			return false
+		}
+	}
+	return true
 }

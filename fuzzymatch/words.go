@@ -26,11 +26,12 @@ const minWordTypo = 4
 
 // Why a name was not corrected.
 const (
-	whyWholeWord = "whole word"     // the nearest column differs by a whole word or more
-	whyNumber    = "number"         // the nearest column differs in a number
-	whyShort     = "short"          // the name is too short to tell a misspelling from another word
-	whyFar       = "far"            // more edits than a misspelling makes
-	whyTie       = "about as close" // another column is about as close
+	whyWholeWord  = "whole word"     // the nearest column differs by a whole word or more
+	whyNumber     = "number"         // the nearest column differs in a number
+	whyShort      = "short"          // the name is too short to tell a misspelling from another word
+	whyFar        = "far"            // more edits than a misspelling makes
+	whyTie        = "about as close" // another column is about as close
+	whyVocabulary = "vocabulary"     // corrected: the portal's words for the same thing
 )
 
 // words splits a normalized name into its words (at '_').
@@ -240,4 +241,60 @@ func sharedWords(nameWords, colWords []string, s *scratch) int {
 		}
 	}
 	return n
+}
+
+// Words that name the same thing in this portal's column names: a name
+// that differs from exactly one column only by one of these for another is
+// that column (dispatch_dttm for dispatch_datetime, received_timestamp for
+// received_dttm).
+var synonymWords = [][]string{{"dttm", "datetime", "timestamp", "date_time"}}
+
+// asOf is the ending of the columns that say when a dataset's rows were
+// last refreshed (data_as_of): a name with that ending whose first word is
+// one edit from the column's (date_as_of) means it.
+const asOf = "_as_of"
+
+// vocabularyMatch returns the one column that name means by the portal's
+// vocabulary (synonymWords, or asOf), or "" with no such column or
+// several.
+func (m *matcher) vocabularyMatch(name string) string {
+	n := normalize(name)
+	found := ""
+	count := 0
+	take := func(i int) {
+		if m.columns[i] != found {
+			found = m.columns[i]
+			count++
+		}
+	}
+	for _, group := range synonymWords {
+		for _, w := range group {
+			if !strings.HasSuffix(n, "_"+w) && !strings.Contains(n, "_"+w+"_") && !strings.HasPrefix(n, w+"_") {
+				continue
+			}
+			for _, other := range group {
+				if other == w {
+					continue
+				}
+				variant := strings.Replace("_"+n+"_", "_"+w+"_", "_"+other+"_", 1)
+				variant = strings.Trim(variant, "_")
+				for i, c := range m.normStr {
+					if c == variant {
+						take(i)
+					}
+				}
+			}
+		}
+	}
+	if head, ok := strings.CutSuffix(n, asOf); ok {
+		for i, c := range m.normStr {
+			if chead, ok := strings.CutSuffix(c, asOf); ok && c != n && m.s.distance([]rune(head), []rune(chead), 1) <= 1 {
+				take(i)
+			}
+		}
+	}
+	if count != 1 {
+		return ""
+	}
+	return found
 }
