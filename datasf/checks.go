@@ -3,6 +3,7 @@ package datasf
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -89,10 +90,11 @@ func localCheck(q *soql.Query, text, datasetID string, sc *socrata.Schema, rejec
 		msg.WriteString(" Use a column from get_schema or define the alias in SELECT, then call query_datasf again.")
 		return toolError{Error: msg.String(), ErrorType: errValidation, Code: "no_such_column", Details: details}.result()
 	}
+	if ce.Code == soql.CodeTypeMismatch {
+		return typeMismatch(ce, where, position, datasetID)
+	}
 	advice := ""
 	switch ce.Code {
-	case soql.CodeTypeMismatch:
-		advice = fmt.Sprintf(" %s needs a number and its argument is %s: for a text column that holds numbers, cast it (%s(column::number)); to count rows use count(*).", ce.Name, ce.Type, ce.Name)
 	case soql.CodeColumnNotInGroupBys:
 		advice = fmt.Sprintf(" In a grouped query every column outside an aggregate must be a GROUP BY key: add %s to GROUP BY, or aggregate it (max(%s), count(%s)).", ce.Name, ce.Name, ce.Name)
 	case soql.CodeDuplicateAlias:
@@ -104,4 +106,94 @@ func localCheck(q *soql.Query, text, datasetID string, sc *socrata.Schema, rejec
 		"code": ce.Code, "clause": ce.Clause, "position": position, "name": ce.Name,
 		"aliases": aliases, "socrata_message": ce.Error(), "checked_locally": true,
 	}}.result()
+}
+
+// typeMismatch is the error for a query whose types Socrata refuses: it
+// names the column, both types and the fix.
+func typeMismatch(ce *soql.CheckError, where string, position map[string]any, datasetID string) *mcp.CallToolResult {
+	arg := soql.Format(ce.Arg)
+	what := fmt.Sprintf("%s is %s", arg, ce.Type)
+	if ce.Other != nil && ce.OtherType != "" {
+		what = fmt.Sprintf("%s is %s and %s is %s", soql.Format(ce.Other), ce.OtherType, arg, ce.Type)
+	}
+	op := strings.TrimPrefix(ce.Name, "op$")
+	verb := "they cannot be compared"
+	if !strings.HasPrefix(ce.Name, "op$") {
+		verb = ce.Name + " needs " + article(ce.Want)
+	} else if op == "and" || op == "or" || op == "not" || op == "like" || strings.ContainsAny(op, "+-*/%^") {
+		verb = strings.ToUpper(op) + " needs " + article(ce.Want)
+	}
+	fix := typeFix(ce, op)
+	msg := fmt.Sprintf("Type mismatch in %s: %s, so the portal would refuse the query (%s). %s Fix the SoQL and call query_datasf again.",
+		where, what, verb, fix)
+	details := map[string]any{
+		"code": soql.CodeTypeMismatch, "function": ce.Name, "clause": ce.Clause, "position": position,
+		"type": ce.Type, "expected": ce.Want, "fix": fix, "socrata_message": ce.Error(), "checked_locally": true,
+	}
+	if ce.Column != "" {
+		details["column"] = ce.Column
+	}
+	if ce.OtherType != "" {
+		details["other_type"] = ce.OtherType
+	}
+	return toolError{Error: msg, ErrorType: errValidation, Code: "type_mismatch", Details: details}.result()
+}
+
+func article(class string) string {
+	switch class {
+	case "ordered":
+		return "values that sort (not a geometry)"
+	case "timestamp":
+		return "a timestamp"
+	case "number":
+		return "a number"
+	case "boolean":
+		return "a boolean (a condition)"
+	}
+	return class
+}
+
+// unquotedDate matches an unquoted date as the parser reads it: 2023-01-01
+// is 2023 - 01 - 01, a subtraction.
+var unquotedDate = regexp.MustCompile(`^\d{4}-\d{1,2}(-\d{1,2})?$`)
+
+// typeFix says how to write what the query meant.
+func typeFix(ce *soql.CheckError, op string) string {
+	arg := soql.Format(ce.Arg)
+	compact := strings.ReplaceAll(arg, " ", "")
+	_, isNumber := ce.Arg.(*soql.NumberLit)
+	_, isText := ce.Arg.(*soql.StringLit)
+	other := ""
+	if ce.Other != nil {
+		other = soql.Format(ce.Other)
+	}
+	comparison := ce.Other != nil && strings.HasPrefix(ce.Name, "op$") && !strings.ContainsAny(op, "+-*/%^")
+	switch {
+	case ce.Want == "timestamp" && unquotedDate.MatchString(compact):
+		if comparison && op != "in" && op != "between" {
+			return fmt.Sprintf("Unquoted, %s is arithmetic (%s). Quote the date: %s %s '%s'.", compact, arg, other, strings.ToUpper(op), compact)
+		}
+		return fmt.Sprintf("Unquoted, %s is arithmetic (%s). Quote the date: '%s'.", compact, arg, compact)
+	case ce.Want == "timestamp" && isNumber && other != "":
+		return fmt.Sprintf("Compare with a quoted timestamp (%s >= '%s-01-01'), or compare the year: date_extract_y(%s) = %s.", other, arg, other, arg)
+	case ce.Want == "timestamp" && isText:
+		return "Write the timestamp as 'YYYY-MM-DD' or 'YYYY-MM-DDThh:mm:ss'."
+	case ce.Want == "timestamp" && ce.Type == "text":
+		return fmt.Sprintf("If %s holds dates as text, cast it: %s::floating_timestamp.", arg, arg)
+	case ce.Want == "timestamp":
+		return fmt.Sprintf("%s needs a timestamp column: use one whose type in get_schema is a date (calendar_date, floating_timestamp).", ce.Name)
+	case ce.Want == "text" && isNumber && comparison:
+		return fmt.Sprintf("Quote the value: %s %s '%s'.", other, strings.ToUpper(op), arg)
+	case ce.Want == "text" && ce.Type != "text" && ce.Column != "":
+		return fmt.Sprintf("Cast it to text: %s::text.", arg)
+	case ce.Want == "number" && isText:
+		return fmt.Sprintf("%s is not a number: compare %s with a number (%s %s 3).", arg, other, other, strings.ToUpper(op))
+	case ce.Want == "number" && ce.Type == "text":
+		return fmt.Sprintf("If %s holds numbers as text, cast it: %s::number; to count rows use count(*).", arg, arg)
+	case ce.Want == "boolean":
+		return fmt.Sprintf("Use a condition, e.g. %s = 'value' or %s IS NOT NULL.", arg, arg)
+	case ce.Want == "ordered":
+		return fmt.Sprintf("%s cannot be ordered; use count(%s) or a column that sorts.", arg, arg)
+	}
+	return "Make both sides the same type (quote text and timestamps, not numbers), or cast one side with ::type."
 }

@@ -24,12 +24,11 @@ const (
 
 // toolError is the body of every isError tool result. It is sent as the text
 // content (not as structuredContent, which clients validate against the
-// tool's output schema).
+// tool's output schema). Its words for the model are in Error, once.
 type toolError struct {
 	Error     string         `json:"error"`
 	ErrorType string         `json:"error_type"`
 	Code      string         `json:"code"`
-	Message   string         `json:"message"`
 	Details   map[string]any `json:"details,omitempty"`
 }
 
@@ -47,9 +46,6 @@ var defaultCodes = map[string]string{
 func (e toolError) result() *mcp.CallToolResult {
 	if e.Code == "" {
 		e.Code = defaultCodes[e.ErrorType]
-	}
-	if e.Message == "" {
-		e.Message = e.Error
 	}
 	b, err := json.Marshal(e)
 	if err != nil { // cannot happen for these types; keep the message anyway

@@ -45,7 +45,7 @@ func storedQuery(datasetID string, q *soql.Query) dualresp.Query {
 	return dualresp.Query{Kind: QueryKind, Text: q.String(), Params: map[string]string{"dataset_id": datasetID}}
 }
 
-func (e *soqlExecutor) parse(q dualresp.Query) (string, *soql.Query, error) {
+func (e *soqlExecutor) parse(ctx context.Context, q dualresp.Query) (string, *soql.Query, error) {
 	if q.Kind != QueryKind {
 		return "", nil, fmt.Errorf("datasf: cannot execute a stored query of kind %q", q.Kind)
 	}
@@ -53,7 +53,10 @@ func (e *soqlExecutor) parse(q dualresp.Query) (string, *soql.Query, error) {
 	if id == "" {
 		return "", nil, errors.New("datasf: stored query has no dataset_id")
 	}
-	parsed, err := soql.Parse(q.Text)
+	if parsed, ok := q.Parsed.(*soql.Query); ok {
+		return id, parsed, nil // the caller's tree, read-only
+	}
+	parsed, err := parseSoQL(ctx, q.Text)
 	if err != nil {
 		return "", nil, fmt.Errorf("datasf: stored query does not parse: %w", err)
 	}
@@ -62,7 +65,7 @@ func (e *soqlExecutor) parse(q dualresp.Query) (string, *soql.Query, error) {
 
 // Count returns the exact number of rows the stored query returns.
 func (e *soqlExecutor) Count(ctx context.Context, q dualresp.Query) (int64, error) {
-	id, parsed, err := e.parse(q)
+	id, parsed, err := e.parse(ctx, q)
 	if err != nil {
 		return 0, err
 	}
@@ -73,7 +76,7 @@ func (e *soqlExecutor) Count(ctx context.Context, q dualresp.Query) (int64, erro
 // with the result's columns from the response's X-SODA2-Fields and
 // X-SODA2-Types headers: one upstream request.
 func (e *soqlExecutor) Page(ctx context.Context, q dualresp.Query, req dualresp.PageRequest) (dualresp.PageResult, error) {
-	id, parsed, err := e.parse(q)
+	id, parsed, err := e.parse(ctx, q)
 	if err != nil {
 		return dualresp.PageResult{}, err
 	}
@@ -97,7 +100,7 @@ func executors(c *socrata.Client, blobs *spill.Store) map[string]dualresp.Execut
 // req.Limit says where the result ends (never a request past that end), one
 // page ahead otherwise (so at most one request more than needed at the end).
 func (e *soqlExecutor) Stream(ctx context.Context, q dualresp.Query, req dualresp.PageRequest, fn func(json.RawMessage) error) error {
-	id, parsed, err := e.parse(q)
+	id, parsed, err := e.parse(ctx, q)
 	if err != nil {
 		return err
 	}

@@ -178,6 +178,9 @@ func errorOf(t *testing.T, tool string, args any, res *mcp.CallToolResult) toolE
 			t.Errorf("%s(%v): error text %s lacks %q", tool, args, tc.Text, k)
 		}
 	}
+	if _, ok := raw["message"]; ok {
+		t.Errorf("%s(%v): error text %s says its error twice (error and message)", tool, args, tc.Text)
+	}
 	var e toolError
 	if err := json.Unmarshal([]byte(tc.Text), &e); err != nil {
 		t.Fatalf("%s(%v): error text %q: %v", tool, args, tc.Text, err)

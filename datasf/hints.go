@@ -13,6 +13,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/datasf-mcp/datasf-mcp/dualresp"
 	"github.com/datasf-mcp/datasf-mcp/fuzzymatch"
 	"github.com/datasf-mcp/datasf-mcp/socrata"
 	"github.com/datasf-mcp/datasf-mcp/soql"
@@ -39,6 +40,67 @@ const (
 	maxHintValueLen = 120 // characters of a value shown
 	hintTimeout     = 10 * time.Second
 )
+
+// zeroAnswer reports whether resp answers "nothing": no row, or every
+// aggregate of the query's last stage 0 or null in every row of a result
+// small enough to be all in the sample (SELECT count(*) ... is one row
+// saying 0, the same answer as no row).
+func zeroAnswer(resp *dualresp.Response, q *soql.Query) bool {
+	if resp.TotalCount() == 0 {
+		return true
+	}
+	rec := resp.Record()
+	if len(q.Stages) == 0 || int64(len(rec.Sample)) < resp.TotalCount() {
+		return false
+	}
+	st := q.Stages[len(q.Stages)-1]
+	keys := map[string]bool{} // output names of the items that are not aggregates
+	aggregates := 0
+	for _, it := range st.Selection {
+		if it.Expr == nil {
+			return false // *: no aggregate
+		}
+		if !soql.HasAggregate(it.Expr) {
+			name := ""
+			if it.Alias != nil {
+				name = it.Alias.Name
+			} else if id, ok := it.Expr.(*soql.Ident); ok {
+				name = id.Name
+			}
+			keys[name] = true
+			continue
+		}
+		aggregates++
+	}
+	if aggregates == 0 {
+		return false
+	}
+	for _, raw := range rec.Sample {
+		var row map[string]any
+		if json.Unmarshal(raw, &row) != nil {
+			return false
+		}
+		for k, v := range row {
+			if keys[k] {
+				continue
+			}
+			switch x := v.(type) {
+			case nil:
+			case float64:
+				if x != 0 {
+					return false
+				}
+			case string:
+				if f, err := strconv.ParseFloat(x, 64); err != nil || f != 0 {
+					return false
+				}
+			default:
+				return false
+			}
+		}
+	}
+	return true
+}
 
 // hint is what was found for one literal of a zero-result query.
 type hint struct {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -149,35 +150,27 @@ func (s *toolServer) schema(ctx context.Context, _ mcp.CallToolRequest, in *Sche
 }
 
 func (s *toolServer) query(ctx context.Context, _ mcp.CallToolRequest, in *QueryInput) (*mcp.CallToolResult, error) {
-	if _, err := soql.Parse(in.SoQL); err != nil {
+	// The query is parsed once; correction, the local checks, the count,
+	// the sample, the hints and the stored query all use this tree.
+	parsed, err := parseSoQL(ctx, in.SoQL)
+	if err != nil {
 		return syntaxError(err), nil
 	}
 	sc, _, err := s.schemas.Schema(ctx, in.DatasetID)
 	if err != nil {
 		return upstreamError(err, "dataset "+in.DatasetID, "Check the id with search_datasf."), nil
 	}
-	text := in.SoQL
-	corrections := []fuzzymatch.Correction{}
-	var ambiguous []fuzzymatch.Ambiguity
-	var rejected []fuzzymatch.Rejection
+	fixed := fuzzymatch.Result{Query: in.SoQL}
 	if or(in.AutoCorrect, true) {
-		fixed, err := fuzzymatch.Correct(text, fieldNames(sc), fuzzymatch.Options{})
-		if err != nil {
-			return syntaxError(err), nil
-		}
-		text = fixed.Query
-		if fixed.Corrections != nil {
-			corrections = fixed.Corrections
-		}
-		ambiguous = fixed.Ambiguous
-		rejected = fixed.Rejected
+		fixed = fuzzymatch.CorrectQuery(parsed, in.SoQL, fieldNames(sc), fuzzymatch.Options{})
 	}
-	parsed, err := soql.Parse(text)
-	if err != nil {
-		return syntaxError(err), nil
+	corrections := fixed.Corrections
+	if corrections == nil {
+		corrections = []fuzzymatch.Correction{}
 	}
-	// What the portal would refuse is answered now, in its words (checks.go).
-	if res := localCheck(parsed, text, in.DatasetID, sc, rejected); res != nil {
+	// What the portal would refuse is answered now, in its words
+	// (checks.go). Positions point into the query as the model wrote it.
+	if res := localCheck(parsed, in.SoQL, in.DatasetID, sc, fixed.Rejected); res != nil {
 		return res, nil
 	}
 	stable := parsed.WithStableOrder()
@@ -192,20 +185,23 @@ func (s *toolServer) query(ctx context.Context, _ mcp.CallToolRequest, in *Query
 		"query":        stable.String(),
 		"corrections":  corrections,
 	}
-	if len(ambiguous) > 0 {
-		meta["ambiguous"] = ambiguous
+	if len(fixed.Ambiguous) > 0 {
+		meta["ambiguous"] = fixed.Ambiguous
 	}
-	if text != in.SoQL {
+	if fixed.Query != in.SoQL {
 		meta["original_query"] = in.SoQL
 	}
 	// One call: the count and the sample run concurrently (two upstream
 	// requests), and the sample's response headers give the columns.
+	stored := storedQuery(in.DatasetID, stable)
+	stored.Parsed = stable
 	resp, err := s.results.CreateResponse(ctx, dualresp.Spec{
 		Name:        fmt.Sprintf("%s (%s)", sc.Name, in.DatasetID),
 		Description: stable.String(),
-		Query:       storedQuery(in.DatasetID, stable),
+		Query:       stored,
 		SampleSize:  sampleSize,
 		Metadata:    meta,
+		Notes:       correctionNotes(corrections, fixed.Query),
 	})
 	var countErr *dualresp.CountError
 	var sampleErr *dualresp.QueryError
@@ -219,7 +215,7 @@ func (s *toolServer) query(ctx context.Context, _ mcp.CallToolRequest, in *Query
 	}
 	s.session.add(ctx, resp.ID())
 	res := mcpgo.CallToolResult(resp)
-	if resp.TotalCount() == 0 {
+	if zeroAnswer(resp, parsed) {
 		addHints(res, s.zeroHints(ctx, in.DatasetID, parsed, sc)) // hints.go
 	}
 	if responseFormat(ctx, in.Format) == FormatJSON {
@@ -229,9 +225,41 @@ func (s *toolServer) query(ctx context.Context, _ mcp.CallToolRequest, in *Query
 	return res, nil
 }
 
+// correctionNotes are the sentences an answer must carry when column names
+// were corrected: each correction, and the query that ran.
+func correctionNotes(corrections []fuzzymatch.Correction, ran string) []string {
+	if len(corrections) == 0 {
+		return nil
+	}
+	pairs := make([]string, len(corrections))
+	for i, c := range corrections {
+		pairs[i] = c.Original + " → " + c.Corrected
+	}
+	return []string{"Column names corrected: " + strings.Join(pairs, ", ") + " (the query run: " + ran + ")."}
+}
+
+// parseCounter counts the SoQL parses of a call when its context carries
+// one (see parseSoQL); tests use it.
+type parseCounter struct{ n atomic.Int64 }
+
+type parseCounterKey struct{}
+
+// parseSoQL parses SoQL text, counting the parse in ctx's parseCounter.
+func parseSoQL(ctx context.Context, text string) (*soql.Query, error) {
+	if c, ok := ctx.Value(parseCounterKey{}).(*parseCounter); ok {
+		c.n.Add(1)
+	}
+	return soql.Parse(text)
+}
+
 // syntaxError answers a SoQL syntax error locally, with its position.
 func syntaxError(err error) *mcp.CallToolResult {
 	var se *soql.SyntaxError
+	if errors.As(err, &se) && se.Got == "FROM" {
+		return toolError{Error: fmt.Sprintf("SoQL has no FROM: the dataset is the dataset_id argument. Remove FROM and the name after it (line %d, column %d), and call query_datasf again.", se.Pos.Line, se.Pos.Column),
+			ErrorType: errValidation, Code: "soql_syntax",
+			Details: map[string]any{"line": se.Pos.Line, "column": se.Pos.Column, "expected": se.Expected, "got": se.Got}}.result()
+	}
 	if errors.As(err, &se) {
 		return toolError{Error: "soql has a syntax error: " + se.Error() + ". Fix the query and call query_datasf again.",
 			ErrorType: errValidation, Code: "soql_syntax",

@@ -29,6 +29,7 @@ type Response struct {
 	url, uri   string
 	budget     int
 	executedAt time.Time
+	notes      []string // sentences the summary carries (Spec.Notes)
 
 	once sync.Once
 	st   *buildState       // what fits in the budget, decided once
@@ -290,6 +291,12 @@ func (st *buildState) render(rows []any, enc []json.RawMessage) built {
 	rec := r.rec
 	sc := len(rows)
 	summary := fmt.Sprintf("%s. %s.", rowsPhrase(rec.TotalCount), sampleSentence(sc, rec.TotalCount))
+	for _, n := range r.notes {
+		summary += " " + strings.TrimSpace(n)
+		if !strings.HasSuffix(summary, ".") {
+			summary += "."
+		}
+	}
 	if st.valuesCut {
 		summary += " Long values are cut."
 	}

@@ -299,6 +299,11 @@ type Spec struct {
 	Metadata map[string]any
 	// Owner is stored with the record for access control by the caller.
 	Owner string
+	// Notes are sentences that change what the answer means (a corrected
+	// name, a rewritten query). The summary carries them after the counts,
+	// so that they reach the model whether its host shows the text content
+	// or the structured content. They are not stored.
+	Notes []string
 }
 
 // CreateResponse counts the query's rows and fetches its sample
@@ -373,7 +378,7 @@ func (s *Server) saveResponse(ctx context.Context, spec Spec, total int64, sampl
 		ID:          id,
 		Name:        spec.Name,
 		Description: spec.Description,
-		Query:       spec.Query,
+		Query:       Query{Kind: spec.Query.Kind, Text: spec.Query.Text, Params: spec.Query.Params}, // without Parsed
 		Columns:     spec.Columns,
 		TotalCount:  total,
 		Sample:      sample,
@@ -402,7 +407,9 @@ func (s *Server) saveResponse(ctx context.Context, spec Spec, total int64, sampl
 		return nil, &StorageError{Op: "save", Err: err}
 	}
 	s.log.DebugContext(ctx, "dualresp: response created", "id", id, "total", total, "sample", len(sample))
-	return newResponse(rec, s.URL(id), s.URI(id), s.budget, now), nil
+	r := newResponse(rec, s.URL(id), s.URI(id), s.budget, now)
+	r.notes = slices.Clone(spec.Notes)
+	return r, nil
 }
 
 // newID returns 128 random bits as 32 hex digits.

@@ -103,13 +103,21 @@ type Rejection struct {
 // against columns (the dataset's field names). It returns the parse error
 // (a *soql.SyntaxError) when query does not parse.
 func Correct(query string, columns []string, opts Options) (Result, error) {
-	res := Result{Query: query}
 	q, err := soql.Parse(query)
 	if err != nil {
-		return res, err
+		return Result{Query: query}, err
 	}
+	return CorrectQuery(q, query, columns, opts), nil
+}
+
+// CorrectQuery is Correct on a query already parsed from src: it rewrites
+// the corrected references of q in place (their Name; Raw and positions
+// keep what src has) and returns src with the same corrections in
+// Result.Query. Callers that parse once use it.
+func CorrectQuery(q *soql.Query, src string, columns []string, opts Options) Result {
+	res := Result{Query: src}
 	if opts.Disabled || len(columns) == 0 {
-		return res, nil
+		return res
 	}
 	threshold := opts.Threshold
 	if threshold <= 0 {
@@ -127,7 +135,7 @@ func Correct(query string, columns []string, opts Options) (Result, error) {
 		}
 	}
 	if len(misses) == 0 {
-		return res, nil
+		return res
 	}
 
 	aliases := stageAliases(q)
@@ -137,6 +145,11 @@ func Correct(query string, columns []string, opts Options) (Result, error) {
 		text       string
 	}
 	var edits []edit
+	type rename struct {
+		ref  *soql.Ident
+		name string
+	}
+	var renamed []rename
 	decided := map[string]decision{}
 	seen := map[string]bool{}
 	for _, ref := range misses {
@@ -156,6 +169,7 @@ func Correct(query string, columns []string, opts Options) (Result, error) {
 		switch d.verdict {
 		case corrected:
 			edits = append(edits, edit{ref.NamePos.Offset, ref.NamePos.Offset + len(ref.Raw), spell(d.best.Column, ref.Quoted)})
+			renamed = append(renamed, rename{ref, d.best.Column})
 			if key := ref.Name + "\x00" + d.best.Column; !seen[key] {
 				seen[key] = true
 				res.Corrections = append(res.Corrections, Correction{
@@ -187,8 +201,16 @@ func Correct(query string, columns []string, opts Options) (Result, error) {
 		}
 	}
 	if len(edits) == 0 {
-		return res, nil
+		return res
 	}
+	// The names change only now: every decision above read them as written.
+	for _, r := range renamed {
+		r.ref.Name = r.name
+		if !bare(r.name) {
+			r.ref.Quoted = true
+		}
+	}
+	query := src
 	slices.SortFunc(edits, func(a, b edit) int { return cmp.Compare(a.start, b.start) })
 	var b strings.Builder
 	b.Grow(len(query) + 16*len(edits))
@@ -200,7 +222,7 @@ func Correct(query string, columns []string, opts Options) (Result, error) {
 	}
 	b.WriteString(query[last:])
 	res.Query = b.String()
-	return res, nil
+	return res
 }
 
 // stageAliases returns the canonical names of the aliases the first stage

@@ -1,6 +1,7 @@
 package localportal
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -80,6 +81,11 @@ func translate(ds *dataset, src string, q *soql.Query, withDefaultLimit bool) (*
 		return nil, malformed(src, soql.Pos{Line: 1, Column: 1}, "empty query")
 	}
 	tr := &translator{ds: ds, datasetID: ds.schema.ID, src: src}
+	// Types are checked first, as Socrata's analyzer does, with the
+	// documented rules that soql implements.
+	if err := tr.checkTypes(q); err != nil {
+		return nil, err
+	}
 	var prev *compiled
 	for i, st := range q.Stages {
 		tr.stage = i
@@ -482,6 +488,25 @@ func (tr *translator) typeMismatch(pos soql.Pos, msg string) error {
 		"errorCode": "query.soql.type-mismatch",
 		"message":   "Query coordinator error: query.soql.type-mismatch; " + msg,
 		"data":      map[string]any{"dataset": tr.datasetID, "position": tr.position(pos)},
+	}}
+}
+
+// checkTypes refuses a query whose types Socrata's analyzer refuses, with
+// its query.soql.type-mismatch envelope.
+func (tr *translator) checkTypes(q *soql.Query) error {
+	fields := make([]soql.Field, len(tr.ds.cols))
+	for i, c := range tr.ds.cols {
+		fields[i] = soql.Field{Name: c.FieldName, Type: soda2Type(c.DataType)}
+	}
+	var ce *soql.CheckError
+	if !errors.As(q.CheckTypes(tr.src, fields), &ce) {
+		return nil
+	}
+	pos := tr.position(ce.Pos)
+	return &queryError{status: http.StatusBadRequest, body: map[string]any{
+		"errorCode": soql.CodeTypeMismatch,
+		"message":   ce.Error(),
+		"data":      map[string]any{"function": ce.Name, "type": ce.Type, "dataset": tr.datasetID, "position": pos},
 	}}
 }
 

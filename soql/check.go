@@ -76,6 +76,17 @@ var castTypes = map[string]string{
 // dataset with these columns, or nil. src is the query text q was parsed
 // from (for the error's line); it may be "".
 func (q *Query) Check(src string, columns []Field) error {
+	return q.check(src, columns, false)
+}
+
+// CheckTypes reports the first type mismatch Socrata would answer for q
+// run against a dataset with these columns, or nil. Unlike Check it does
+// not look at names (an unknown name has an unknown type) or grouping.
+func (q *Query) CheckTypes(src string, columns []Field) error {
+	return q.check(src, columns, true)
+}
+
+func (q *Query) check(src string, columns []Field, typesOnly bool) error {
 	if len(columns) == 0 {
 		return nil // nothing to check against
 	}
@@ -85,7 +96,7 @@ func (q *Query) Check(src string, columns []Field) error {
 	}
 	complete := true // scope lists every name the stage can see
 	for i, st := range q.Stages {
-		c := &checker{src: src, stage: i, st: st, scope: scope, complete: complete, aliases: map[string]Expr{}}
+		c := &checker{src: src, stage: i, st: st, scope: scope, complete: complete && !typesOnly, typesOnly: typesOnly, aliases: map[string]Expr{}}
 		if err := c.check(); err != nil {
 			return err
 		}
@@ -102,13 +113,14 @@ func (q *Query) Check(src string, columns []Field) error {
 func CanonicalName(s string) string { return strings.ReplaceAll(strings.ToLower(s), "-", "_") }
 
 type checker struct {
-	src      string
-	stage    int
-	st       *Select
-	scope    map[string]string // the names the stage reads, with their types
-	complete bool              // false: scope may lack names (skip name checks)
-	aliases  map[string]Expr   // canonical alias -> its expression
-	names    []string          // the aliases as written, in order
+	src       string
+	stage     int
+	st        *Select
+	scope     map[string]string // the names the stage reads, with their types
+	complete  bool              // false: scope may lack names (skip name checks)
+	typesOnly bool              // check types only
+	aliases   map[string]Expr   // canonical alias -> its expression
+	names     []string          // the aliases as written, in order
 }
 
 func (c *checker) fail(code, msg, name, clause string, pos Pos) *CheckError {
@@ -158,7 +170,7 @@ func (c *checker) check() error {
 			continue
 		}
 		k := CanonicalName(it.Alias.Name)
-		if _, dup := c.aliases[k]; dup {
+		if _, dup := c.aliases[k]; dup && !c.typesOnly {
 			return c.fail(CodeDuplicateAlias, "Duplicate alias: "+it.Alias.Name, it.Alias.Name, "SELECT", it.Alias.NamePos)
 		}
 		c.aliases[k] = it.Expr
@@ -192,6 +204,9 @@ func (c *checker) check() error {
 	// Types: every expression, as Socrata's analyzer types it (types.go).
 	if err := c.checkTypes(); err != nil {
 		return err
+	}
+	if c.typesOnly {
+		return nil
 	}
 	return c.checkGrouping()
 }

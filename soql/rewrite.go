@@ -155,7 +155,8 @@ var aggregates = map[string]bool{
 // IsAggregate reports whether name (any case) is a SoQL aggregate function.
 func IsAggregate(name string) bool { return aggregates[strings.ToLower(name)] }
 
-func hasAggregate(e Expr) bool {
+// HasAggregate reports whether e calls an aggregate function.
+func HasAggregate(e Expr) bool {
 	found := false
 	Walk(e, func(x Expr) bool {
 		if c, ok := x.(*Call); ok && IsAggregate(c.Name.Name) {
@@ -167,11 +168,11 @@ func hasAggregate(e Expr) bool {
 }
 
 func (s *Select) grouped() bool {
-	if len(s.GroupBy) > 0 || hasAggregate(s.Having) {
+	if len(s.GroupBy) > 0 || HasAggregate(s.Having) {
 		return true
 	}
 	for _, it := range s.Selection {
-		if hasAggregate(it.Expr) {
+		if HasAggregate(it.Expr) {
 			return true
 		}
 	}
