@@ -93,6 +93,7 @@ type resultItem struct {
 	URI        string   `json:"uri"`
 	URL        string   `json:"url"`
 	Name       string   `json:"name"`
+	DatasetID  string   `json:"dataset_id,omitempty"`
 	Query      string   `json:"query,omitempty"`
 	TotalCount int64    `json:"total_count"`
 	Columns    []string `json:"columns"`
@@ -135,7 +136,7 @@ func (s *toolServer) listResults(ctx context.Context, _ mcp.CallToolRequest, in 
 		it := resultItem{
 			ID: rec.ID, URI: s.results.URI(rec.ID), URL: s.results.URL(rec.ID), Name: rec.Name, Query: rec.Query.Text,
 			TotalCount: rec.TotalCount, Columns: make([]string, 0, len(rec.Columns)), CreatedAt: rec.CreatedAt.UTC().Format(time.RFC3339),
-			Pinned: rec.Pinned,
+			Pinned: rec.Pinned, DatasetID: rec.Query.Params["dataset_id"],
 		}
 		for _, c := range rec.Columns {
 			it.Columns = append(it.Columns, c.Name)
@@ -157,14 +158,41 @@ func (s *toolServer) listResults(ctx context.Context, _ mcp.CallToolRequest, in 
 	default:
 		out.Summary = fmt.Sprintf("%d stored results in this session; %d shown from offset %d.", out.Total, out.Count, offset)
 	}
+	// Each row tells one result from the others: its dataset, its query
+	// (shortened in the middle), its size and its age.
 	var table strings.Builder
-	table.WriteString("| name | rows | expires | url |\n|---|---|---|---|\n")
+	table.WriteString("| dataset | query | rows | created | expires | url |\n|---|---|---|---|---|---|\n")
 	for _, it := range out.Results {
 		exp := "never"
 		if it.ExpiresAt != nil {
-			exp = *it.ExpiresAt
+			exp = shortTime(*it.ExpiresAt)
 		}
-		fmt.Fprintf(&table, "| %s | %d | %s | %s |\n", cell(it.Name), it.TotalCount, exp, it.URL)
+		dataset := it.DatasetID
+		if dataset == "" {
+			dataset = it.Name
+		}
+		fmt.Fprintf(&table, "| %s | %s | %d | %s | %s | %s |\n", cell(dataset), cell(middleCut(it.Query, listQueryRunes)), it.TotalCount, shortTime(it.CreatedAt), exp, it.URL)
 	}
 	return render(responseFormat(ctx, in.Format), out, out.Summary, table.String()), nil
+}
+
+// listQueryRunes is how much of a query a list_results row shows.
+const listQueryRunes = 72
+
+// middleCut shortens s to n runes by cutting its middle, where a long
+// query's least telling part is (the start says what it selects, the end
+// how it filters, groups and orders).
+func middleCut(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	head := (n - 1) / 2
+	tail := n - 1 - head
+	return string(r[:head]) + "…" + string(r[len(r)-tail:])
+}
+
+// shortTime writes an RFC 3339 time as "2026-11-25 04:31:07Z".
+func shortTime(t string) string {
+	return strings.Replace(t, "T", " ", 1)
 }

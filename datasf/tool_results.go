@@ -37,7 +37,7 @@ func listResultsTool(s *toolServer) tool {
 	return newTool(toolDef{
 		name:        "list_results",
 		title:       "List stored results",
-		description: "List the query results of this session (or bearer token) that are still available, newest first: name, query, total rows, columns, expiry and link. Use it to find a result again instead of re-running a query; page with limit and offset.",
+		description: "List the query results of this session (or bearer token) that are still available, newest first: dataset, query, total rows, columns, creation, expiry and link. Use it to find a result again instead of re-running a query; page with limit and offset.",
 		args:        listResultsArgs,
 		output:      listResultsOutputSchema,
 	}, s.listResults)
@@ -58,6 +58,7 @@ var listResultsOutputSchema = json.RawMessage(`{
         "uri": {"type": "string"},
         "url": {"type": "string"},
         "name": {"type": "string"},
+        "dataset_id": {"type": "string"},
         "query": {"type": "string"},
         "total_count": {"type": "integer"},
         "columns": {"type": "array", "items": {"type": "string"}},
