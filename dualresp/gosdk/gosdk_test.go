@@ -278,3 +278,24 @@ func Example() {
 	// {"n":2,"label":"row 2"}
 	// {"n":3,"label":"row 3"}
 }
+
+// Notes that change an answer's meaning reach a host that shows only the
+// text content of a go-sdk result.
+func TestNotesInText(t *testing.T) {
+	t.Parallel()
+	results := startResults(t, 10)
+	note := "Column names corrected: nmber → number."
+	resp, err := results.CreateResponse(t.Context(), dualresp.Spec{Query: dualresp.Query{Kind: "numbers"}, SampleSize: 2, Notes: []string{note}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := gosdk.CallToolResult(resp)
+	text, ok := res.Content[0].(*mcp.TextContent)
+	if !ok || !strings.Contains(text.Text, note) {
+		t.Errorf("text content %+v lacks the note %q", res.Content[0], note)
+	}
+	sc, _ := json.Marshal(res.StructuredContent)
+	if !strings.Contains(string(sc), "nmber → number") {
+		t.Errorf("structured content %s lacks the note", sc)
+	}
+}

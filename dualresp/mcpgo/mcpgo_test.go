@@ -211,3 +211,25 @@ func Example() {
 	// {"i":1,"letter":"b"}
 	// {"i":2,"letter":"c"}
 }
+
+// Notes that change an answer's meaning reach a host that shows only the
+// text content, and one that shows only the structured content.
+func TestNotesInTextAndStructured(t *testing.T) {
+	t.Parallel()
+	results := newResults(t, 30)
+	note := "Column names corrected: letr → letter."
+	resp, err := results.CreateResponse(t.Context(), dualresp.Spec{
+		Query: dualresp.Query{Kind: "letters"}, SampleSize: 2, Notes: []string{note},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := mcpgo.CallToolResult(resp)
+	text, _ := mcp.AsTextContent(res.Content[0])
+	if !strings.Contains(text.Text, note) {
+		t.Errorf("text content %q lacks the note %q", text.Text, note)
+	}
+	if s := resp.StructuredContent().Summary; !strings.Contains(s, note) {
+		t.Errorf("structured summary %q lacks the note %q", s, note)
+	}
+}

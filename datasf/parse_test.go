@@ -1,0 +1,41 @@
+package datasf
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/datasf-mcp/datasf-mcp/socrata"
+)
+
+// One parse per query_datasf call: correction, the local checks, the count,
+// the sample, the hints and the stored query all use the tree parsed from
+// the model's text (the executor receives it through dualresp.Query.Parsed).
+func TestQueryParsesOnce(t *testing.T) {
+	t.Parallel()
+	_, fake := streamExecutor(t) // abcd-1234: n (number), label (text)
+	svc, err := New(t.Context(), Config{Socrata: socrata.Options{BaseURL: fake.URL(), DiscoveryURL: fake.URL(), MaxRetries: -1}, CleanupInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = svc.Close() })
+	for _, soql := range []string{
+		"SELECT label, count(*) AS c GROUP BY label ORDER BY c DESC",
+		"SELECT lable, n WHERE n > 100",                // a corrected name
+		"SELECT count(*) AS c WHERE label = 'ROW 001'", // a zero answer, with hints
+		"SELECT n WHERE label = 'nothing at all'",      // no row
+		"SELECT count(*) AS c WHERE n > '2024-01-01'",  // refused locally
+	} {
+		counter := &parseCounter{}
+		ctx := context.WithValue(t.Context(), parseCounterKey{}, counter)
+		res, err := svc.server.query(ctx, mcp.CallToolRequest{}, &QueryInput{DatasetID: "abcd-1234", SoQL: soql})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := counter.n.Load(); n != 1 {
+			t.Errorf("query_datasf(%q) parsed the SoQL %d times; want 1 (result %s)", soql, n, fmt.Sprint(res.Content))
+		}
+	}
+}
