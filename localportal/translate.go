@@ -81,9 +81,9 @@ func translate(ds *dataset, src string, q *soql.Query, withDefaultLimit bool) (*
 		return nil, malformed(src, soql.Pos{Line: 1, Column: 1}, "empty query")
 	}
 	tr := &translator{ds: ds, datasetID: ds.schema.ID, src: src}
-	// Types are checked first, as Socrata's analyzer does, with the
-	// documented rules that soql implements.
-	if err := tr.checkTypes(q); err != nil {
+	// Socrata's analyzer resolves names, then types, before it plans the
+	// query; the rules are the documented ones soql implements.
+	if err := tr.analyze(q); err != nil {
 		return nil, err
 	}
 	var prev *compiled
@@ -491,23 +491,34 @@ func (tr *translator) typeMismatch(pos soql.Pos, msg string) error {
 	}}
 }
 
-// checkTypes refuses a query whose types Socrata's analyzer refuses, with
-// its query.soql.type-mismatch envelope.
-func (tr *translator) checkTypes(q *soql.Query) error {
+// analyze refuses a query with a name that is neither a column nor an
+// alias, or with types Socrata's analyzer refuses, with the portal's
+// query.soql.no-such-column or query.soql.type-mismatch envelope.
+func (tr *translator) analyze(q *soql.Query) error {
 	fields := make([]soql.Field, len(tr.ds.cols))
 	for i, c := range tr.ds.cols {
 		fields[i] = soql.Field{Name: c.FieldName, Type: soda2Type(c.DataType)}
 	}
 	var ce *soql.CheckError
-	if !errors.As(q.CheckTypes(tr.src, fields), &ce) {
+	if !errors.As(q.Check(tr.src, fields), &ce) {
 		return nil
 	}
 	pos := tr.position(ce.Pos)
-	return &queryError{status: http.StatusBadRequest, body: map[string]any{
-		"errorCode": soql.CodeTypeMismatch,
-		"message":   ce.Error(),
-		"data":      map[string]any{"function": ce.Name, "type": ce.Type, "dataset": tr.datasetID, "position": pos},
-	}}
+	switch ce.Code {
+	case soql.CodeNoSuchColumn:
+		return &queryError{status: http.StatusBadRequest, body: map[string]any{
+			"errorCode": soql.CodeNoSuchColumn,
+			"message":   "Query coordinator error: " + soql.CodeNoSuchColumn + "; " + ce.Message,
+			"data":      map[string]any{"column": ce.Name, "dataset": tr.datasetID, "position": pos},
+		}}
+	case soql.CodeTypeMismatch:
+		return &queryError{status: http.StatusBadRequest, body: map[string]any{
+			"errorCode": soql.CodeTypeMismatch,
+			"message":   ce.Error(),
+			"data":      map[string]any{"function": ce.Name, "type": ce.Type, "dataset": tr.datasetID, "position": pos},
+		}}
+	}
+	return nil // the translation finds the others
 }
 
 func aggregateInWhere(tr *translator, e soql.Expr) error {
