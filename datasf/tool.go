@@ -126,8 +126,7 @@ type args []arg
 
 // formatArg is the format argument every tool takes.
 var formatArg = arg{
-	name: "format", kind: "string", enum: []string{FormatAuto, FormatJSON, FormatMarkdown}, def: FormatAuto,
-	description: "How to render the text content: markdown for people, json for code. structuredContent is always present.",
+	name: "format", kind: "string", enum: []string{FormatAuto, FormatJSON, FormatMarkdown},
 }
 
 // schema is the JSON Schema of the arguments: an object that refuses
@@ -160,7 +159,9 @@ func (a args) schema() json.RawMessage {
 		if x.def != nil {
 			p = append(p, field{"default", x.def})
 		}
-		p = append(p, field{"description", x.description})
+		if x.description != "" {
+			p = append(p, field{"description", x.description})
+		}
 		props = append(props, field{x.name, p})
 		if x.required {
 			required = append(required, x.name)
@@ -174,6 +175,25 @@ func (a args) schema() json.RawMessage {
 	b, err := json.Marshal(s)
 	if err != nil {
 		panic(fmt.Sprintf("datasf: tool schema: %v", err)) // only strings, numbers and booleans
+	}
+	return b
+}
+
+// outputSchema is a tool's output schema: the top-level fields of its
+// structured content that are always present, with their JSON types (a
+// string, or a list such as []string{"integer", "null"}), all required;
+// fields present only sometimes (hints, categories) are allowed without
+// being listed. The
+// shapes inside are documented in the README and the Go types, not sent to
+// the model with every conversation; clients validate what it states.
+func outputSchema(required []string, props ...field) json.RawMessage {
+	p := make(object, len(props))
+	for i, f := range props {
+		p[i] = field{f.key, object{{"type", f.value}}}
+	}
+	b, err := json.Marshal(object{{"type", "object"}, {"properties", p}, {"required", required}})
+	if err != nil {
+		panic(fmt.Sprintf("datasf: output schema: %v", err)) // only strings
 	}
 	return b
 }

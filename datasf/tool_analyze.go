@@ -1,7 +1,6 @@
 package datasf
 
 import (
-	"encoding/json"
 	"unicode/utf8"
 
 	"github.com/datasf-mcp/datasf-mcp/analyze"
@@ -30,39 +29,22 @@ func (in *AnalyzeInput) Validate() error { return analyzeArgs.validate(in) }
 
 var analyzeArgs = args{
 	{name: "sql", kind: "string", required: true, min: 1, max: MaxAnalyzeSQL, rules: "notblank",
-		description: `One read-only SQLite SELECT (or WITH … SELECT) over the tables named in results, e.g. "SELECT i.police_district, count(*) AS n FROM incidents i JOIN districts d ON d.name = i.police_district GROUP BY 1". Joins across datasets are what this is for.`},
+		description: `e.g. "SELECT a.x, count(*) FROM a JOIN b ON b.k = a.k GROUP BY 1".`},
 	{name: "results", kind: "object", required: true, min: 1, max: MaxAnalyzeResults,
-		description: "Table name -> stored result: its id, resource:// URI or URL (from query_datasf or list_results). Each result is loaded whole (up to 100,000 rows) into a table with the result's columns."},
+		description: "Table name -> result id, resource:// URI or URL. Each loads whole (up to 100,000 rows)."},
 	formatArg,
 }
 
 func analyzeTool(s *toolServer) tool {
 	return newTool(toolDef{
 		name:        "analyze_results",
-		title:       "Analyze stored results with SQL",
-		description: "Run read-only SQL (SQLite dialect, SELECT only) over one or more stored query results, loaded into an embedded database: joins and calculations across datasets that SoQL cannot do. Results come from query_datasf or list_results. At most 1,000 result rows are returned; aggregate in SQL.",
+		title:       "SQL over stored results",
+		description: "One read-only SQLite SELECT over stored results, each loaded as a table: joins and calculations across datasets that SoQL cannot do. At most 1,000 rows returned; aggregate in SQL.",
 		args:        analyzeArgs,
 		output:      analyzeOutputSchema,
 	}, s.analyzeResults)
 }
 
-var analyzeOutputSchema = json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "summary": {"type": "string"},
-    "columns": {"type": "array", "items": {"type": "string"}},
-    "rows": {"type": "array", "items": {"type": "object"}},
-    "row_count": {"type": "integer"},
-    "truncated": {"type": "boolean"},
-    "tables": {"type": "array", "items": {
-      "type": "object",
-      "properties": {
-        "name": {"type": "string"},
-        "resource_id": {"type": "string"},
-        "rows": {"type": "integer"},
-        "columns": {"type": "array", "items": {"type": "string"}}
-      }
-    }}
-  },
-  "required": ["summary", "columns", "rows", "row_count", "truncated", "tables"]
-}`)
+var analyzeOutputSchema = outputSchema([]string{"summary", "columns", "rows", "row_count", "truncated", "tables"},
+	field{"summary", "string"}, field{"columns", "array"}, field{"rows", "array"}, field{"row_count", "integer"},
+	field{"truncated", "boolean"}, field{"tables", "array"})

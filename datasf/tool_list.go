@@ -1,9 +1,6 @@
 package datasf
 
-import (
-	"encoding/json"
-	"fmt"
-)
+import ()
 
 // list_datasf's limits: its input schema and its validation use them.
 const (
@@ -25,9 +22,9 @@ func (in *ListInput) Validate() error { return listArgs.validate(in) }
 
 var listArgs = args{
 	{name: "category", kind: "string", max: MaxCategory, rules: "cleantext",
-		description: `Only datasets of this category, e.g. "Public Safety" or "Transportation". Omit for all categories.`},
+		description: `e.g. "Public Safety"; omit for all.`},
 	{name: "limit", kind: "integer", min: 1, max: MaxListLimit, def: DefaultListLimit,
-		description: fmt.Sprintf("How many datasets to return, newest first (1-%d, default %d).", MaxListLimit, DefaultListLimit)},
+		description: ""},
 	formatArg,
 }
 
@@ -35,21 +32,12 @@ func listTool(s *toolServer) tool {
 	return newTool(toolDef{
 		name:        "list_datasf",
 		title:       "List datasets",
-		description: `List the portal's datasets, most recently updated first, optionally only one category (e.g. "Public Safety"). Next step: get_schema on a dataset id.`,
+		description: "List datasets, most recently updated first, optionally of one category. Next: get_schema.",
 		openWorld:   true,
 		args:        listArgs,
 		output:      listOutputSchema,
 	}, s.list)
 }
 
-var listOutputSchema = json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "summary": {"type": "string"},
-    "category": {"type": "string"},
-    "count": {"type": "integer"},
-    "results": {"type": "array", "items": ` + datasetItemSchema + `},
-    "categories": ` + categoriesSchema + `
-  },
-  "required": ["summary", "count", "results"]
-}`)
+var listOutputSchema = outputSchema([]string{"summary", "count", "results"},
+	field{"summary", "string"}, field{"count", "integer"}, field{"results", "array"})

@@ -1,9 +1,6 @@
 package datasf
 
-import (
-	"encoding/json"
-	"fmt"
-)
+import ()
 
 // list_results' limits: its input schema and its validation use them.
 const (
@@ -27,9 +24,9 @@ func (in *ListResultsInput) Validate() error { return listResultsArgs.validate(i
 
 var listResultsArgs = args{
 	{name: "limit", kind: "integer", min: 1, max: MaxListResultsLimit, def: DefaultListResultsLimit,
-		description: fmt.Sprintf("How many results to return, newest first (1-%d, default %d).", MaxListResultsLimit, DefaultListResultsLimit)},
+		description: ""},
 	{name: "offset", kind: "integer", min: 0, max: MaxResultsPerOwner, def: 0,
-		description: "How many of the newest results to skip: the next_offset of the previous answer."},
+		description: "The next_offset of the previous answer."},
 	formatArg,
 }
 
@@ -37,37 +34,11 @@ func listResultsTool(s *toolServer) tool {
 	return newTool(toolDef{
 		name:        "list_results",
 		title:       "List stored results",
-		description: "List the query results of this session (or bearer token) that are still available, newest first: dataset, query, total rows, columns, creation, expiry and link. Use it to find a result again instead of re-running a query; page with limit and offset.",
+		description: "This session's stored results, newest first: dataset, query, rows, link. Find a result again instead of re-running a query.",
 		args:        listResultsArgs,
 		output:      listResultsOutputSchema,
 	}, s.listResults)
 }
 
-var listResultsOutputSchema = json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "summary": {"type": "string"},
-    "count": {"type": "integer"},
-    "total": {"type": "integer"},
-    "offset": {"type": "integer"},
-    "next_offset": {"type": ["integer", "null"]},
-    "results": {"type": "array", "items": {
-      "type": "object",
-      "properties": {
-        "id": {"type": "string"},
-        "uri": {"type": "string"},
-        "url": {"type": "string"},
-        "name": {"type": "string"},
-        "dataset_id": {"type": "string"},
-        "query": {"type": "string"},
-        "total_count": {"type": "integer"},
-        "columns": {"type": "array", "items": {"type": "string"}},
-        "created_at": {"type": "string"},
-        "expires_at": {"type": ["string", "null"]},
-        "pinned": {"type": "boolean"}
-      },
-      "required": ["id", "uri", "url", "name", "total_count", "columns"]
-    }}
-  },
-  "required": ["summary", "count", "total", "offset", "results"]
-}`)
+var listResultsOutputSchema = outputSchema([]string{"summary", "count", "total", "offset", "results"},
+	field{"summary", "string"}, field{"count", "integer"}, field{"total", "integer"}, field{"offset", "integer"}, field{"results", "array"})

@@ -1,9 +1,6 @@
 package datasf
 
-import (
-	"encoding/json"
-	"fmt"
-)
+import ()
 
 // search_datasf's limits: its input schema and its validation use them.
 const (
@@ -26,9 +23,9 @@ func (in *SearchInput) Validate() error { return searchArgs.validate(in) }
 
 var searchArgs = args{
 	{name: "query", kind: "string", required: true, min: 1, max: MaxSearchQuery, rules: "cleantext,notblank",
-		description: `Words to look for in dataset names, descriptions and column names, e.g. "police incidents" or "food trucks".`},
+		description: `Keywords, e.g. "police incidents".`},
 	{name: "limit", kind: "integer", min: 1, max: MaxSearchLimit, def: DefaultSearchLimit,
-		description: fmt.Sprintf("How many datasets to return (1-%d, default %d).", MaxSearchLimit, DefaultSearchLimit)},
+		description: ""},
 	formatArg,
 }
 
@@ -36,7 +33,7 @@ func searchTool(s *toolServer) tool {
 	return newTool(toolDef{
 		name:        "search_datasf",
 		title:       "Search datasets",
-		description: "Search the open data portal's catalog for datasets by keywords. Returns dataset ids (4x4, e.g. wg3w-h783), names and descriptions. Next step: get_schema on a dataset id.",
+		description: "Search the portal's catalog by keywords. Returns dataset ids (e.g. wg3w-h783), names and descriptions. Next: get_schema.",
 		openWorld:   true,
 		args:        searchArgs,
 		output:      searchOutputSchema,
@@ -58,14 +55,5 @@ const datasetItemSchema = `{
   "required": ["id", "name", "description"]
 }`
 
-var searchOutputSchema = json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "summary": {"type": "string"},
-    "query": {"type": "string"},
-    "count": {"type": "integer"},
-    "results": {"type": "array", "items": ` + datasetItemSchema + `},
-    "categories": ` + categoriesSchema + `
-  },
-  "required": ["summary", "count", "results"]
-}`)
+var searchOutputSchema = outputSchema([]string{"summary", "count", "results"},
+	field{"summary", "string"}, field{"count", "integer"}, field{"results", "array"})

@@ -31,9 +31,6 @@ var wantLimits = map[string]any{
 	"list_datasf.limit.maximum":      MaxListLimit,
 	"list_datasf.limit.default":      DefaultListLimit,
 
-	"get_schema.dataset_id.pattern": validate.DatasetIDPattern,
-
-	"query_datasf.dataset_id.pattern":  validate.DatasetIDPattern,
 	"query_datasf.soql.minLength":      1,
 	"query_datasf.soql.maxLength":      MaxSoQL,
 	"query_datasf.sample_size.minimum": 1,
@@ -193,7 +190,9 @@ func (c *limitChecker) validArgs() map[string]any {
 		p := c.schema.Properties[req]
 		switch p["type"] {
 		case "string":
-			if pat, ok := p["pattern"].(string); ok {
+			if req == "dataset_id" {
+				args[req] = patternExamples[validate.DatasetIDPattern]
+			} else if pat, ok := p["pattern"].(string); ok {
 				ex, ok := patternExamples[pat]
 				if !ok {
 					c.t.Fatalf("%s.%s: no example of pattern %s in patternExamples", c.tool.def.Name, req, pat)
@@ -290,7 +289,13 @@ func (c *limitChecker) property(arg string, p property) {
 				c.reject(fmt.Sprintf("%s of %d×%q (maxLength+1)", arg, hi+1, r), c.with(arg, strings.Repeat(r, hi+1)), arg)
 			}
 		}
-		if pat, ok := p["pattern"].(string); ok {
+		pat, ok := p["pattern"].(string)
+		if arg == "dataset_id" {
+			// Not in the schema (it costs the model a regular expression
+			// in every conversation); the validation still checks it.
+			pat, ok = validate.DatasetIDPattern, true
+		}
+		if ok {
 			re := regexp.MustCompile(pat)
 			ex := patternExamples[pat]
 			for _, v := range []string{ex, strings.ToUpper(ex), ex + "\n", " " + ex, ex[1:], ex + "x", "", "../../etc", strings.ReplaceAll(ex, "-", "_"), ex[:len(ex)-1] + "é"} {

@@ -299,47 +299,16 @@ func parseTime(v any) time.Time {
 }
 
 // OutputSchema is the JSON schema (draft 2020-12) of Structured, for the
-// outputSchema of a tool that answers with a dual response. Its metadata
-// object allows the caller's extra keys.
-var OutputSchema = json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "summary": {"type": "string"},
-    "results": {"type": "array", "items": {"type": "object"}},
-    "resource": {
-      "type": "object",
-      "properties": {
-        "uri": {"type": "string"},
-        "url": {"type": "string"},
-        "name": {"type": "string"},
-        "mimeType": {"type": "string"}
-      },
-      "required": ["uri", "url", "name", "mimeType"]
-    },
-    "metadata": {
-      "type": "object",
-      "properties": {
-        "total_count": {"type": "integer", "minimum": 0},
-        "sample_count": {"type": "integer", "minimum": 0},
-        "truncated": {"type": "boolean"},
-        "columns": {"type": "array", "items": {
-          "type": "object",
-          "properties": {"name": {"type": "string"}, "type": {"type": "string"}},
-          "required": ["name"]
-        }},
-        "executed_at": {"type": "string"},
-        "expires_at": {"type": ["string", "null"]},
-        "values_truncated": {"type": "boolean"},
-        "sample_reduced": {"type": "boolean"},
-        "columns_truncated": {"type": "boolean"},
-        "column_count": {"type": "integer"},
-        "metadata_truncated": {"type": "boolean"}
-      },
-      "required": ["total_count", "sample_count", "truncated", "columns", "executed_at", "expires_at"]
-    }
-  },
-  "required": ["summary", "results", "resource", "metadata"]
-}`)
+// outputSchema of a tool that answers with a dual response. It states what
+// a client may rely on (the four parts, the resource's uri and url, the
+// metadata's counts and columns) and no more: a host sends it to the model
+// with every conversation, and Structured documents the fields. Its
+// metadata object allows the caller's extra keys.
+var OutputSchema = json.RawMessage(`{"type":"object","properties":{` +
+	`"summary":{"type":"string"},"results":{"type":"array","items":{"type":"object"}},` +
+	`"resource":{"type":"object","required":["uri","url"]},` +
+	`"metadata":{"type":"object","required":["total_count","sample_count","truncated","columns"]}},` +
+	`"required":["summary","results","resource","metadata"]}`)
 
 // ResourceID returns the resource id a reference names. A reference is a
 // resource URI ("resource://ID"), a REST URL whose path is

@@ -1,0 +1,75 @@
+package datasf_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/datasf-mcp/datasf-mcp/datasf/datasftest"
+)
+
+// maxToolListTokens is what tools/list may cost every conversation, in
+// Claude tokens (@anthropic-ai/tokenizer, pinned in interop/package-lock.json).
+const maxToolListTokens = 1600
+
+// claudeTokens counts text's tokens with the pinned tokenizer (Node). The
+// test is skipped without it, and fails in CI, which installs it.
+func claudeTokens(t *testing.T, text []byte) int {
+	t.Helper()
+	script, err := filepath.Abs(filepath.Join("..", "interop", "count_tokens.mjs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join("..", "interop", "node_modules", "@anthropic-ai", "tokenizer")); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("the tokenizer is not installed (cd interop && npm ci): %v", err)
+		}
+		t.Skipf("the tokenizer is not installed (cd interop && npm ci): %v", err)
+	}
+	cmd := exec.CommandContext(t.Context(), "node", script)
+	cmd.Stdin = bytes.NewReader(text)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node %s: %v", script, err)
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(out)))
+	if err != nil {
+		t.Fatalf("node %s printed %q", script, out)
+	}
+	return n
+}
+
+// The tool list a host sends the model with every conversation stays
+// within maxToolListTokens, as a client that is not an MCP Apps host
+// receives it (app-only tools hidden).
+func TestToolListTokens(t *testing.T) {
+	t.Parallel()
+	env := datasftest.New(t, datasftest.Options{})
+	res, err := env.MCP.ListTools(t.Context(), mcp.ListToolsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := claudeTokens(t, b)
+	t.Logf("tools/list: %d tools, %d bytes, %d tokens (goal <= %d)", len(res.Tools), len(b), n, maxToolListTokens)
+	for _, tl := range res.Tools {
+		tb, _ := json.Marshal(tl)
+		t.Logf("  %-16s %5d bytes", tl.Name, len(tb))
+		if os.Getenv("DUMP_TOOLS") != "" {
+			t.Logf("%s", tb)
+		}
+	}
+	if n > maxToolListTokens {
+		t.Errorf("tools/list costs %d tokens; want at most %d", n, maxToolListTokens)
+	}
+}
