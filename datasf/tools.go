@@ -165,9 +165,6 @@ func (s *toolServer) query(ctx context.Context, _ mcp.CallToolRequest, in *Query
 		fixed = fuzzymatch.CorrectQuery(parsed, in.SoQL, fieldNames(sc), fuzzymatch.Options{})
 	}
 	corrections := fixed.Corrections
-	if corrections == nil {
-		corrections = []fuzzymatch.Correction{}
-	}
 	// What the portal would refuse is answered now, in its words
 	// (checks.go). Positions point into the query as the model wrote it.
 	if res := localCheck(parsed, in.SoQL, in.DatasetID, sc, fixed.Rejected); res != nil {
@@ -179,11 +176,14 @@ func (s *toolServer) query(ctx context.Context, _ mcp.CallToolRequest, in *Query
 	if sampleSize == 0 {
 		sampleSize = DefaultSampleSize
 	}
+	// What a model needs on every call, said once: the dataset's name is
+	// the resource's name.
 	meta := map[string]any{
-		"dataset_id":   in.DatasetID,
-		"dataset_name": sc.Name,
-		"query":        stable.String(),
-		"corrections":  corrections,
+		"dataset_id": in.DatasetID,
+		"query":      stable.String(),
+	}
+	if len(corrections) > 0 {
+		meta["corrections"] = corrections
 	}
 	if len(fixed.Ambiguous) > 0 {
 		meta["ambiguous"] = fixed.Ambiguous
@@ -196,7 +196,7 @@ func (s *toolServer) query(ctx context.Context, _ mcp.CallToolRequest, in *Query
 	stored := storedQuery(in.DatasetID, stable)
 	stored.Parsed = stable
 	resp, err := s.results.CreateResponse(ctx, dualresp.Spec{
-		Name:        fmt.Sprintf("%s (%s)", sc.Name, in.DatasetID),
+		Name:        sc.Name,
 		Description: stable.String(),
 		Query:       stored,
 		SampleSize:  sampleSize,

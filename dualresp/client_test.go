@@ -88,8 +88,9 @@ func TestParseInputs(t *testing.T) {
 	if p.ResourceURI != "resource://"+resp.ID() || p.ID() != resp.ID() || p.Name != "forty" || !p.Truncated {
 		t.Errorf("ResourceURI %q, ID %q, Name %q, Truncated %v", p.ResourceURI, p.ID(), p.Name, p.Truncated)
 	}
-	if !p.ExpiresAt.Equal(resp.ExpiresAt()) || !p.ExecutedAt.Equal(resp.ExecutedAt()) {
-		t.Errorf("ExpiresAt %v, ExecutedAt %v; want %v, %v", p.ExpiresAt, p.ExecutedAt, resp.ExpiresAt(), resp.ExecutedAt())
+	// executed_at is left out of the model's payload: zero when unknown.
+	if !p.ExpiresAt.Equal(resp.ExpiresAt()) || !p.ExecutedAt.IsZero() {
+		t.Errorf("ExpiresAt %v, ExecutedAt %v; want %v and zero", p.ExpiresAt, p.ExecutedAt, resp.ExpiresAt())
 	}
 	if a := c.Parse(article); a.ID() != "xyz" || a.ResourceURI != "resource://xyz" || len(a.Columns) != 1 {
 		t.Errorf("article shape: ID %q, URI %q, Columns %v", a.ID(), a.ResourceURI, a.Columns)

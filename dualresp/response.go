@@ -108,10 +108,10 @@ func (r *Response) Text() string {
 // its URI, name, description (with the page and export URLs) and MIME
 // type; URL is set too, for SDKs whose links carry one.
 func (r *Response) Link() ResourceLink {
-	desc := fmt.Sprintf("%s. Full result (JSON pages): %s?offset=0&limit=%d; export: %s/export?format=csv|ndjson|json",
-		rowsPhrase(r.rec.TotalCount), r.url, DefaultPageLimit, r.url)
-	if r.rec.Description != "" {
-		desc = r.rec.Description + " — " + desc
+	desc := ""
+	if b := r.build(); int64(len(b.rows)) < r.rec.TotalCount {
+		// A partial answer says where the rest is; a whole one needs not.
+		desc = fmt.Sprintf("The complete result, %d rows: %s (JSON pages, ?offset=&limit=; /export?format=csv|ndjson|json)", r.rec.TotalCount, r.url)
 	}
 	return ResourceLink{URI: r.uri, URL: r.url, Name: r.name(), Description: desc, MIMEType: MIMEType}
 }
@@ -300,7 +300,9 @@ func (st *buildState) render(rows []any, enc []json.RawMessage) built {
 	if st.valuesCut {
 		summary += " Long values are cut."
 	}
-	summary += " Full result: " + r.url
+	if int64(sc) < rec.TotalCount {
+		summary += " Full result: " + r.url // a whole answer needs no link in its one line
+	}
 
 	var extra map[string]any
 	if len(st.meta) > 0 {
@@ -313,7 +315,6 @@ func (st *buildState) render(rows []any, enc []json.RawMessage) built {
 		SampleCount:       sc,
 		Truncated:         int64(sc) < rec.TotalCount,
 		Columns:           cols,
-		ExecutedAt:        r.executedAt.UTC().Truncate(time.Second),
 		ValuesTruncated:   st.valuesCut,
 		SampleReduced:     st.reduced,
 		ColumnsTruncated:  st.colsCut,
@@ -336,14 +337,9 @@ func (st *buildState) render(rows []any, enc []json.RawMessage) built {
 		summary: summary,
 		rows:    slices.Clone(rows),
 		content: &Structured{
-			Summary: summary,
-			Results: results,
-			Resource: ResourceLink{
-				URI:      r.uri,
-				URL:      r.url,
-				Name:     name,
-				MIMEType: MIMEType,
-			},
+			Summary:  summary,
+			Results:  results,
+			Resource: ResourceLink{URI: r.uri, URL: r.url, Name: name},
 			Metadata: meta,
 		},
 	}
@@ -364,9 +360,9 @@ func sampleSentence(n int, total int64) string {
 	case total == 0:
 		return "There is no sample"
 	case int64(n) == total && n == 1:
-		return "It follows"
+		return "It is below"
 	case int64(n) == total:
-		return fmt.Sprintf("All %d follow", n)
+		return "All are below"
 	case n == 0:
 		return "No sample rows fit in this answer"
 	case n == 1:
@@ -461,6 +457,7 @@ func markdownTable(cols []string, rows []any) string {
 		more = len(cols) - tableMaxColumns
 		cols = cols[:tableMaxColumns]
 	}
+	// GitHub markdown with a bare separator row.
 	var sb strings.Builder
 	sb.WriteString("|")
 	for _, c := range cols {
@@ -468,7 +465,7 @@ func markdownTable(cols []string, rows []any) string {
 	}
 	sb.WriteString("\n|")
 	for range cols {
-		sb.WriteString(" --- |")
+		sb.WriteString("-|")
 	}
 	for _, row := range rows {
 		m, _ := row.(map[string]any)

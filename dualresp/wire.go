@@ -109,9 +109,9 @@ func appendPage(buf *bytes.Buffer, p *Page) error {
 //
 //	{"summary": "847 rows match. 15 sample rows follow. Full result: http://…/resources/9f3c…",
 //	 "results": [{…}, …],
-//	 "resource": {"uri": "resource://9f3c…", "url": "http://…/resources/9f3c…", "name": "…", "mimeType": "application/json"},
+//	 "resource": {"uri": "resource://9f3c…", "url": "http://…/resources/9f3c…", "name": "…"},
 //	 "metadata": {"total_count": 847, "sample_count": 15, "truncated": true, "columns": […],
-//	              "executed_at": "…", "expires_at": "…", …caller metadata}}
+//	              "expires_at": "…", …caller metadata}}
 //
 // OutputSchema is its JSON schema.
 type Structured struct {
@@ -131,7 +131,9 @@ type ResourceLink struct {
 	URL         string `json:"url,omitempty"`
 	Name        string `json:"name"`
 	Description string `json:"description,omitempty"`
-	MIMEType    string `json:"mimeType"`
+	// MIMEType is the pages' MIME type; the structured content leaves it
+	// out (it is always MIMEType), the resource_link says it.
+	MIMEType string `json:"mimeType,omitempty"`
 	// Size is the size of the full result in bytes, when known.
 	Size *int64 `json:"size,omitempty"`
 }
@@ -144,8 +146,11 @@ type Metadata struct {
 	SampleCount int      `json:"sample_count"`
 	Truncated   bool     `json:"truncated"`
 	Columns     []Column `json:"columns"`
-	// ExecutedAt is when the response was created (whole seconds, UTC).
-	ExecutedAt time.Time `json:"executed_at"`
+	// ExecutedAt is when the response was created (whole seconds, UTC),
+	// when the server says; dualresp leaves it out of the model's payload
+	// (a model does not need it on every call; the REST metadata has
+	// created_at).
+	ExecutedAt time.Time `json:"executed_at,omitzero"`
 	// ExpiresAt is when the resource expires; nil when pinned.
 	ExpiresAt *time.Time `json:"expires_at"`
 	// ValuesTruncated: long values were cut to fit the byte budget.
