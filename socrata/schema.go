@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // Column is one dataset column as the Views API describes it.
@@ -55,8 +57,22 @@ func (c *Client) Schema(ctx context.Context, datasetID string) (*Schema, error) 
 	if err := validID(datasetID); err != nil {
 		return nil, err
 	}
+	// The Views document and the row count are asked for at once: one
+	// round trip, not two.
 	var doc viewDocument
-	if err := c.getJSON(ctx, "views", c.base+"/api/views/"+url.PathEscape(datasetID)+".json", &doc); err != nil {
+	var n int64
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		return c.getJSON(gctx, "views", c.base+"/api/views/"+url.PathEscape(datasetID)+".json", &doc)
+	})
+	g.Go(func() error {
+		var err error
+		if n, err = c.count(gctx, datasetID); err != nil {
+			return fmt.Errorf("socrata: row count of %s: %w", datasetID, err)
+		}
+		return nil
+	})
+	if err := g.Wait(); err != nil {
 		return nil, err
 	}
 	s := &Schema{ID: datasetID, Name: doc.Name, Description: doc.Description, Category: doc.Category}
@@ -70,10 +86,6 @@ func (c *Client) Schema(ctx context.Context, datasetID string) (*Schema, error) 
 			continue
 		}
 		s.Columns = append(s.Columns, Column{Name: col.Name, FieldName: col.FieldName, DataType: col.DataTypeName, Description: col.Description})
-	}
-	n, err := c.count(ctx, datasetID)
-	if err != nil {
-		return nil, fmt.Errorf("socrata: row count of %s: %w", datasetID, err)
 	}
 	s.RowCount = n
 	return s, nil
