@@ -159,9 +159,14 @@ func TestQueryAllWritesTheCompleteResult(t *testing.T) {
 		Metadata struct {
 			TotalCount int `json:"total_count"`
 		} `json:"metadata"`
+		LinkNote string `json:"link_note"`
 	}
 	stderr := offlineJSON(t, &answer, "query", "wg3w-h783", soql, "--all", "-o", csvPath)
 	lines := countLines(t, csvPath)
+	// The JSON answer says, as the markdown does, that its link is dead.
+	if !strings.Contains(answer.LinkNote, "ended with it") || !strings.Contains(answer.LinkNote, csvPath) {
+		t.Errorf("query --all JSON link_note = %q; want the note that the link ended with the command, naming %s", answer.LinkNote, csvPath)
+	}
 	if answer.Metadata.TotalCount < 1000 || lines-1 != answer.Metadata.TotalCount {
 		t.Errorf("query --all -o %s: %d CSV rows; total_count %d", csvPath, lines-1, answer.Metadata.TotalCount)
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"strings"
@@ -137,9 +138,11 @@ func callTool(ctx context.Context, c *client.Client, name string, args map[strin
 }
 
 // printResult prints a tool's answer: its text contents (markdown) or its
-// structured content as indented JSON.
+// structured content as indented JSON. The answer of a query run in this
+// process carries a note that its link ended with the command: a line after
+// the markdown, a link_note field in the JSON.
 func printResult(cfg config, res *mcp.CallToolResult, out io.Writer, markdown bool) error {
-	oneShotLink := cfg.Tool == "query_datasf" && cfg.Server == "" && !cfg.All
+	note := oneShotNote(cfg)
 	if markdown {
 		var texts []string
 		for _, ct := range res.Content {
@@ -148,23 +151,42 @@ func printResult(cfg config, res *mcp.CallToolResult, out io.Writer, markdown bo
 			}
 		}
 		text := strings.Join(texts, "\n\n") + "\n"
-		if oneShotLink {
-			text += "\n" + linkNote + "\n"
+		if note != "" {
+			text += "\n" + note + "\n"
 		}
 		_, err := io.WriteString(out, text)
 		return err
 	}
-	b, err := json.MarshalIndent(res.StructuredContent, "", "  ")
+	v := res.StructuredContent
+	if sc, ok := v.(map[string]any); ok && note != "" {
+		withNote := maps.Clone(sc)
+		withNote["link_note"] = note
+		v = withNote
+	}
+	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
 	if _, err := out.Write(append(b, '\n')); err != nil {
 		return err
 	}
-	if oneShotLink {
-		fmt.Fprintln(cfg.Stderr, "datasf-mcp: note:", linkNote)
+	if note != "" && !cfg.All {
+		fmt.Fprintln(cfg.Stderr, "datasf-mcp: note:", note)
 	}
 	return nil
+}
+
+// oneShotNote is what becomes of the result link of a query run in this
+// process (no --server): it ended with the command. It is "" for other
+// commands.
+func oneShotNote(cfg config) string {
+	switch {
+	case cfg.Tool != "query_datasf" || cfg.Server != "":
+		return ""
+	case cfg.All:
+		return "The link above was served by this command only, and ended with it; the complete result is in " + cfg.Output + "."
+	}
+	return linkNote
 }
 
 // linkNote says what becomes of a result link of a one-shot command.
