@@ -242,3 +242,39 @@ func TestCommandLineMistakes(t *testing.T) {
 		}
 	}
 }
+
+// TestUnreachablePortalSuggestsOffline: when the portal cannot be reached
+// (here a loopback port where nothing listens, as a machine without network
+// fails), the command says so and suggests --offline and --data, and the
+// app token is not printed.
+func TestUnreachablePortalSuggestsOffline(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the binary")
+	}
+	t.Parallel()
+	closed := "http://" + freeAddr(t)
+	const token = "app-token-never-printed-5e1f"
+	for _, args := range [][]string{
+		{"schema", "wg3w-h783"},
+		{"search", "trees"},
+		{"query", "wg3w-h783", "SELECT 1"},
+	} {
+		cmd := exec.CommandContext(t.Context(), binary(t), append(args, "--base-url", closed, "--discovery-url", closed, "--log-level", "warn")...)
+		cmd.Env = append(os.Environ(), "DATASF_REST_TOKEN=", "DATASF_SERVER=", "DATASF_OFFLINE=", "SOCRATA_APP_TOKEN="+token)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		msg := stderr.String()
+		if err == nil || stdout.Len() != 0 {
+			t.Errorf("datasf-mcp %q against a closed port: %v, stdout %q; want a failure", args, err, stdout.String())
+		}
+		for _, want := range []string{"Could not reach the portal", strings.TrimPrefix(closed, "http://"), "--offline", "--data"} {
+			if !strings.Contains(msg, want) {
+				t.Errorf("datasf-mcp %q against a closed port: stderr lacks %q:\n%s", args, want, msg)
+			}
+		}
+		if strings.Contains(msg, token) {
+			t.Errorf("datasf-mcp %q printed the app token:\n%s", args, msg)
+		}
+	}
+}

@@ -28,7 +28,7 @@ func run(ctx context.Context, cfg config) error {
 		if err != nil {
 			return err
 		}
-		return runTool(ctx, cfg, c, nil)
+		return offlineHint(cfg, runTool(ctx, cfg, c, nil))
 	}
 
 	var ln net.Listener
@@ -54,7 +54,7 @@ func run(ctx context.Context, cfg config) error {
 		if err != nil {
 			return err
 		}
-		return runTool(ctx, cfg, c, svc)
+		return offlineHint(cfg, runTool(ctx, cfg, c, svc))
 	}
 }
 

@@ -102,8 +102,8 @@ func runTool(ctx context.Context, cfg config, c *client.Client, svc *datasf.Serv
 	return err
 }
 
-// callTool calls a tool and turns an isError result into an error that
-// carries the tool's message and details.
+// callTool calls a tool and turns an isError result into a *toolCallError
+// that carries the tool's message, code and details.
 func callTool(ctx context.Context, c *client.Client, name string, args map[string]any) (*mcp.CallToolResult, error) {
 	req := mcp.CallToolRequest{}
 	req.Params.Name = name
@@ -115,11 +115,13 @@ func callTool(ctx context.Context, c *client.Client, name string, args map[strin
 	if !res.IsError {
 		return res, nil
 	}
+	te := &toolCallError{tool: name}
 	var texts []string
 	for _, ct := range res.Content {
 		if tc, ok := ct.(mcp.TextContent); ok {
 			var body struct {
 				Error   string         `json:"error"`
+				Code    string         `json:"code"`
 				Details map[string]any `json:"details"`
 			}
 			if json.Unmarshal([]byte(tc.Text), &body) == nil && body.Error != "" {
@@ -129,12 +131,38 @@ func callTool(ctx context.Context, c *client.Client, name string, args map[strin
 					msg += "\ndetails: " + string(d)
 				}
 				texts = append(texts, msg)
+				if te.code == "" {
+					te.code = body.Code
+				}
 				continue
 			}
 			texts = append(texts, tc.Text)
 		}
 	}
-	return nil, fmt.Errorf("%s: %s", name, strings.Join(texts, "\n"))
+	te.msg = strings.Join(texts, "\n")
+	return nil, te
+}
+
+// toolCallError is a tool's isError answer.
+type toolCallError struct {
+	tool, code, msg string
+}
+
+func (e *toolCallError) Error() string { return e.tool + ": " + e.msg }
+
+// offlineHint adds to an error of a portal that cannot be reached what to
+// do without network access.
+func offlineHint(cfg config, err error) error {
+	var te *toolCallError
+	if !errors.As(err, &te) || te.code != datasf.CodeUnreachable {
+		return err
+	}
+	if cfg.Server != "" {
+		return fmt.Errorf("%w\nhint: the server at %s cannot reach the portal; without network access, start it with --offline "+
+			"(the built-in snapshot) and --data FILE for portal exports you downloaded", err, cfg.Server)
+	}
+	return fmt.Errorf("%w\nhint: without network access, add --offline to use the built-in snapshot, and --data FILE to serve "+
+		"portal exports you downloaded (datasf-mcp help %s)", err, cfg.Command)
 }
 
 // printResult prints a tool's answer: its text contents (markdown) or its
