@@ -41,7 +41,15 @@ var buildOnce = sync.OnceValues(func() (string, error) {
 })
 
 func TestMain(m *testing.M) {
+	// The commands run with --server keep a key in the user's cache
+	// directory: a temporary one, not the real user's.
+	cache, err := os.MkdirTemp("", "datasf-mcp-cache-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("XDG_CACHE_HOME", cache)
 	code := m.Run()
+	os.RemoveAll(cache)
 	if bin, err := buildOnce(); err == nil {
 		os.RemoveAll(filepath.Dir(bin))
 	}
