@@ -259,14 +259,9 @@ func TestUnreachablePortalSuggestsOffline(t *testing.T) {
 		{"search", "trees"},
 		{"query", "wg3w-h783", "SELECT 1"},
 	} {
-		cmd := exec.CommandContext(t.Context(), binary(t), append(args, "--base-url", closed, "--discovery-url", closed, "--log-level", "warn")...)
-		cmd.Env = append(os.Environ(), "DATASF_REST_TOKEN=", "DATASF_SERVER=", "DATASF_OFFLINE=", "SOCRATA_APP_TOKEN="+token)
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		err := cmd.Run()
-		msg := stderr.String()
-		if err == nil || stdout.Len() != 0 {
-			t.Errorf("datasf-mcp %q against a closed port: %v, stdout %q; want a failure", args, err, stdout.String())
+		stdout, msg, err := runEnv(t, []string{"SOCRATA_APP_TOKEN=" + token}, append(args, "--base-url", closed, "--discovery-url", closed, "--log-level", "warn")...)
+		if err == nil || stdout != "" {
+			t.Errorf("datasf-mcp %q against a closed port: %v, stdout %q; want a failure", args, err, stdout)
 		}
 		for _, want := range []string{"Could not reach the portal", strings.TrimPrefix(closed, "http://"), "--offline", "--data"} {
 			if !strings.Contains(msg, want) {

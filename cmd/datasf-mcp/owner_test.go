@@ -1,25 +1,17 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 )
 
 // runAs runs the binary as a user whose cache directory is cache.
 func runAs(t *testing.T, cache string, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
-	cmd := exec.CommandContext(t.Context(), binary(t), args...)
-	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+cache, "DATASF_REST_TOKEN=", "DATASF_SERVER=", "DATASF_OFFLINE=")
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err = cmd.Run()
-	return out.String(), errOut.String(), err
+	return runEnv(t, []string{"XDG_CACHE_HOME=" + cache}, args...)
 }
 
 // TestResultsThroughServerListsTheCLIsQueries: results --server lists the
@@ -84,10 +76,7 @@ func TestBadClientKeyIsRefused(t *testing.T) {
 	}
 	t.Parallel()
 	ts := offlineHTTP(t, config{})
-	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`
-	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, ts.URL+"/mcp", strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
+	req := initializeRequest(t, ts.URL)
 	req.Header.Set("X-Datasf-Client-Key", "short")
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
