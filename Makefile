@@ -2,7 +2,7 @@
 GO ?= go
 FUZZTIME ?= 30s
 
-.PHONY: test run vet fuzz bench build lint release bundle
+.PHONY: test run vet fuzz bench build lint release bundle registry
 
 build:
 	$(GO) build -o bin/datasf-mcp ./cmd/datasf-mcp
@@ -72,3 +72,13 @@ bundle: release
 	@for p in $(PLATFORMS); do os=$${p%/*}; arch=$${p#*/}; cp -r dist/$$os-$$arch dist/bundle/server/; done
 	cd bundle && npx --no-install mcpb validate ../dist/bundle/manifest.json
 	cd bundle && npx --no-install mcpb pack ../dist/bundle ../dist/datasf-mcp.mcpb
+
+# The MCP Registry entry of a release (dist/server.json): server.json with
+# VERSION everywhere and the SHA-256 of dist/datasf-mcp.mcpb in place of the
+# committed placeholder (registry/README.md). Run after `make bundle`.
+registry:
+	@test -f dist/datasf-mcp.mcpb || { echo "registry: run make bundle VERSION=$(VERSION) first"; exit 1; }
+	sed -e 's/"version": "[^"]*"/"version": "$(VERSION)"/' \
+		-e 's|/releases/download/v[^/]*/|/releases/download/v$(VERSION)/|' \
+		-e "s/\"fileSha256\": \"0\{64\}\"/\"fileSha256\": \"$$(sha256sum dist/datasf-mcp.mcpb | cut -d' ' -f1)\"/" \
+		server.json > dist/server.json

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -113,6 +114,37 @@ func upstreamError(err error, what string, hint string) *mcp.CallToolResult {
 		}
 		return toolError{Error: msg, ErrorType: errAPI, Code: api.Code, Details: details}.result()
 	default:
+		if host, reason, ok := unreachable(err); ok {
+			return toolError{
+				Error: fmt.Sprintf("Could not reach the portal at %s for %s: %s. The server has no network path to the portal; "+
+					"tell the user, who can check the connection (or the portal domain) or run the server offline.", host, what, reason),
+				ErrorType: errAPI,
+				Code:      CodeUnreachable,
+				Details:   map[string]any{"host": host},
+			}.result()
+		}
 		return toolError{Error: "The request for " + what + " failed: " + err.Error(), ErrorType: errAPI}.result()
 	}
+}
+
+// CodeUnreachable is the code of a tool error whose portal cannot be
+// reached at all: its name does not resolve or the connection fails. The
+// command line suggests --offline for it.
+const CodeUnreachable = "portal_unreachable"
+
+// unreachable reports whether err is a failure to reach the portal's host
+// (a DNS lookup or a dial that failed), with the host and why.
+func unreachable(err error) (host, reason string, ok bool) {
+	var dns *net.DNSError
+	if errors.As(err, &dns) {
+		if dns.IsNotFound {
+			return dns.Name, "its name does not resolve (" + dns.Err + ")", true
+		}
+		return dns.Name, "its name could not be looked up (" + dns.Err + ")", true
+	}
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" && op.Addr != nil && op.Err != nil {
+		return op.Addr.String(), strings.TrimPrefix(op.Err.Error(), "connect: "), true
+	}
+	return "", "", false
 }

@@ -67,6 +67,10 @@ func (s *Service) HTTPHandler() (handler http.Handler, shutdown func(context.Con
 				if owner, err := auth(r); err == nil {
 					return dualresp.WithOwner(ctx, owner)
 				}
+				return ctx
+			}
+			if key := r.Header.Get(ClientKeyHeader); key != "" {
+				return withClientKey(ctx, key) // checked by mcpHandler
 			}
 			return ctx
 		}),
@@ -79,6 +83,11 @@ func (s *Service) HTTPHandler() (handler http.Handler, shutdown func(context.Con
 				writeHTTPJSON(w, http.StatusUnauthorized, "unauthorized", "send Authorization: Bearer <token>")
 				return
 			}
+		}
+		if key := r.Header.Get(ClientKeyHeader); auth == nil && key != "" && !ValidClientKey(key) {
+			writeHTTPJSON(w, http.StatusBadRequest, "invalid_client_key",
+				ClientKeyHeader+" must be 16 to 128 letters, digits, '-' or '_'")
+			return
 		}
 		if !s.allowedOrigin(r) {
 			writeHTTPJSON(w, http.StatusForbidden, "forbidden_origin",

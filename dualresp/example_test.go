@@ -38,7 +38,10 @@ func (e fruitExecutor) Page(_ context.Context, q dualresp.Query, req dualresp.Pa
 	return dualresp.PageResult{Rows: rows[lo:hi]}, nil
 }
 
-func Example_server() {
+// ExampleNew creates the dual-response server with a custom Executor (the
+// query kind "prefix" is fruitExecutor's) and answers a tool call with a
+// sample, the exact total and a link.
+func ExampleNew() {
 	srv, err := dualresp.New(dualresp.Options{
 		BaseURL:   "http://127.0.0.1:8765",
 		Executors: map[string]dualresp.Executor{"prefix": fruitExecutor{}},
@@ -68,28 +71,35 @@ func Example_server() {
 	// link: true
 }
 
-func Example_client() {
-	// A server with its REST handler (normally another process).
+// serveFruits stands for an MCP server in another process: it serves the
+// REST API of a dualresp Server and returns the JSON of a tool result whose
+// query selects the fruits starting with prefix (sample size 1), and a
+// function that stops the server.
+func serveFruits(prefix string) (toolResult []byte, stop func()) {
 	mux := http.NewServeMux()
 	ts := httptest.NewServer(mux)
-	defer ts.Close()
 	srv, err := dualresp.New(dualresp.Options{BaseURL: ts.URL, Executors: map[string]dualresp.Executor{"prefix": fruitExecutor{}}})
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer srv.Close()
 	mux.Handle("/resources/", srv.Handler())
 	resp, err := srv.CreateResponse(context.Background(), dualresp.Spec{
-		Query: dualresp.Query{Kind: "prefix", Text: "b"}, SampleSize: 1,
+		Query: dualresp.Query{Kind: "prefix", Text: prefix}, SampleSize: 1,
 	})
 	if err != nil {
 		log.Fatal(err)
 	}
 	// What an MCP client receives, as JSON (see the adapters for SDK values).
-	toolResult, err := json.Marshal(map[string]any{"content": []any{}, "structuredContent": resp.StructuredContent()})
+	toolResult, err = json.Marshal(map[string]any{"content": []any{}, "structuredContent": resp.StructuredContent()})
 	if err != nil {
 		log.Fatal(err)
 	}
+	return toolResult, func() { srv.Close(); ts.Close() }
+}
+
+func Example_client() {
+	toolResult, stop := serveFruits("b")
+	defer stop()
 
 	// The application reads the full result.
 	client, err := dualresp.NewClient(dualresp.ClientOptions{})
@@ -108,4 +118,56 @@ func Example_client() {
 	// sample rows: 1 of 2
 	// {"id":3,"fruit":"banana"}
 	// {"id":4,"fruit":"blueberry"}
+}
+
+// ExampleParsed_Rows reads a result page by page, decoding each row, and
+// stops early: no page is requested after the loop breaks.
+func ExampleParsed_Rows() {
+	toolResult, stop := serveFruits("a")
+	defer stop()
+
+	client, err := dualresp.NewClient(dualresp.ClientOptions{PageSize: 1})
+	if err != nil {
+		log.Fatal(err)
+	}
+	parsed := client.Parse(toolResult)
+	for row, err := range parsed.Rows(context.Background()) {
+		if err != nil {
+			log.Fatal(err)
+		}
+		var fruit struct {
+			Fruit string `json:"fruit"`
+		}
+		if err := row.Decode(&fruit); err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println(fruit.Fruit)
+		if fruit.Fruit == "apricot" {
+			break
+		}
+	}
+	// Output:
+	// apple
+	// apricot
+}
+
+// ExampleParsed_FetchAll reads a whole (small) result into memory,
+// reporting progress after each page.
+func ExampleParsed_FetchAll() {
+	toolResult, stop := serveFruits("a")
+	defer stop()
+
+	parsed := dualresp.Parse(toolResult)
+	rows, err := parsed.FetchAll(context.Background(), dualresp.FetchAllOptions{
+		PageSize: 2,
+		Progress: func(fetched, total int64) { fmt.Printf("%d/%d\n", fetched, total) },
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(len(rows), "rows; last:", rows[len(rows)-1])
+	// Output:
+	// 2/3
+	// 3/3
+	// 3 rows; last: {"id":2,"fruit":"avocado"}
 }

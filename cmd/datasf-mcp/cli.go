@@ -239,6 +239,9 @@ datasf-mcp query wg3w-h783 "SELECT incident_category, count(*) AS n GROUP BY inc
 	root.CompletionOptions.HiddenDefaultCmd = false
 	p.serverFlags(root)
 	p.portalFlags(root)
+	// cobra adds -v, --version only when the root command itself runs;
+	// added now, `datasf-mcp help` lists it as --help does.
+	root.InitDefaultVersionFlag()
 
 	for _, tc := range toolCommands {
 		root.AddCommand(p.toolCommand(tc))

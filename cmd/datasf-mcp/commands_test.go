@@ -159,9 +159,14 @@ func TestQueryAllWritesTheCompleteResult(t *testing.T) {
 		Metadata struct {
 			TotalCount int `json:"total_count"`
 		} `json:"metadata"`
+		LinkNote string `json:"link_note"`
 	}
 	stderr := offlineJSON(t, &answer, "query", "wg3w-h783", soql, "--all", "-o", csvPath)
 	lines := countLines(t, csvPath)
+	// The JSON answer says, as the markdown does, that its link is dead.
+	if !strings.Contains(answer.LinkNote, "ended with it") || !strings.Contains(answer.LinkNote, csvPath) {
+		t.Errorf("query --all JSON link_note = %q; want the note that the link ended with the command, naming %s", answer.LinkNote, csvPath)
+	}
 	if answer.Metadata.TotalCount < 1000 || lines-1 != answer.Metadata.TotalCount {
 		t.Errorf("query --all -o %s: %d CSV rows; total_count %d", csvPath, lines-1, answer.Metadata.TotalCount)
 	}
@@ -234,6 +239,37 @@ func TestCommandLineMistakes(t *testing.T) {
 		stdout, stderr, code := runBinary(t, args...)
 		if code != 0 || stdout == "" {
 			t.Errorf("datasf-mcp %q: exit %d, stdout %q, stderr %q; want exit 0 and output on stdout", args, code, stdout, stderr)
+		}
+	}
+}
+
+// TestUnreachablePortalSuggestsOffline: when the portal cannot be reached
+// (here a loopback port where nothing listens, as a machine without network
+// fails), the command says so and suggests --offline and --data, and the
+// app token is not printed.
+func TestUnreachablePortalSuggestsOffline(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the binary")
+	}
+	t.Parallel()
+	closed := "http://" + freeAddr(t)
+	const token = "app-token-never-printed-5e1f"
+	for _, args := range [][]string{
+		{"schema", "wg3w-h783"},
+		{"search", "trees"},
+		{"query", "wg3w-h783", "SELECT 1"},
+	} {
+		stdout, msg, err := runEnv(t, []string{"SOCRATA_APP_TOKEN=" + token}, append(args, "--base-url", closed, "--discovery-url", closed, "--log-level", "warn")...)
+		if err == nil || stdout != "" {
+			t.Errorf("datasf-mcp %q against a closed port: %v, stdout %q; want a failure", args, err, stdout)
+		}
+		for _, want := range []string{"Could not reach the portal", strings.TrimPrefix(closed, "http://"), "--offline", "--data"} {
+			if !strings.Contains(msg, want) {
+				t.Errorf("datasf-mcp %q against a closed port: stderr lacks %q:\n%s", args, want, msg)
+			}
+		}
+		if strings.Contains(msg, token) {
+			t.Errorf("datasf-mcp %q printed the app token:\n%s", args, msg)
 		}
 	}
 }

@@ -60,13 +60,25 @@ func mcpQuery(t *testing.T, url string, headers map[string]string) (*mcp.CallToo
 	return c.CallTool(ctx, req)
 }
 
+// initializeRequest is an MCP initialize POST to base's /mcp.
+func initializeRequest(t *testing.T, base string) *http.Request {
+	t.Helper()
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, base+"/mcp", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	return req
+}
+
 func TestStreamableHTTPKeepsDNSRebindingProtection(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the offline snapshot")
 	}
 	t.Parallel()
 	ts := offlineHTTP(t, config{})
-	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`
 	for _, tt := range []struct {
 		host string
 		want int
@@ -74,10 +86,8 @@ func TestStreamableHTTPKeepsDNSRebindingProtection(t *testing.T) {
 		{"evil.example", http.StatusForbidden},
 		{"attacker.test:8080", http.StatusForbidden},
 	} {
-		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, ts.URL+"/mcp", strings.NewReader(body))
+		req := initializeRequest(t, ts.URL)
 		req.Host = tt.host
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
 		res, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)

@@ -182,6 +182,26 @@ func TestHelpListsEveryFlagAndItsEnvVar(t *testing.T) {
 	}
 }
 
+// TestHelpEqualsDashDashHelp: `datasf-mcp help` prints what --help does,
+// the -v, --version line included.
+func TestHelpEqualsDashDashHelp(t *testing.T) {
+	t.Parallel()
+	help := func(args ...string) string {
+		var out bytes.Buffer
+		if _, err := parseConfig(args, func(string) string { return "" }, &out); !errors.Is(err, errHelp) {
+			t.Fatalf("parseConfig(%q) error = %v; want errHelp", args, err)
+		}
+		return out.String()
+	}
+	dashHelp, helpCmd := help("--help"), help("help")
+	if !strings.Contains(dashHelp, "-v, --version") {
+		t.Errorf("--help lacks the -v, --version line:\n%s", dashHelp)
+	}
+	if diff := cmp.Diff(dashHelp, helpCmd); diff != "" {
+		t.Errorf("datasf-mcp help vs --help (-(--help) +(help)):\n%s", diff)
+	}
+}
+
 func TestNormalizeAddr(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct{ in, want, wantErr string }{

@@ -41,7 +41,21 @@ var buildOnce = sync.OnceValues(func() (string, error) {
 })
 
 func TestMain(m *testing.M) {
+	// The commands run with --server keep a key in the user's cache
+	// directory: a temporary one, not the real user's. The go command's
+	// build cache stays where it was (it defaults to one in that directory).
+	gocache, err := exec.Command("go", "env", "GOCACHE").Output()
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("GOCACHE", strings.TrimSpace(string(gocache)))
+	cache, err := os.MkdirTemp("", "datasf-mcp-cache-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("XDG_CACHE_HOME", cache)
 	code := m.Run()
+	os.RemoveAll(cache)
 	if bin, err := buildOnce(); err == nil {
 		os.RemoveAll(filepath.Dir(bin))
 	}

@@ -140,3 +140,25 @@ func runREADMECommand(t *testing.T, args []string, promised *atomic.Int32) {
 			sc.Metadata.TotalCount, len(sc.Results), sc.Metadata.Corrections)
 	}
 }
+
+// TestREADMEInstallNamesRegistryAndLicense: the README's Install section
+// names the MCP Registry entry and the license, and both files exist.
+func TestREADMEInstallNamesRegistryAndLicense(t *testing.T) {
+	t.Parallel()
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, install, _ := strings.Cut(string(readme), "\n## Install\n")
+	install, _, _ = strings.Cut(install, "\n## ")
+	for _, want := range []string{"server.json", "MCP Registry", "LICENSE", "MIT"} {
+		if !strings.Contains(install, want) {
+			t.Errorf("README's Install section does not name %q", want)
+		}
+	}
+	for _, f := range []string{"../../server.json", "../../LICENSE"} {
+		if _, err := os.Stat(f); err != nil {
+			t.Error(err)
+		}
+	}
+}

@@ -20,9 +20,15 @@ func startTokenInstance(t *testing.T, tokens string) *instance {
 // runCLI runs the binary with DATASF_REST_TOKEN=token ("" for unset).
 func runCLI(t *testing.T, token string, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
+	return runEnv(t, []string{"DATASF_REST_TOKEN=" + token}, args...)
+}
+
+// runEnv runs the binary with env added to the environment.
+func runEnv(t *testing.T, env []string, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
 	cmd := exec.Command(binary(t), args...)
 	// Like runBinary: nothing of the caller's environment decides the test.
-	cmd.Env = append(os.Environ(), "DATASF_REST_TOKEN="+token, "DATASF_SERVER=", "DATASF_OFFLINE=")
+	cmd.Env = append(append(os.Environ(), "DATASF_REST_TOKEN=", "DATASF_SERVER=", "DATASF_OFFLINE="), env...)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err = cmd.Run()

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"strings"
@@ -101,8 +102,8 @@ func runTool(ctx context.Context, cfg config, c *client.Client, svc *datasf.Serv
 	return err
 }
 
-// callTool calls a tool and turns an isError result into an error that
-// carries the tool's message and details.
+// callTool calls a tool and turns an isError result into a *toolCallError
+// that carries the tool's message, code and details.
 func callTool(ctx context.Context, c *client.Client, name string, args map[string]any) (*mcp.CallToolResult, error) {
 	req := mcp.CallToolRequest{}
 	req.Params.Name = name
@@ -114,11 +115,13 @@ func callTool(ctx context.Context, c *client.Client, name string, args map[strin
 	if !res.IsError {
 		return res, nil
 	}
+	te := &toolCallError{tool: name}
 	var texts []string
 	for _, ct := range res.Content {
 		if tc, ok := ct.(mcp.TextContent); ok {
 			var body struct {
 				Error   string         `json:"error"`
+				Code    string         `json:"code"`
 				Details map[string]any `json:"details"`
 			}
 			if json.Unmarshal([]byte(tc.Text), &body) == nil && body.Error != "" {
@@ -128,18 +131,46 @@ func callTool(ctx context.Context, c *client.Client, name string, args map[strin
 					msg += "\ndetails: " + string(d)
 				}
 				texts = append(texts, msg)
+				if te.code == "" {
+					te.code = body.Code
+				}
 				continue
 			}
 			texts = append(texts, tc.Text)
 		}
 	}
-	return nil, fmt.Errorf("%s: %s", name, strings.Join(texts, "\n"))
+	te.msg = strings.Join(texts, "\n")
+	return nil, te
+}
+
+// toolCallError is a tool's isError answer.
+type toolCallError struct {
+	tool, code, msg string
+}
+
+func (e *toolCallError) Error() string { return e.tool + ": " + e.msg }
+
+// offlineHint adds to an error of a portal that cannot be reached what to
+// do without network access.
+func offlineHint(cfg config, err error) error {
+	var te *toolCallError
+	if !errors.As(err, &te) || te.code != datasf.CodeUnreachable {
+		return err
+	}
+	if cfg.Server != "" {
+		return fmt.Errorf("%w\nhint: the server at %s cannot reach the portal; without network access, start it with --offline "+
+			"(the built-in snapshot) and --data FILE for portal exports you downloaded", err, cfg.Server)
+	}
+	return fmt.Errorf("%w\nhint: without network access, add --offline to use the built-in snapshot, and --data FILE to serve "+
+		"portal exports you downloaded (datasf-mcp help %s)", err, cfg.Command)
 }
 
 // printResult prints a tool's answer: its text contents (markdown) or its
-// structured content as indented JSON.
+// structured content as indented JSON. The answer of a query run in this
+// process carries a note that its link ended with the command: a line after
+// the markdown, a link_note field in the JSON.
 func printResult(cfg config, res *mcp.CallToolResult, out io.Writer, markdown bool) error {
-	oneShotLink := cfg.Tool == "query_datasf" && cfg.Server == "" && !cfg.All
+	note := oneShotNote(cfg)
 	if markdown {
 		var texts []string
 		for _, ct := range res.Content {
@@ -148,23 +179,42 @@ func printResult(cfg config, res *mcp.CallToolResult, out io.Writer, markdown bo
 			}
 		}
 		text := strings.Join(texts, "\n\n") + "\n"
-		if oneShotLink {
-			text += "\n" + linkNote + "\n"
+		if note != "" {
+			text += "\n" + note + "\n"
 		}
 		_, err := io.WriteString(out, text)
 		return err
 	}
-	b, err := json.MarshalIndent(res.StructuredContent, "", "  ")
+	v := res.StructuredContent
+	if sc, ok := v.(map[string]any); ok && note != "" {
+		withNote := maps.Clone(sc)
+		withNote["link_note"] = note
+		v = withNote
+	}
+	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
 	if _, err := out.Write(append(b, '\n')); err != nil {
 		return err
 	}
-	if oneShotLink {
-		fmt.Fprintln(cfg.Stderr, "datasf-mcp: note:", linkNote)
+	if note != "" && !cfg.All {
+		fmt.Fprintln(cfg.Stderr, "datasf-mcp: note:", note)
 	}
 	return nil
+}
+
+// oneShotNote is what becomes of the result link of a query run in this
+// process (no --server): it ended with the command. It is "" for other
+// commands.
+func oneShotNote(cfg config) string {
+	switch {
+	case cfg.Tool != "query_datasf" || cfg.Server != "":
+		return ""
+	case cfg.All:
+		return "The link above was served by this command only, and ended with it; the complete result is in " + cfg.Output + "."
+	}
+	return linkNote
 }
 
 // linkNote says what becomes of a result link of a one-shot command.

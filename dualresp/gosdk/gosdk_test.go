@@ -34,19 +34,25 @@ func (e numbers) Page(_ context.Context, _ dualresp.Query, req dualresp.PageRequ
 // startResults serves a dualresp Server's REST API on a loopback listener.
 func startResults(tb testing.TB, total int64) *dualresp.Server {
 	tb.Helper()
+	results, stop := serveNumbers(total)
+	tb.Cleanup(stop)
+	return results
+}
+
+// serveNumbers serves a dualresp Server over numbers{Total: total} on a
+// loopback listener; stop ends both.
+func serveNumbers(total int64) (results *dualresp.Server, stop func()) {
 	mux := http.NewServeMux()
 	ts := httptest.NewServer(mux)
-	tb.Cleanup(ts.Close)
 	results, err := dualresp.New(dualresp.Options{
 		BaseURL:   ts.URL,
 		Executors: map[string]dualresp.Executor{"numbers": numbers{Total: total}},
 	})
 	if err != nil {
-		tb.Fatal(err)
+		log.Fatal(err)
 	}
-	tb.Cleanup(func() { _ = results.Close() })
 	mux.Handle("/resources/", results.Handler())
-	return results
+	return results, func() { _ = results.Close(); ts.Close() }
 }
 
 type queryInput struct {
@@ -225,18 +231,8 @@ func TestCallToolResultAndParse(t *testing.T) {
 // and an application reading the whole result through the Go client.
 func Example() {
 	ctx := context.Background()
-	mux := http.NewServeMux()
-	ts := httptest.NewServer(mux)
-	defer ts.Close()
-	results, err := dualresp.New(dualresp.Options{
-		BaseURL:   ts.URL,
-		Executors: map[string]dualresp.Executor{"numbers": numbers{Total: 4}},
-	})
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer results.Close()
-	mux.Handle("/resources/", results.Handler())
+	results, stop := serveNumbers(4)
+	defer stop()
 
 	srv := mcp.NewServer(&mcp.Implementation{Name: "numbers", Version: "1.0"}, nil)
 	mcp.AddTool(srv, &mcp.Tool{Name: "numbers", OutputSchema: gosdk.OutputSchema()},

@@ -35,17 +35,23 @@ func (e letters) Page(_ context.Context, _ dualresp.Query, req dualresp.PageRequ
 
 func newResults(tb testing.TB, total int64) *dualresp.Server {
 	tb.Helper()
+	results, stop := serveLetters(total)
+	tb.Cleanup(stop)
+	return results
+}
+
+// serveLetters serves a dualresp Server over letters{Total: total} on a
+// loopback listener; stop ends both.
+func serveLetters(total int64) (results *dualresp.Server, stop func()) {
 	mux := http.NewServeMux()
 	ts := httptest.NewServer(mux)
-	tb.Cleanup(ts.Close)
 	results, err := dualresp.New(dualresp.Options{BaseURL: ts.URL, CleanupInterval: -1,
 		Executors: map[string]dualresp.Executor{"letters": letters{Total: total}}})
 	if err != nil {
-		tb.Fatal(err)
+		log.Fatal(err)
 	}
-	tb.Cleanup(func() { _ = results.Close() })
 	mux.Handle("/resources/", results.Handler())
-	return results
+	return results, func() { _ = results.Close(); ts.Close() }
 }
 
 func TestCallToolResult(t *testing.T) {
@@ -158,18 +164,8 @@ func jsonValue(t *testing.T, b []byte) any {
 // Example shows an mcp-go tool answering with a dual response and an
 // application reading the whole result.
 func Example() {
-	mux := http.NewServeMux()
-	ts := httptest.NewServer(mux)
-	defer ts.Close()
-	results, err := dualresp.New(dualresp.Options{
-		BaseURL:   ts.URL,
-		Executors: map[string]dualresp.Executor{"letters": letters{Total: 3}},
-	})
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer results.Close()
-	mux.Handle("/resources/", results.Handler())
+	results, stop := serveLetters(3)
+	defer stop()
 
 	s := server.NewMCPServer("letters", "1.0")
 	s.AddTool(mcp.NewTool("letters", mcp.WithRawOutputSchema(dualresp.OutputSchema)),
