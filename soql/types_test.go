@@ -2,6 +2,9 @@ package soql
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -86,6 +89,25 @@ func TestCheckTypes(t *testing.T) {
 		}
 		if ce.Arg == nil {
 			t.Errorf("Check(%q): the error has no Arg", tt.soql)
+		}
+	}
+}
+
+// The signatures agree with the aggregate list, and every function they
+// type is one of Socrata's documented functions (docs/soql-functions.md
+// lists them, each with its documented arguments).
+func TestSignaturesAgreeWithTheFunctionTable(t *testing.T) {
+	t.Parallel()
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "soql-functions.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, sig := range funcs {
+		if sig.aggregate != IsAggregate(name) {
+			t.Errorf("funcs[%q].aggregate = %v; IsAggregate(%q) = %v", name, sig.aggregate, name, IsAggregate(name))
+		}
+		if !strings.Contains(string(doc), "| `"+name+"` |") {
+			t.Errorf("funcs types %q, which docs/soql-functions.md does not list", name)
 		}
 	}
 }
