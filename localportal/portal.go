@@ -82,8 +82,9 @@ type Portal struct {
 	opts Options
 	log  *slog.Logger
 
-	db   *sql.DB
-	keep *sql.Conn // keeps the in-memory database alive
+	db    *sql.DB
+	keep  *sql.Conn  // keeps the in-memory database alive
+	cache *diskCache // where StartOffline's datasets are built; nil: in memory
 
 	mu       sync.RWMutex
 	datasets map[string]*dataset        // loaded data, by id
@@ -206,8 +207,18 @@ func (s *Portal) Close() {
 	if client != nil {
 		client.CloseIdleConnections()
 	}
+	s.mu.Lock()
+	for _, ds := range s.datasets {
+		if ds.db != nil {
+			ds.db.Close() //nolint:errcheck // a read-only cache file
+		}
+	}
+	s.mu.Unlock()
 	s.keep.Close() //nolint:errcheck // closing an in-memory database
 	s.db.Close()   //nolint:errcheck // closing an in-memory database
+	if s.cache != nil {
+		s.cache.close()
+	}
 }
 
 // Handler returns the HTTP handler serving the portal's APIs.

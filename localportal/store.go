@@ -30,6 +30,9 @@ type dataset struct {
 	cols      []*column
 	byKey     map[string]*column // fieldKey(fieldName) -> column
 	createdAt time.Time
+	// db holds the table when it is not the portal's in-memory database:
+	// a cache file of its own (see cache.go), closed when the dataset goes.
+	db *sql.DB
 }
 
 // column is a dataset column with its storage details.
