@@ -11,4 +11,3 @@ import "context"
 func lockFile(context.Context, string) (unlock func(), err error) {
 	return func() {}, nil
 }
-

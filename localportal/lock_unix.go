@@ -39,4 +39,3 @@ func lockFile(ctx context.Context, path string) (unlock func(), err error) {
 		}
 	}
 }
-

@@ -73,11 +73,29 @@ func parseTimestamp(s string) (time.Time, bool) {
 // trailing "Z" (fixed, converted to UTC). Because the form is fixed-width,
 // text comparison orders timestamps correctly.
 func normalizeTimestamp(s string, fixed bool) (string, bool) {
+	if !fixed && isCanonicalFloating(s) {
+		return s, true // already stored form (generated data, the API's own)
+	}
 	t, ok := parseTimestamp(s)
 	if !ok {
 		return "", false
 	}
 	return formatTimestamp(t, fixed), true
+}
+
+// isCanonicalFloating reports whether s is a valid floating timestamp in
+// the stored form "2006-01-02T15:04:05.000".
+func isCanonicalFloating(s string) bool {
+	if len(s) != 23 || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' || s[19] != '.' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if (s[i] < '0' || s[i] > '9') && i != 4 && i != 7 && i != 10 && i != 13 && i != 16 && i != 19 {
+			return false
+		}
+	}
+	_, err := time.Parse("2006-01-02T15:04:05.000", s) // month, day and time in range
+	return err == nil
 }
 
 func formatTimestamp(t time.Time, fixed bool) string {

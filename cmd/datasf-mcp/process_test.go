@@ -41,7 +41,16 @@ var buildOnce = sync.OnceValues(func() (string, error) {
 })
 
 func TestMain(m *testing.M) {
+	// The offline portal of every test, in this process or a child, builds
+	// into a cache directory of the tests, never the user's.
+	cache, err := os.MkdirTemp("", "datasf-mcp-cache-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Setenv("DATASF_CACHE_DIR", cache)
 	code := m.Run()
+	os.RemoveAll(cache)
 	if bin, err := buildOnce(); err == nil {
 		os.RemoveAll(filepath.Dir(bin))
 	}
