@@ -81,6 +81,8 @@ func StartOffline(ctx context.Context, opts OfflineOptions) (*Portal, error) {
 	if !opts.Strict {
 		go p.loadBackground(files)
 	}
+	p.stop = make(chan struct{})
+	go releaseMemory(p.stop)
 	log.Info("offline portal ready", "datasets", len(p.Datasets()), "data_files", len(files),
 		"took", time.Since(start).Round(time.Millisecond))
 	return p, nil

@@ -83,8 +83,9 @@ type Portal struct {
 	log  *slog.Logger
 
 	db    *sql.DB
-	keep  *sql.Conn  // keeps the in-memory database alive
-	cache *diskCache // where StartOffline's datasets are built; nil: in memory
+	keep  *sql.Conn     // keeps the in-memory database alive
+	cache *diskCache    // where StartOffline's datasets are built; nil: in memory
+	stop  chan struct{} // closed by Close: stops StartOffline's memory releaser
 
 	mu       sync.RWMutex
 	datasets map[string]*dataset        // loaded data, by id
@@ -218,6 +219,9 @@ func (s *Portal) Close() {
 	s.db.Close()   //nolint:errcheck // closing an in-memory database
 	if s.cache != nil {
 		s.cache.close()
+	}
+	if s.stop != nil {
+		close(s.stop)
 	}
 }
 
