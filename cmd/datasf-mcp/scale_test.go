@@ -57,13 +57,14 @@ func procStatus(t testing.TB, pid int, field string) int64 {
 
 // startScale starts `serve --offline --data csv --data-strict` (the file
 // loads before the server answers) and waits until it is healthy.
-func startScale(t *testing.T, csvPath, cache string) (*instance, time.Duration) {
+func startScale(t *testing.T, csvPath, cache string) (*instance, *lockedWriter, time.Duration) {
 	t.Helper()
 	addr := freeAddr(t)
 	inst := &instance{base: "http://" + addr, stderr: &bytes.Buffer{}}
 	inst.cmd = exec.Command(binary(t), "serve", "--http", addr, "--offline", "--log-level", "info",
 		"--data", csvPath, "--data-strict", "--cache-dir", cache)
-	inst.cmd.Stderr = &lockedWriter{w: inst.stderr}
+	logs := &lockedWriter{w: inst.stderr}
+	inst.cmd.Stderr = logs
 	start := time.Now()
 	if err := inst.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -75,11 +76,11 @@ func startScale(t *testing.T, csvPath, cache string) (*instance, time.Duration) 
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return inst, time.Since(start)
+				return inst, logs, time.Since(start)
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the server did not become healthy: %v\nstderr: %s", err, inst.stderr)
+			t.Fatalf("the server did not become healthy: %v\nstderr: %s", err, logs)
 		}
 		time.Sleep(50 * time.Millisecond) // polling a child process's readiness, bounded by deadline
 	}
@@ -104,10 +105,10 @@ func TestScaleMillionRowCSV(t *testing.T) {
 	cache := filepath.Join(dir, "cache")
 	const groupBy = "SELECT incident_category, count(*) AS n GROUP BY incident_category ORDER BY n DESC"
 
-	inst, load := startScale(t, csvPath, cache)
-	m := regexp.MustCompile(`data file loaded.* dataset=(\S+) name="Scale Test Incidents" matched_by="new dataset"`).FindStringSubmatch(inst.stderr.String())
+	inst, logs1, load := startScale(t, csvPath, cache)
+	m := regexp.MustCompile(`data file loaded.* dataset=(\S+) name="Scale Test Incidents" matched_by="new dataset"`).FindStringSubmatch(logs1.String())
 	if m == nil {
-		t.Fatalf("no log line of the file loaded as a new dataset named after it:\n%s", inst.stderr)
+		t.Fatalf("no log line of the file loaded as a new dataset named after it:\n%s", logs1)
 	}
 	id := m[1]
 	start := time.Now()
@@ -119,21 +120,19 @@ func TestScaleMillionRowCSV(t *testing.T) {
 	if peak > 300<<20 {
 		t.Errorf("peak RSS loading %d rows = %.1f MiB; want at most 300 MiB", scaleRows, float64(peak)/(1<<20))
 	}
-	logs := inst.stderr.String()
-	if !strings.Contains(logs, "cache=built") {
+	if logs := logs1.String(); !strings.Contains(logs, "cache=built") {
 		t.Errorf("first start: the log does not say the file was built into the cache:\n%s", logs)
 	}
 	inst.kill()
 
-	inst2, ready := startScale(t, csvPath, cache)
+	inst2, logs2, ready := startScale(t, csvPath, cache)
 	start = time.Now()
 	sc2 := inst2.query(t, id, groupBy)
 	warmQuery := time.Since(start)
 	t.Logf("second start: ready in %v, first GROUP BY %v, RSS %.1f MiB", ready.Round(time.Millisecond),
 		warmQuery.Round(time.Millisecond), float64(procStatus(t, inst2.cmd.Process.Pid, "VmRSS"))/(1<<20))
-	logs2 := inst2.stderr.String()
-	if !strings.Contains(logs2, "cache=reused") || strings.Contains(logs2, "cache file built") {
-		t.Errorf("second start: want the cache reused, not built again; log:\n%s", logs2)
+	if logs := logs2.String(); !strings.Contains(logs, "cache=reused") || strings.Contains(logs, "cache file built") {
+		t.Errorf("second start: want the cache reused, not built again; log:\n%s", logs)
 	}
 	meta, _ := sc2["metadata"].(map[string]any)
 	if got := meta["total_count"]; fmt.Sprint(got) != strconv.Itoa(len(sampledata.ExportCategories)) {
@@ -147,4 +146,11 @@ func TestScaleMillionRowCSV(t *testing.T) {
 	if sum != scaleRows {
 		t.Errorf("the groups' counts add up to %d; want %d", sum, scaleRows)
 	}
+}
+
+// String returns what was written so far (a *bytes.Buffer's text).
+func (l *lockedWriter) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return fmt.Sprint(l.w)
 }
