@@ -6,6 +6,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -60,13 +61,26 @@ func parseTimestamp(s string) (time.Time, bool) {
 	if len(s) < 7 || !strings.ContainsAny(s[:1], "0123456789JFMASOND") {
 		return time.Time{}, false
 	}
-	for _, layout := range timestampLayouts {
+	// A file writes all its timestamps one way: the layout that read the
+	// last one goes first (failed attempts cost an error value each).
+	hint := int(lastLayout.Load())
+	if t, err := time.Parse(timestampLayouts[hint], s); err == nil {
+		return t, true
+	}
+	for i, layout := range timestampLayouts {
+		if i == hint {
+			continue
+		}
 		if t, err := time.Parse(layout, s); err == nil {
+			lastLayout.Store(int32(i))
 			return t, true
 		}
 	}
 	return time.Time{}, false
 }
+
+// lastLayout indexes the timestampLayouts entry that read a timestamp last.
+var lastLayout atomic.Int32
 
 // normalizeTimestamp turns the many ways timestamps are written into the
 // form Socrata returns: "2024-01-01T00:00:00.000" (floating) or with a
