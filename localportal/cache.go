@@ -46,6 +46,7 @@ const (
 	readCacheKiB  = 4096
 	buildCacheKiB = 32768
 	readConns     = 4
+	readIdle      = 3 * time.Second
 )
 
 // cacheMeta is what a cache file says about itself.
@@ -179,13 +180,16 @@ func sqliteURI(path string, params string) string {
 // openReader opens a cache file read-only with a bounded page cache.
 func openReader(path string) (*sql.DB, error) {
 	db, err := sql.Open("sqlite", sqliteURI(path, fmt.Sprintf(
-		"mode=ro&_dqs=0&_pragma=busy_timeout(20000)&_pragma=cache_size(-%d)&_pragma=query_only(1)", readCacheKiB)))
+		"mode=ro&_dqs=0&_pragma=busy_timeout(20000)&_pragma=cache_size(-%d)&_pragma=temp_store(1)&_pragma=query_only(1)", readCacheKiB)))
 	if err != nil {
 		return nil, err
 	}
 	db.SetMaxOpenConns(readConns)
 	db.SetMaxIdleConns(readConns)
-	db.SetConnMaxIdleTime(0)
+	// A connection keeps the memory of its largest query (its page cache
+	// and SQLite's buffers, outside the Go heap) until it closes: after a
+	// burst, the idle ones close, and memory goes back to the system.
+	db.SetConnMaxIdleTime(readIdle)
 	db.SetConnMaxLifetime(0)
 	return db, nil
 }
