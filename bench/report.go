@@ -19,6 +19,9 @@ type report struct {
 	total       time.Duration
 	upstreamHWM int64
 	missed      []string
+	// Part 5: the exported query and the rows of the generated --data file.
+	exportQuery string
+	csvRows     int
 }
 
 func newReport(cfg config) *report {

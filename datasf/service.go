@@ -90,6 +90,12 @@ type Config struct {
 type OfflineConfig struct {
 	// Catalog is a catalog JSONL file (one dataset's metadata a line).
 	Catalog string
+	// CacheDir keeps the datasets built into SQLite files for later starts
+	// (localportal.OfflineOptions.CacheDir; localportal.DefaultCacheDir is
+	// the product's default). Empty: a temporary directory per process.
+	CacheDir string
+	// NoCache builds in a temporary directory even when CacheDir is set.
+	NoCache bool
 	// DataDir holds portal exports; a dataset loaded from it replaces the
 	// sample dataset with the same id.
 	DataDir string

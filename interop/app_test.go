@@ -63,7 +63,7 @@ func TestAppInChromium(t *testing.T) {
 		shots = t.TempDir()
 	}
 	cmd := exec.CommandContext(ctx, node, "app_host.mjs", shots, bin, "--offline", "--rest-addr", "127.0.0.1:0")
-	cmd.Env = append(os.Environ(), "CHROMIUM="+chromium, "DATASF_LOG_LEVEL=warn", "APP_HOST_REST_ARGS=--cors-origins *")
+	cmd.Env = append(os.Environ(), "CHROMIUM="+chromium, "DATASF_LOG_LEVEL=warn", "DATASF_CACHE_DIR="+t.TempDir(), "APP_HOST_REST_ARGS=--cors-origins *")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -150,7 +150,7 @@ func TestInspectorStrict(t *testing.T) {
 		}
 		args = append(args, "--", bin, "--offline", "--rest-addr", "127.0.0.1:0")
 		cmd := exec.CommandContext(ctx, node, args...)
-		cmd.Env = append(os.Environ(), "DATASF_LOG_LEVEL=warn")
+		cmd.Env = append(os.Environ(), "DATASF_LOG_LEVEL=warn", "DATASF_CACHE_DIR="+t.TempDir())
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		out, err := cmd.Output()

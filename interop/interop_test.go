@@ -43,7 +43,7 @@ func TestTypeScriptSDKClient(t *testing.T) {
 	}
 
 	cmd := exec.CommandContext(ctx, node, "client.mjs", bin, "--offline", "--rest-addr", "127.0.0.1:0")
-	cmd.Env = append(os.Environ(), "DATASF_LOG_LEVEL=warn")
+	cmd.Env = append(os.Environ(), "DATASF_LOG_LEVEL=warn", "DATASF_CACHE_DIR="+t.TempDir())
 	out, err := cmd.Output()
 	if err != nil {
 		var stderr []byte

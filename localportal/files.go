@@ -37,6 +37,8 @@ type LoadOptions struct {
 	// failed file stop the load. By default such a value is stored as null
 	// and reported, and a failed file does not stop the others.
 	Strict bool
+
+	into *builder // build the dataset into this cache file (see cache.go)
 }
 
 // FileReport says what became of one data file.
@@ -45,8 +47,11 @@ type FileReport struct {
 	Format string // "csv", "json" (Resource API rows), "geojson", "rows.json", "view.json" (schema only)
 	// ID is the dataset the file was loaded as; MatchedBy says how it was
 	// chosen: "explicit" (ID=FILE), "file name id", "catalog name",
-	// "view document", or "new dataset" (no match: an id derived from the
-	// file name, and the dataset named after the file).
+	// "sample dataset name" (the title of a built-in dataset), "dataset
+	// name" (of one loaded before), "view document", or "new dataset" (no
+	// match: an id derived from the file name). A dataset that neither its
+	// file nor the catalog names is named after the sample dataset it
+	// replaces, else after the file.
 	ID        string
 	Name      string
 	MatchedBy string
@@ -273,7 +278,8 @@ func sniffJSON(path string) (string, error) {
 	return "", fmt.Errorf("localportal: data %s: not a JSON export this portal reads (want an array of rows, a GeoJSON FeatureCollection, rows.json or a Views document)", path)
 }
 
-// matchFile chooses the dataset id of a file (see FileReport.MatchedBy).
+// matchFile chooses the dataset id of a file (see FileReport.MatchedBy)
+// and the name it gets when neither the file nor the catalog names it.
 func (s *Portal) matchFile(f *dataFile) {
 	stem, _ := splitExt(f.path)
 	switch {
@@ -282,8 +288,8 @@ func (s *Portal) matchFile(f *dataFile) {
 	case idFromFileName(f.path) != "":
 		f.id, f.matched = idFromFileName(f.path), "file name id"
 	default:
-		if id := s.idByName(stem); id != "" {
-			f.id, f.matched = id, "catalog name"
+		if id, how := s.idByName(stem); id != "" {
+			f.id, f.matched = id, how
 		}
 	}
 	if f.id == "" && (f.format == "rows.json" || f.format == "view.json") {
@@ -293,8 +299,35 @@ func (s *Portal) matchFile(f *dataFile) {
 	}
 	if f.id == "" {
 		f.id, f.matched = derivedID(stem), "new dataset"
-		f.name = strings.TrimSpace(strings.ReplaceAll(stem, "_", " "))
 	}
+	f.name = s.readableName(f.id, stem)
+}
+
+// readableName names a dataset loaded from a file named stem when neither
+// the file nor the catalog names it: the name of the sample or loaded
+// dataset the file replaces, else the file name without its dataset id,
+// with spaces for underscores, else the id.
+func (s *Portal) readableName(id, stem string) string {
+	s.mu.RLock()
+	var name string
+	if p := s.pending[id]; p != nil {
+		name = p.schema.Name
+	}
+	if ds := s.datasets[id]; ds != nil && name == "" {
+		name = ds.schema.Name
+	}
+	s.mu.RUnlock()
+	if name != "" {
+		return name
+	}
+	if len(stem) >= 9 && isDatasetID(stem[:9]) {
+		stem = stem[9:]
+	}
+	name = strings.Join(strings.Fields(strings.ReplaceAll(stem, "_", " ")), " ")
+	if name == "" {
+		return id
+	}
+	return name
 }
 
 // viewIDOf reads the dataset id of a rows.json or Views document.
@@ -358,8 +391,10 @@ func nameKey(s string) string {
 
 // idByName finds the dataset whose title is the file's stem, as the
 // portal's download names it; a date or copy suffix ("_20240115", " (1)")
-// is ignored. Ambiguous names match nothing.
-func (s *Portal) idByName(stem string) string {
+// is ignored. Ambiguous names match nothing. how says whose title it is:
+// "catalog name", "sample dataset name" (a built-in dataset) or "dataset
+// name" (one loaded before).
+func (s *Portal) idByName(stem string) (id, how string) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	byKey := map[string][]string{}
@@ -379,10 +414,18 @@ func (s *Portal) idByName(stem string) string {
 	}
 	for _, k := range []string{nameKey(stem), nameKey(downloadNoise.ReplaceAllString(strings.TrimSpace(stem), ""))} {
 		if ids := byKey[k]; len(ids) == 1 {
-			return ids[0]
+			id := ids[0]
+			switch p := s.pending[id]; {
+			case s.catalog[id] != nil:
+				return id, "catalog name"
+			case p != nil && p.exact:
+				return id, "sample dataset name"
+			default:
+				return id, "dataset name"
+			}
 		}
 	}
-	return ""
+	return "", ""
 }
 
 func containsString(list []string, s string) bool {
@@ -425,7 +468,13 @@ type rowSource struct {
 func (s *Portal) loadFile(ctx context.Context, f *dataFile, opts LoadOptions) FileReport {
 	start := time.Now()
 	rep := FileReport{Path: f.path, Format: f.format, ID: f.id, MatchedBy: f.matched}
-	err := s.loadInto(ctx, f, opts, &rep)
+	var err error
+	cache := "none"
+	if s.cache != nil && f.format != "view.json" {
+		cache, err = s.loadFileCached(ctx, f, opts, &rep)
+	} else {
+		err = s.loadInto(ctx, f, opts, &rep)
+	}
 	rep.Took = time.Since(start)
 	if err != nil {
 		rep.Err = fmt.Errorf("localportal: data %s (dataset %s): %w", f.path, f.id, err)
@@ -438,7 +487,7 @@ func (s *Portal) loadFile(ctx context.Context, f *dataFile, opts LoadOptions) Fi
 	}
 	s.log.Info("localportal: data file loaded", "file", f.path, "format", f.format, "dataset", f.id, "name", rep.Name,
 		"matched_by", f.matched, "rows", rep.Rows, "bad_values", rep.BadValues, "columns", strings.Join(types, " "),
-		"took", rep.Took.Round(time.Millisecond))
+		"cache", cache, "took", rep.Took.Round(time.Millisecond))
 	if len(rep.Inferred) > 0 {
 		s.log.Info("localportal: column types inferred from the values (no catalog entry names them)", "file", f.path,
 			"dataset", f.id, "columns", strings.Join(rep.Inferred, " "))
@@ -468,7 +517,7 @@ func (s *Portal) loadInto(ctx context.Context, f *dataFile, opts LoadOptions, re
 	}
 	schema := src.schema
 	schema.ID = f.id
-	if schema.Name == "" {
+	if schema = s.completeSchema(schema); schema.Name == "" {
 		schema.Name = f.name
 	}
 	return s.installSource(ctx, schema, src, opts, rep)
@@ -596,7 +645,7 @@ func (s *Portal) installSource(ctx context.Context, schema Schema, src *rowSourc
 			return nil, ok, err
 		}
 		return rename(r), true, nil
-	}, bad)
+	}, bad, opts.into)
 	if err != nil {
 		return err
 	}
@@ -604,6 +653,9 @@ func (s *Portal) installSource(ctx context.Context, schema Schema, src *rowSourc
 		s.log.Warn("localportal: more values stored as null", "file", rep.Path, "dataset", schema.ID, "total", rep.BadValues)
 	}
 	rep.Rows, rep.Name, rep.Columns = n, ds.schema.Name, ds.schema.Columns
+	if b := opts.into; b != nil {
+		b.meta.Inferred, b.meta.BadValues, b.meta.Problems = rep.Inferred, rep.BadValues, rep.Problems
+	}
 	return nil
 }
 

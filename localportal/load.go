@@ -25,9 +25,11 @@ var tableSeq atomic.Int64
 
 // install creates a table for schema plus the extra columns, fills it
 // from next and publishes it, replacing any dataset with the same id. Bad
-// values go to bad (nil: they fail the load). It returns the row count and
+// values go to bad (nil: they fail the load). With into, the table is made
+// in the cache file being built instead, and not published (the cache
+// publishes it once the file is in place). It returns the row count and
 // the dataset.
-func (s *Portal) install(ctx context.Context, schema Schema, extra []socrata.Column, next func() (map[string]any, bool, error), bad badValue) (int64, *dataset, error) {
+func (s *Portal) install(ctx context.Context, schema Schema, extra []socrata.Column, next func() (map[string]any, bool, error), bad badValue, into *builder) (int64, *dataset, error) {
 	ds, err := newDataset(schema, s.opts.Now())
 	if err != nil {
 		return 0, nil, err
@@ -36,6 +38,17 @@ func (s *Portal) install(ctx context.Context, schema Schema, extra []socrata.Col
 		if _, ok := ds.byKey[fieldKey(c.FieldName)]; !ok && !isSystemField(c.FieldName) {
 			ds.addColumn(c)
 		}
+	}
+	if into != nil {
+		if _, err := into.db.ExecContext(ctx, ds.createSQL()); err != nil {
+			return 0, nil, fmt.Errorf("localportal: dataset %s: creating table: %w", schema.ID, err)
+		}
+		n, err := insertRows(ctx, into.db, ds, next, bad)
+		if err != nil {
+			return n, nil, fmt.Errorf("localportal: dataset %s: loading rows: %w", schema.ID, err)
+		}
+		into.ds, into.meta.Rows = ds, n
+		return n, ds, nil
 	}
 	ds.table = quoteIdent(fmt.Sprintf("ds_%s_%d", strings.ReplaceAll(schema.ID, "-", "_"), tableSeq.Add(1)))
 	if err := s.changeSchema(ctx, ds.createSQL()); err != nil {
@@ -48,18 +61,29 @@ func (s *Portal) install(ctx context.Context, schema Schema, extra []socrata.Col
 		s.changeSchema(context.WithoutCancel(ctx), "DROP TABLE "+ds.table) //nolint:errcheck // best-effort cleanup
 		return n, nil, fmt.Errorf("localportal: dataset %s: loading rows: %w", schema.ID, err)
 	}
-	s.mu.Lock()
-	old := s.datasets[schema.ID]
-	s.datasets[schema.ID] = ds
-	if _, ok := s.catalog[schema.ID]; !ok && old == nil && s.pending[schema.ID] == nil {
-		s.order = append(s.order, schema.ID)
-	}
-	s.mu.Unlock()
-	if old != nil {
-		s.changeSchema(context.WithoutCancel(ctx), "DROP TABLE "+old.table) //nolint:errcheck // best-effort cleanup
-	}
+	s.publish(ctx, ds)
 	s.log.Debug("localportal: loaded dataset", "id", schema.ID, "rows", n, "columns", len(ds.cols))
 	return n, ds, nil
+}
+
+// publish makes ds the dataset of its id, retiring the one it replaces.
+func (s *Portal) publish(ctx context.Context, ds *dataset) {
+	id := ds.schema.ID
+	s.mu.Lock()
+	old := s.datasets[id]
+	s.datasets[id] = ds
+	if _, ok := s.catalog[id]; !ok && old == nil && s.pending[id] == nil {
+		s.order = append(s.order, id)
+	}
+	s.mu.Unlock()
+	if old == nil {
+		return
+	}
+	if old.db != nil {
+		old.db.Close() //nolint:errcheck // read-only cache file
+		return
+	}
+	s.changeSchema(context.WithoutCancel(ctx), "DROP TABLE "+old.table) //nolint:errcheck // best-effort cleanup
 }
 
 // changeSchema runs a CREATE or DROP TABLE statement while no query runs.
@@ -336,7 +360,7 @@ func (s *Portal) AddGenerated(ctx context.Context, schema Schema, n int, gen fun
 		row := gen(i)
 		i++
 		return row, true, nil
-	}, nil)
+	}, nil, nil)
 	return err
 }
 
@@ -416,7 +440,7 @@ func (s *Portal) lookup(ctx context.Context, id string) (*dataset, bool, error) 
 	if ok {
 		return ds, true, nil
 	}
-	if _, _, err := s.install(ctx, e.schema, nil, func() (map[string]any, bool, error) { return nil, false, nil }, nil); err != nil {
+	if _, _, err := s.install(ctx, e.schema, nil, func() (map[string]any, bool, error) { return nil, false, nil }, nil, nil); err != nil {
 		return nil, false, err
 	}
 	s.mu.RLock()

@@ -33,6 +33,14 @@ type OfflineOptions struct {
 	// SampleScale multiplies the row counts of the sample datasets
 	// (sampledata.Options.Scale); 0 means 1, the product's sizes.
 	SampleScale float64
+	// CacheDir is the directory where the datasets are built into SQLite
+	// files that later starts reuse (see DefaultCacheDir): each sample
+	// dataset and data file once, rebuilt when its source changes or the
+	// file is damaged. Empty, or a directory that cannot be written: the
+	// files go to a temporary directory removed by Close (logged once).
+	CacheDir string
+	// NoCache builds in a temporary directory even when CacheDir is set.
+	NoCache bool
 	// Logger receives the portal's logs and the ready line. Default: discard.
 	Logger *slog.Logger
 }
@@ -41,8 +49,10 @@ type OfflineOptions struct {
 // as soon as it listens: it loads opts.Catalog, registers the sample
 // datasets (package sampledata; their rows are generated on first use), and
 // the data files, which load in the background (a query waits for its
-// dataset's file); a file replaces the sample dataset with its id. Point a
-// socrata.Client at its URL; Close it when done.
+// dataset's file); a file replaces the sample dataset with its id. Datasets
+// are built into SQLite files in opts.CacheDir, which later starts read
+// instead of building again. Point a socrata.Client at its URL; Close it
+// when done.
 func StartOffline(ctx context.Context, opts OfflineOptions) (*Portal, error) {
 	log := opts.Logger
 	if log == nil {
@@ -50,6 +60,10 @@ func StartOffline(ctx context.Context, opts OfflineOptions) (*Portal, error) {
 	}
 	p, err := New(Options{Domain: opts.Domain, Logger: log})
 	if err != nil {
+		return nil, err
+	}
+	if p.cache, err = newDiskCache(opts.CacheDir, opts.NoCache, log); err != nil {
+		p.Close()
 		return nil, err
 	}
 	start := time.Now()
@@ -67,6 +81,8 @@ func StartOffline(ctx context.Context, opts OfflineOptions) (*Portal, error) {
 	if !opts.Strict {
 		go p.loadBackground(files)
 	}
+	p.stop = make(chan struct{})
+	go releaseMemory(p.stop)
 	log.Info("offline portal ready", "datasets", len(p.Datasets()), "data_files", len(files),
 		"took", time.Since(start).Round(time.Millisecond))
 	return p, nil
@@ -83,7 +99,7 @@ func (s *Portal) planOffline(ctx context.Context, opts OfflineOptions) ([]*dataF
 	for _, d := range sampledata.Datasets(sampledata.Options{Scale: opts.SampleScale}) {
 		schema := Schema{ID: d.ID, Name: d.Name, Description: d.Description, Category: d.Category,
 			UpdatedAt: d.UpdatedAt, Columns: d.Columns}
-		if err := s.AddLazy(schema, d.Rows, d.Row); err != nil {
+		if err := s.addSampleCached(schema, sampledata.Version, d.Rows, d.Row); err != nil {
 			return nil, fmt.Errorf("sample dataset %s: %w", d.ID, err)
 		}
 	}

@@ -1,8 +1,8 @@
 // Package localportal is a local Socrata portal: SoQL executed on SQLite.
 //
-// A [Portal] serves, on data it holds in an in-memory SQLite database
-// (modernc.org/sqlite, pure Go), the three Socrata APIs that package socrata
-// uses:
+// A [Portal] serves, on data it holds in SQLite (modernc.org/sqlite, pure
+// Go: an in-memory database, or files on disk for the offline mode), the
+// three Socrata APIs that package socrata uses:
 //
 //   - GET /api/catalog/v1: Discovery search and browse over the loaded
 //     datasets and catalog entries, in the real response shape;
@@ -31,7 +31,11 @@
 // The product's --offline mode runs a Portal with [StartOffline]: it
 // listens at once; the sample datasets of package
 // [github.com/datasf-mcp/datasf-mcp/localportal/sampledata] are generated on
-// their first query and the user's files load in the background. The benchmark
+// their first query and the user's files load in the background. There each
+// dataset is built once into a SQLite file of its own in a cache directory
+// ([OfflineOptions.CacheDir], [DefaultCacheDir]), with indexes on the
+// columns queries filter, group and order by most, and read from disk by
+// every later start (see cache.go for the rules: keys, locking, checks). The benchmark
 // harness serves one too. Tests mostly use it through package
 // [github.com/datasf-mcp/datasf-mcp/socrata/socratatest], which wraps a Portal in an
 // httptest-style server with fault controls (failures, latency, cut bodies,
@@ -82,8 +86,10 @@ type Portal struct {
 	opts Options
 	log  *slog.Logger
 
-	db   *sql.DB
-	keep *sql.Conn // keeps the in-memory database alive
+	db    *sql.DB
+	keep  *sql.Conn     // keeps the in-memory database alive
+	cache *diskCache    // where StartOffline's datasets are built; nil: in memory
+	stop  chan struct{} // closed by Close: stops StartOffline's memory releaser
 
 	mu       sync.RWMutex
 	datasets map[string]*dataset        // loaded data, by id
@@ -206,8 +212,21 @@ func (s *Portal) Close() {
 	if client != nil {
 		client.CloseIdleConnections()
 	}
+	s.mu.Lock()
+	for _, ds := range s.datasets {
+		if ds.db != nil {
+			ds.db.Close() //nolint:errcheck // a read-only cache file
+		}
+	}
+	s.mu.Unlock()
 	s.keep.Close() //nolint:errcheck // closing an in-memory database
 	s.db.Close()   //nolint:errcheck // closing an in-memory database
+	if s.cache != nil {
+		s.cache.close()
+	}
+	if s.stop != nil {
+		close(s.stop)
+	}
 }
 
 // Handler returns the HTTP handler serving the portal's APIs.

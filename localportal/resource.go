@@ -1,7 +1,7 @@
 package localportal
 
 import (
-	"bytes"
+	"bufio"
 	"encoding/json"
 	"errors"
 	"math"
@@ -66,16 +66,18 @@ func (s *Portal) serveResource(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	body, err := s.run(r, c)
-	if err != nil {
+	if err := s.run(w, r, ds, c); err != nil {
 		s.log.Warn("localportal: query failed", "dataset", id, "soql", src, "sql", c.sql, "err", err)
 		writeError(w, &queryError{status: http.StatusBadRequest, body: map[string]any{
 			"errorCode": "query.execution.failed",
 			"message":   "Query coordinator error: query.execution.failed; " + err.Error(),
 			"data":      map[string]any{"dataset": id},
 		}})
-		return
 	}
+}
+
+// writeHeaders writes the status line and headers of a result.
+func writeHeaders(w http.ResponseWriter, c *compiled) {
 	fields := make([]string, len(c.cols))
 	types := make([]string, len(c.cols))
 	for i, col := range c.cols {
@@ -89,7 +91,6 @@ func (s *Portal) serveResource(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-SODA2-Types", string(tb))
 	w.Header().Set("X-SODA2-Warning", "X-SODA2-Fields, X-SODA2-Types, and X-SODA2-Legacy-Types are deprecated")
 	w.WriteHeader(http.StatusOK)
-	w.Write(body) //nolint:errcheck // buffered
 }
 
 func parseError(src string, err error) error {
@@ -201,13 +202,20 @@ func queryText(ds *dataset, params url.Values) (string, error) {
 	return b.String(), nil
 }
 
-// run executes c and encodes the rows as the Resource API does.
-func (s *Portal) run(r *http.Request, c *compiled) ([]byte, error) {
+// run executes c and streams the rows to w as the Resource API encodes
+// them, row by row: no result is held in memory whole. An error before
+// the first row is returned (for an error answer); one after it cuts the
+// body short, so the client sees a truncated document, never a short one.
+func (s *Portal) run(w http.ResponseWriter, r *http.Request, ds *dataset, c *compiled) error {
 	s.ddlMu.RLock()
 	defer s.ddlMu.RUnlock()
-	rows, err := s.db.QueryContext(r.Context(), c.sql)
+	db := ds.db
+	if db == nil {
+		db = s.db
+	}
+	rows, err := db.QueryContext(r.Context(), c.sql)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer rows.Close()
 	vals := make([]any, len(c.cols))
@@ -220,12 +228,21 @@ func (s *Portal) run(r *http.Request, c *compiled) ([]byte, error) {
 		k, _ := json.Marshal(col.name)
 		keys[i] = append(k, ':')
 	}
-	var buf bytes.Buffer
+	// The first row (or the end) decides between a result and an error.
+	more := rows.Next()
+	if !more {
+		if err := rows.Err(); err != nil {
+			return err
+		}
+	}
+	writeHeaders(w, c)
+	buf := bufio.NewWriterSize(w, 32<<10)
 	buf.WriteString("[")
 	first := true
-	for rows.Next() {
+	for ; more; more = rows.Next() {
 		if err := rows.Scan(ptrs...); err != nil {
-			return nil, err
+			s.log.Warn("localportal: result cut short", "err", err)
+			return nil
 		}
 		if !first {
 			buf.WriteString("\n,")
@@ -246,12 +263,20 @@ func (s *Portal) run(r *http.Request, c *compiled) ([]byte, error) {
 			buf.Write(enc)
 		}
 		buf.WriteByte('}')
+		if buf.Buffered() == 0 && r.Context().Err() != nil {
+			return nil // the client went away
+		}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, err
+		// The status is sent: end the body without its closing bracket,
+		// so that no client reads a short result as complete.
+		s.log.Warn("localportal: result cut short", "err", err)
+		buf.Flush() //nolint:errcheck // the client may be gone
+		return nil
 	}
 	buf.WriteString("]\n")
-	return buf.Bytes(), nil
+	buf.Flush() //nolint:errcheck // the client went away
+	return nil
 }
 
 // encodeValue renders one stored value as Socrata JSON: scalars as strings,

@@ -30,6 +30,9 @@ type dataset struct {
 	cols      []*column
 	byKey     map[string]*column // fieldKey(fieldName) -> column
 	createdAt time.Time
+	// db holds the table when it is not the portal's in-memory database:
+	// a cache file of its own (see cache.go), closed when the dataset goes.
+	db *sql.DB
 }
 
 // column is a dataset column with its storage details.
@@ -315,61 +318,97 @@ func insertRows(ctx context.Context, db *sql.DB, ds *dataset, next func() (row m
 		stmts[n] = st
 		return st, nil
 	}
-	args := make([]any, 0, batch*(ncols+1))
-	var count int64
-	pending := 0
-	flush := func() error {
-		if pending == 0 {
-			return nil
-		}
-		st, err := prep(pending)
-		if err != nil {
-			return err
-		}
-		if _, err := st.ExecContext(ctx, args...); err != nil {
-			return err
-		}
-		args = args[:0]
-		pending = 0
-		return nil
+	// Rows are read and converted in a goroutine of their own while SQLite
+	// inserts the batch before: the two halves of a load take about as
+	// long as each other.
+	type filled struct {
+		args []any
+		rows int
+		err  error
 	}
-	for {
-		row, ok, err := next()
-		if err != nil {
-			return count, err
-		}
-		if !ok {
-			break
-		}
-		count++
-		args = append(args, count)
-		for _, c := range ds.cols {
-			v, found := row[c.FieldName]
-			if !found {
-				args = append(args, nil)
-				continue
+	batches := make(chan filled, 2)
+	free := make(chan []any, 3)
+	for range 3 {
+		free <- make([]any, 0, batch*(ncols+1))
+	}
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		defer close(batches)
+		var count int64
+		send := func(f filled) bool {
+			select {
+			case batches <- f:
+				return true
+			case <-stop:
+				return false
 			}
-			sv, err := toStorage(c.kind, c.DataType, v)
+		}
+		for {
+			var args []any
+			select {
+			case args = <-free:
+			case <-stop:
+				return
+			}
+			args = args[:0]
+			pending := 0
+			for pending < batch {
+				row, ok, err := next()
+				if err != nil {
+					send(filled{args: args, rows: pending, err: err})
+					return
+				}
+				if !ok {
+					send(filled{args: args, rows: pending})
+					return
+				}
+				count++
+				args = append(args, count)
+				for _, c := range ds.cols {
+					v, found := row[c.FieldName]
+					if !found {
+						args = append(args, nil)
+						continue
+					}
+					sv, err := toStorage(c.kind, c.DataType, v)
+					if err != nil {
+						if bad == nil {
+							send(filled{err: fmt.Errorf("row %d, column %s: %w", count, c.FieldName, err)})
+							return
+						}
+						if err := bad(count, c, v, err); err != nil {
+							send(filled{err: err})
+							return
+						}
+						sv = nil
+					}
+					args = append(args, sv)
+				}
+				pending++
+			}
+			if !send(filled{args: args, rows: pending}) {
+				return
+			}
+		}
+	}()
+	var count int64
+	for f := range batches {
+		if f.rows > 0 {
+			st, err := prep(f.rows)
 			if err != nil {
-				if bad == nil {
-					return count, fmt.Errorf("row %d, column %s: %w", count, c.FieldName, err)
-				}
-				if err := bad(count, c, v, err); err != nil {
-					return count, err
-				}
-				sv = nil
-			}
-			args = append(args, sv)
-		}
-		pending++
-		if pending == batch {
-			if err := flush(); err != nil {
 				return count, err
 			}
+			if _, err := st.ExecContext(ctx, f.args...); err != nil {
+				return count, err
+			}
+			count += int64(f.rows)
 		}
-	}
-	if err := flush(); err != nil {
-		return count, err
+		if f.err != nil {
+			return count, f.err
+		}
+		clear(f.args)
+		free <- f.args
 	}
 	return count, tx.Commit()
 }

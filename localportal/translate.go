@@ -303,6 +303,17 @@ func (tr *translator) orderByClause(st *soql.Select, firstStage bool) (string, e
 		if err != nil {
 			return "", err
 		}
+		if key == "t."+rowIDColumn {
+			// The row number is never null: without a null ordering,
+			// SQLite walks the table in its order instead of sorting it
+			// (a whole result's sort per page, in memory).
+			dir := " ASC"
+			if o.Desc {
+				dir = " DESC"
+			}
+			keys = append(keys, key+dir)
+			continue
+		}
 		keys = append(keys, key+orderDirection(o))
 	}
 	return " ORDER BY " + strings.Join(keys, ", "), nil

@@ -6,6 +6,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -60,24 +61,55 @@ func parseTimestamp(s string) (time.Time, bool) {
 	if len(s) < 7 || !strings.ContainsAny(s[:1], "0123456789JFMASOND") {
 		return time.Time{}, false
 	}
-	for _, layout := range timestampLayouts {
+	// A file writes all its timestamps one way: the layout that read the
+	// last one goes first (failed attempts cost an error value each).
+	hint := int(lastLayout.Load())
+	if t, err := time.Parse(timestampLayouts[hint], s); err == nil {
+		return t, true
+	}
+	for i, layout := range timestampLayouts {
+		if i == hint {
+			continue
+		}
 		if t, err := time.Parse(layout, s); err == nil {
+			lastLayout.Store(int32(i))
 			return t, true
 		}
 	}
 	return time.Time{}, false
 }
 
+// lastLayout indexes the timestampLayouts entry that read a timestamp last.
+var lastLayout atomic.Int32
+
 // normalizeTimestamp turns the many ways timestamps are written into the
 // form Socrata returns: "2024-01-01T00:00:00.000" (floating) or with a
 // trailing "Z" (fixed, converted to UTC). Because the form is fixed-width,
 // text comparison orders timestamps correctly.
 func normalizeTimestamp(s string, fixed bool) (string, bool) {
+	if !fixed && isCanonicalFloating(s) {
+		return s, true // already stored form (generated data, the API's own)
+	}
 	t, ok := parseTimestamp(s)
 	if !ok {
 		return "", false
 	}
 	return formatTimestamp(t, fixed), true
+}
+
+// isCanonicalFloating reports whether s is a valid floating timestamp in
+// the stored form "2006-01-02T15:04:05.000".
+func isCanonicalFloating(s string) bool {
+	if len(s) != 23 || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' || s[19] != '.' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if (s[i] < '0' || s[i] > '9') && i != 4 && i != 7 && i != 10 && i != 13 && i != 16 && i != 19 {
+			return false
+		}
+	}
+	_, err := time.Parse("2006-01-02T15:04:05.000", s) // month, day and time in range
+	return err == nil
 }
 
 func formatTimestamp(t time.Time, fixed bool) string {

@@ -32,7 +32,8 @@ func serviceConfig(cfg config, log *slog.Logger) datasf.Config {
 		Logger:      log,
 	}
 	if cfg.Offline {
-		c.Offline = &datasf.OfflineConfig{Catalog: cfg.Catalog, Data: cfg.Data, Strict: cfg.DataStrict}
+		c.Offline = &datasf.OfflineConfig{Catalog: cfg.Catalog, Data: cfg.Data, Strict: cfg.DataStrict,
+			CacheDir: cfg.CacheDir, NoCache: cfg.NoCache}
 	}
 	return c
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/datasf-mcp/datasf-mcp/datasf"
+	"github.com/datasf-mcp/datasf-mcp/localportal"
 )
 
 // The command line is a cobra command tree: per-command help, `help CMD`,
@@ -180,6 +181,10 @@ func (p *parser) portalFlags(cmd *cobra.Command) {
 		"with --data: load every file before serving and stop at the first that does not load (env DATASF_DATA_STRICT=true)")
 	fs.StringVar(&c.Catalog, "catalog", p.env("DATASF_CATALOG", ""),
 		"with --offline: load a catalog JSONL `FILE` (one Views-like document a line) for search and schemas (env DATASF_CATALOG)")
+	fs.StringVar(&c.CacheDir, "cache-dir", p.env("DATASF_CACHE_DIR", localportal.DefaultCacheDir()),
+		"with --offline: keep the datasets built into SQLite files in `DIR` for later starts; rebuilt when their source changes (env DATASF_CACHE_DIR)")
+	fs.BoolVar(&c.NoCache, "no-cache", p.envBool("DATASF_NO_CACHE"),
+		"with --offline: build the datasets in a temporary directory for this process only (env DATASF_NO_CACHE=true)")
 	fs.StringVar(&c.Domain, "domain", p.env("DATASF_DOMAIN", "data.sfgov.org"), "the Socrata portal's `DOMAIN` (env DATASF_DOMAIN)")
 	fs.StringVar(&c.BaseURL, "base-url", p.env("DATASF_BASE_URL", ""), "base `URL` of the portal's APIs (default https://DOMAIN; env DATASF_BASE_URL)")
 	fs.StringVar(&c.DiscoveryURL, "discovery-url", p.env("DATASF_DISCOVERY_URL", "https://api.us.socrata.com"), "Socrata Discovery API base `URL` (env DATASF_DISCOVERY_URL)")

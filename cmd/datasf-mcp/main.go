@@ -82,6 +82,8 @@ type config struct {
 	Data         []string
 	DataStrict   bool
 	Catalog      string
+	CacheDir     string
+	NoCache      bool
 	Server       string
 	RESTAddr     string
 	RESTAddrSet  bool // --rest-addr or DATASF_REST_ADDR given

@@ -42,8 +42,10 @@ var buildOnce = sync.OnceValues(func() (string, error) {
 
 func TestMain(m *testing.M) {
 	// The commands run with --server keep a key in the user's cache
-	// directory: a temporary one, not the real user's. The go command's
-	// build cache stays where it was (it defaults to one in that directory).
+	// directory, and the offline portal of every test, in this process or
+	// a child, builds its cache: both in a temporary directory, not the
+	// real user's. The go command's build cache stays where it was (it
+	// defaults to one in that directory).
 	gocache, err := exec.Command("go", "env", "GOCACHE").Output()
 	if err != nil {
 		panic(err)
@@ -54,6 +56,7 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	os.Setenv("XDG_CACHE_HOME", cache)
+	os.Setenv("DATASF_CACHE_DIR", filepath.Join(cache, "offline"))
 	code := m.Run()
 	os.RemoveAll(cache)
 	if bin, err := buildOnce(); err == nil {

@@ -16,6 +16,11 @@ import (
 	"github.com/datasf-mcp/datasf-mcp/socrata"
 )
 
+// Version names the generated data: change it whenever a dataset's rows,
+// columns or metadata change, so that caches of an older version are built
+// again.
+const Version = "2026-11-1"
+
 // Dataset is one generated dataset.
 type Dataset struct {
 	ID          string
