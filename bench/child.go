@@ -154,6 +154,7 @@ type timing struct {
 	inflight int
 	total    int // calls since start, never reset
 	ivs      [][2]time.Time
+	delay    time.Duration // added before every call (POST /bench/latency)
 }
 
 func newTiming(next http.Handler) *timing {
@@ -166,8 +167,12 @@ func (t *timing) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	t.mu.Lock()
 	t.inflight++
 	t.total++
+	delay := t.delay
 	t.mu.Unlock()
 	start := time.Now()
+	if delay > 0 {
+		time.Sleep(delay) // an upstream that answers in delay
+	}
 	t.next.ServeHTTP(w, r)
 	end := time.Now()
 	t.mu.Lock()
@@ -265,6 +270,17 @@ func serveUpstream(ctx context.Context, log *slog.Logger, sizesArg string) error
 	mux.Handle("/", tm)
 	mux.HandleFunc("POST /bench/reset", func(w http.ResponseWriter, r *http.Request) {
 		tm.reset()
+		w.WriteHeader(http.StatusNoContent)
+	})
+	mux.HandleFunc("POST /bench/latency", func(w http.ResponseWriter, r *http.Request) {
+		d, err := time.ParseDuration(r.URL.Query().Get("d"))
+		if err != nil || d < 0 {
+			http.Error(w, "d must be a duration such as 50ms", http.StatusBadRequest)
+			return
+		}
+		tm.mu.Lock()
+		tm.delay = d
+		tm.mu.Unlock()
 		w.WriteHeader(http.StatusNoContent)
 	})
 	mux.HandleFunc("GET /bench/stats", func(w http.ResponseWriter, r *http.Request) {

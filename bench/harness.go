@@ -47,7 +47,17 @@ func (h *harness) Close() {
 
 // resetUpstream clears the upstream's handler timing.
 func (h *harness) resetUpstream(ctx context.Context) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.up.URL+"/bench/reset", nil)
+	return h.postUpstream(ctx, "/bench/reset")
+}
+
+// setUpstreamLatency makes the upstream answer every request d later.
+func (h *harness) setUpstreamLatency(ctx context.Context, d time.Duration) error {
+	return h.postUpstream(ctx, "/bench/latency?d="+d.String())
+}
+
+// postUpstream posts to one of the upstream's bench controls.
+func (h *harness) postUpstream(ctx context.Context, path string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.up.URL+path, nil)
 	if err != nil {
 		return err
 	}
@@ -58,7 +68,7 @@ func (h *harness) resetUpstream(ctx context.Context) error {
 	_, _ = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusNoContent {
-		return fmt.Errorf("upstream /bench/reset: %s", resp.Status)
+		return fmt.Errorf("upstream %s: %s", path, resp.Status)
 	}
 	return nil
 }

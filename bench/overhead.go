@@ -62,6 +62,41 @@ func overhead(ctx context.Context, cfg config, h *harness, rep *report) error {
 			rep.add(keyOverhead(mode, "reqs.max"), slices.Max(reqs))
 		}
 	}
+	return roundTrips(ctx, cfg, h, rep)
+}
+
+// upstreamLatency is how long the upstream takes for every request while
+// roundTrips measures.
+const upstreamLatency = 50 * time.Millisecond
+
+// roundTrips measures query_datasf's latency against an upstream that
+// answers every request in upstreamLatency, with the schema cached (one
+// round: the count and the sample at once) and not (two: the schema, then
+// the count and the sample).
+func roundTrips(ctx context.Context, cfg config, h *harness, rep *report) error {
+	id := datasetID(cfg.OverheadDataset)
+	if err := h.setUpstreamLatency(ctx, upstreamLatency); err != nil {
+		return err
+	}
+	defer func() { _ = h.setUpstreamLatency(context.WithoutCancel(ctx), 0) }()
+	calls := max(cfg.OverheadCalls/10, 5)
+	for _, mode := range []string{"warm", "cold"} {
+		if _, err := h.st.query(ctx, id, overheadQuery); err != nil {
+			return err
+		}
+		var lat []time.Duration
+		for range calls {
+			if mode == "cold" {
+				h.st.schemas.Invalidate(id)
+			}
+			start := time.Now()
+			if _, err := h.st.query(ctx, id, overheadQuery); err != nil {
+				return err
+			}
+			lat = append(lat, since(start))
+		}
+		rep.add(keyOverhead(mode, "rt.p50"), float64(percentile(lat, 50)))
+	}
 	return nil
 }
 

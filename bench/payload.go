@@ -89,7 +89,7 @@ func payload(ctx context.Context, cfg config, h *harness, rep *report, log *slog
 				"baseline_whole_bytes", len(bwhole), "retrieved", v.Distinct, "via", v.Via)
 		}
 	}
-	return nil
+	return lean(ctx, cfg, h, rep)
 }
 
 func keyPayload(n int, what string) string { return fmt.Sprintf("payload.%d.%s", n, what) }

@@ -19,6 +19,8 @@ type report struct {
 	total       time.Duration
 	upstreamHWM int64
 	missed      []string
+	// tokenizer says why the token figures are missing, when they are.
+	tokenizer string
 	// Part 5: the exported query and the rows of the generated --data file.
 	exportQuery string
 	csvRows     int
@@ -133,6 +135,7 @@ func (r *report) payloadRows() []row {
 				status: r.judge(fig, v.OK(), fmt.Sprintf("read %d rows, %d distinct, of %d", v.Rows, v.Distinct, v.Want))})
 		}
 	}
+	out = append(out, r.leanRows()...)
 	if wholeAt1000 > 0 {
 		largest := cfg.Sizes[len(cfg.Sizes)-1]
 		fig := fmt.Sprintf("flatness: CallToolResult bytes at %s rows / at 1,000 rows", group(largest))
@@ -141,6 +144,42 @@ func (r *report) payloadRows() []row {
 			goal: "<= 1.10", status: r.judge(fig, ratio <= 1.10, fmt.Sprintf("%.3f", ratio))})
 	}
 
+	return out
+}
+
+// leanRows are part 1's figures of what the model pays in the small.
+func (r *report) leanRows() []row {
+	const p1 = "1 payload"
+	var out []row
+	tokens := func(key string) string {
+		if len(r.samples[key]) == 0 {
+			return "n/a"
+		}
+		return group(int(r.med(key)))
+	}
+	if len(r.samples["lean.tools.bytes"]) == 0 {
+		return nil
+	}
+	fig := "tools/list: Claude tokens (bytes)"
+	rw := row{section: p1, figure: fig, ours: fmt.Sprintf("%s (%s)", tokens("lean.tools.tokens"), group(int(r.med("lean.tools.bytes")))), goal: "<= 1,600 tokens"}
+	if n := r.samples["lean.tools.tokens"]; len(n) > 0 {
+		rw.status = r.judge(fig, r.med("lean.tools.tokens") <= 1600, fmt.Sprintf("%.0f tokens", r.med("lean.tools.tokens")))
+	} else {
+		rw.status = "not measured: " + r.tokenizer
+	}
+	out = append(out, rw)
+	for _, q := range []struct {
+		key, what string
+		goal      float64
+	}{{"group", "10-row two-column GROUP BY", 1000}, {"star", "SELECT * on the 22-column incidents (15 sample rows asked)", 9000}} {
+		b := r.med("lean." + q.key + ".bytes")
+		fig := fmt.Sprintf("%s: model-visible bytes (tokens)", q.what)
+		out = append(out, row{section: p1, figure: fig, ours: fmt.Sprintf("%s (%s)", group(int(b)), tokens("lean."+q.key+".tokens")),
+			goal: "<= " + group(int(q.goal)) + " bytes", status: r.judge(fig, b <= q.goal, fmt.Sprintf("%.0f bytes", b))})
+	}
+	for _, n := range r.cfg.Sizes {
+		out = append(out, row{section: p1, figure: fmt.Sprintf("%s rows: model-visible Claude tokens", group(n)), ours: tokens(keyPayload(n, "visible.tokens"))})
+	}
 	return out
 }
 
@@ -191,6 +230,15 @@ func (r *report) overheadRows() []row {
 			ours: dur(r.med(keyOverhead(mode, "lat.p50"))) + " / " + dur(r.med(keyOverhead(mode, "lat.p99")))})
 		reqs, worst := r.med(keyOverhead(mode, "reqs")), slices.Max(append([]float64{0}, r.samples[keyOverhead(mode, "reqs.max")]...))
 		rw := row{section: p3, figure: fmt.Sprintf("%s: upstream requests per call (mean; max)", label), ours: fmt.Sprintf("%.2f; %.0f", reqs, worst)}
+		rt := r.med(keyOverhead(mode, "rt.p50"))
+		if rt > 0 {
+			goal := map[string]float64{"warm": 1.25, "cold": 2.25}[mode]
+			fig := fmt.Sprintf("%s: latency p50 with an upstream answering in %s (baseline: %s)", label, upstreamLatency, upstreamLatency)
+			ratio := rt / float64(upstreamLatency)
+			out = append(out, row{section: p3, figure: fig, ours: dur(rt), base: dur(float64(upstreamLatency)),
+				ratio: fmt.Sprintf("%.2f", ratio), goal: fmt.Sprintf("<= %.2fx", goal),
+				status: r.judge(fig, ratio <= goal, fmt.Sprintf("%.2fx the upstream's latency", ratio))})
+		}
 		if mode == "warm" {
 			rw.goal = "<= 2"
 			rw.base = "2"

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// Part 1's figures of what the model pays in the small (issue 24): the tool
+// list every conversation carries, and the model-visible payload (text,
+// resource_link and structuredContent) of small answers and of each part-1
+// size, in bytes and in Claude tokens.
+
+const (
+	leanGroupQuery = "SELECT police_district, count(*) AS n GROUP BY police_district ORDER BY n DESC LIMIT 10"
+	leanStarQuery  = "SELECT *" // 15 sample rows asked of the 22-column incidents
+)
+
+// interopDir is the interop folder of the module: the bench runs from the
+// module's root (make bench) or from its own folder (go test).
+func interopDir() string {
+	for _, d := range []string{"interop", filepath.Join("..", "interop")} {
+		if _, err := os.Stat(filepath.Join(d, "count_tokens.mjs")); err == nil {
+			return d
+		}
+	}
+	return "interop"
+}
+
+// claudeTokens counts b's tokens with the pinned @anthropic-ai/tokenizer
+// (interop/package-lock.json) through Node (interop/count_tokens.mjs).
+func claudeTokens(ctx context.Context, b []byte) (int, error) {
+	dir := interopDir()
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@anthropic-ai", "tokenizer")); err != nil {
+		return 0, fmt.Errorf("the tokenizer is not installed (cd interop && npm ci): %w", err)
+	}
+	tokenizerScript := filepath.Join(dir, "count_tokens.mjs")
+	cmd := exec.CommandContext(ctx, "node", tokenizerScript)
+	cmd.Stdin = bytes.NewReader(b)
+	out, err := cmd.Output()
+	if err != nil {
+		return 0, fmt.Errorf("node %s: %w", tokenizerScript, err)
+	}
+	return strconv.Atoi(strings.TrimSpace(string(out)))
+}
+
+// modelVisible is the JSON a model is shown of a tool result: its content
+// and its structured content.
+func modelVisible(res *mcp.CallToolResult) ([]byte, error) {
+	c, err := json.Marshal(res.Content)
+	if err != nil {
+		return nil, err
+	}
+	sc, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		return nil, err
+	}
+	return append(c, sc...), nil
+}
+
+// lean measures the tool list and the small answers once.
+func lean(ctx context.Context, cfg config, h *harness, rep *report) error {
+	tools, err := h.st.mcp.ListTools(ctx, mcp.ListToolsRequest{})
+	if err != nil {
+		return err
+	}
+	b, err := json.Marshal(tools)
+	if err != nil {
+		return err
+	}
+	rep.add("lean.tools.bytes", float64(len(b)))
+	count := func(key string, b []byte) {
+		n, err := claudeTokens(ctx, b)
+		if err != nil {
+			rep.tokenizer = err.Error()
+			return
+		}
+		rep.add(key, float64(n))
+	}
+	count("lean.tools.tokens", b)
+	for _, q := range []struct{ key, soql string }{{"group", leanGroupQuery}, {"star", leanStarQuery}} {
+		res, err := h.st.query(ctx, datasetID(0), q.soql)
+		if err != nil {
+			return err
+		}
+		vis, err := modelVisible(res)
+		if err != nil {
+			return err
+		}
+		rep.add("lean."+q.key+".bytes", float64(len(vis)))
+		count("lean."+q.key+".tokens", vis)
+	}
+	for i, n := range cfg.Sizes {
+		res, err := h.st.query(ctx, datasetID(i), queryAll)
+		if err != nil {
+			return err
+		}
+		vis, err := modelVisible(res)
+		if err != nil {
+			return err
+		}
+		count(keyPayload(n, "visible.tokens"), vis)
+	}
+	return nil
+}
