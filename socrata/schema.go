@@ -9,8 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"golang.org/x/sync/errgroup"
 )
 
 // Column is one dataset column as the Views API describes it.
@@ -58,23 +56,30 @@ func (c *Client) Schema(ctx context.Context, datasetID string) (*Schema, error) 
 		return nil, err
 	}
 	// The Views document and the row count are asked for at once: one
-	// round trip, not two.
+	// round trip, not two. The Views document's error, when there is one,
+	// is the one reported (it says what is wrong with the dataset).
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type counted struct {
+		n   int64
+		err error
+	}
+	countc := make(chan counted, 1)
+	go func() {
+		n, err := c.count(cctx, datasetID)
+		countc <- counted{n, err}
+	}()
 	var doc viewDocument
-	var n int64
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error {
-		return c.getJSON(gctx, "views", c.base+"/api/views/"+url.PathEscape(datasetID)+".json", &doc)
-	})
-	g.Go(func() error {
-		var err error
-		if n, err = c.count(gctx, datasetID); err != nil {
-			return fmt.Errorf("socrata: row count of %s: %w", datasetID, err)
-		}
-		return nil
-	})
-	if err := g.Wait(); err != nil {
+	if err := c.getJSON(ctx, "views", c.base+"/api/views/"+url.PathEscape(datasetID)+".json", &doc); err != nil {
+		cancel()
+		<-countc
 		return nil, err
 	}
+	cnt := <-countc
+	if cnt.err != nil {
+		return nil, fmt.Errorf("socrata: row count of %s: %w", datasetID, cnt.err)
+	}
+	n := cnt.n
 	s := &Schema{ID: datasetID, Name: doc.Name, Description: doc.Description, Category: doc.Category}
 	if doc.RowsUpdatedAt > 0 {
 		s.UpdatedAt = time.Unix(doc.RowsUpdatedAt, 0).UTC()
