@@ -43,10 +43,15 @@ const cacheMetaTable = "localportal_meta"
 // the build, in KiB (SQLite's negative cache_size), and the reading
 // connections per dataset. The OS's file cache holds the rest.
 const (
-	readCacheKiB  = 4096
-	buildCacheKiB = 32768
-	readConns     = 4
-	readIdle      = 3 * time.Second
+	readCacheKiB = 4096
+	// A build keeps its table in the page cache while it makes the
+	// indexes (each is a scan of the table): sample datasets, whose sizes
+	// are known (at most 250,000 rows), get a large one; --data files, of
+	// any size, a bounded one.
+	sampleBuildCacheKiB = 131072
+	fileBuildCacheKiB   = 32768
+	readConns           = 4
+	readIdle            = 3 * time.Second
 )
 
 // cacheMeta is what a cache file says about itself.
@@ -266,7 +271,7 @@ type builder struct {
 // when it is valid for key, else built by build (into a temporary file,
 // renamed into place) under the file's lock. built says whether this call
 // built it.
-func (c *diskCache) materialize(ctx context.Context, name, key string, build func(ctx context.Context, b *builder) error) (db *sql.DB, meta *cacheMeta, built bool, err error) {
+func (c *diskCache) materialize(ctx context.Context, name, key string, cacheKiB int, build func(ctx context.Context, b *builder) error) (db *sql.DB, meta *cacheMeta, built bool, err error) {
 	path := filepath.Join(c.dir, name)
 	db, meta, err = openCached(ctx, path, key)
 	if err == nil {
@@ -289,7 +294,7 @@ func (c *diskCache) materialize(ctx context.Context, name, key string, build fun
 	}
 	start := time.Now()
 	tmp := path + ".tmp-" + rand.Text()[:10]
-	if err := c.build(ctx, tmp, key, build); err != nil {
+	if err := c.build(ctx, tmp, key, cacheKiB, build); err != nil {
 		os.Remove(tmp) //nolint:errcheck // best effort
 		return nil, nil, false, err
 	}
@@ -315,9 +320,9 @@ func (c *diskCache) materialize(ctx context.Context, name, key string, build fun
 
 // build makes the file at tmp: the table by build, its indexes, the meta,
 // synced to disk.
-func (c *diskCache) build(ctx context.Context, tmp, key string, build func(ctx context.Context, b *builder) error) error {
+func (c *diskCache) build(ctx context.Context, tmp, key string, cacheKiB int, build func(ctx context.Context, b *builder) error) error {
 	db, err := sql.Open("sqlite", sqliteURI(tmp, fmt.Sprintf(
-		"_dqs=0&_pragma=journal_mode(OFF)&_pragma=synchronous(OFF)&_pragma=locking_mode(EXCLUSIVE)&_pragma=cache_size(-%d)", buildCacheKiB)))
+		"_dqs=0&_pragma=journal_mode(OFF)&_pragma=synchronous(OFF)&_pragma=locking_mode(EXCLUSIVE)&_pragma=cache_size(-%d)", cacheKiB)))
 	if err != nil {
 		return err
 	}
@@ -327,15 +332,19 @@ func (c *diskCache) build(ctx context.Context, tmp, key string, build func(ctx c
 	}()
 	db.SetMaxOpenConns(1)
 	b := &builder{db: db}
+	start := time.Now()
 	if err := build(ctx, b); err != nil {
 		return err
 	}
 	if b.ds == nil {
 		return errors.New("localportal: cache build made no table")
 	}
+	rowsDone := time.Now()
 	if err := createIndexes(ctx, db, b.ds); err != nil {
 		return fmt.Errorf("creating indexes: %w", err)
 	}
+	c.log.Debug("localportal: cache build", "rows_took", rowsDone.Sub(start).Round(time.Millisecond),
+		"indexes_took", time.Since(rowsDone).Round(time.Millisecond))
 	b.meta.Key, b.meta.Table, b.meta.Schema, b.meta.Built = key, b.ds.table, b.ds.schema, time.Now().UTC()
 	raw, err := json.Marshal(b.meta)
 	if err != nil {
@@ -385,7 +394,7 @@ var indexedNames = []string{
 }
 
 // maxIndexes bounds the indexes per dataset (each costs build time and disk).
-const maxIndexes = 6
+const maxIndexes = 5
 
 // indexColumns picks the columns to index.
 func indexColumns(ds *dataset) []*column {
@@ -405,13 +414,27 @@ func indexColumns(ds *dataset) []*column {
 			if taken[c] || !(c.kind == kindText || c.kind == kindNumber || c.kind == kindBool) {
 				continue
 			}
-			if strings.Contains(strings.ToLower(c.FieldName), name) {
+			if strings.Contains(strings.ToLower(c.FieldName), name) && !olderVersion(c, out) {
 				out = append(out, c)
 				taken[c] = true
 			}
 		}
 	}
 	return out
+}
+
+// olderVersion reports whether c is an older version of a column already
+// chosen: its name is that column's and a year (supervisor_district_2012
+// beside supervisor_district), which queries rarely filter by.
+func olderVersion(c *column, chosen []*column) bool {
+	name := strings.ToLower(c.FieldName)
+	for _, o := range chosen {
+		rest, ok := strings.CutPrefix(name, strings.ToLower(o.FieldName)+"_")
+		if ok && len(rest) == 4 && strings.Trim(rest, "0123456789") == "" {
+			return true
+		}
+	}
+	return false
 }
 
 // createIndexes indexes ds's table in db (see indexColumns).
@@ -461,7 +484,7 @@ func (s *Portal) loadFileCached(ctx context.Context, f *dataFile, opts LoadOptio
 	stem, _ := splitExt(f.path)
 	name := cacheFileName("data-"+f.id+"-"+stem, abs, f.view, f.id)
 	key := cacheKey(abs, data, f.view, view, f.format, f.id, f.name, entry)
-	db, meta, built, err := s.cache.materialize(ctx, name, key, func(ctx context.Context, b *builder) error {
+	db, meta, built, err := s.cache.materialize(ctx, name, key, fileBuildCacheKiB, func(ctx context.Context, b *builder) error {
 		o := opts
 		o.into = b
 		return s.loadInto(ctx, f, o, rep)
@@ -512,7 +535,7 @@ func (s *Portal) addSampleCached(schema Schema, version string, n int, gen func(
 		}
 		key := cacheKey(version, schema, n, probe)
 		name := cacheFileName("sample-"+schema.ID, schema.ID, n)
-		db, meta, _, err := s.cache.materialize(ctx, name, key, func(ctx context.Context, b *builder) error {
+		db, meta, _, err := s.cache.materialize(ctx, name, key, sampleBuildCacheKiB, func(ctx context.Context, b *builder) error {
 			i := 0
 			_, _, err := s.install(ctx, schema, nil, func() (map[string]any, bool, error) {
 				if i >= n {
