@@ -59,30 +59,42 @@ func procStatus(t testing.TB, pid int, field string) int64 {
 // loads before the server answers) and waits until it is healthy.
 func startScale(t *testing.T, csvPath, cache string) (*instance, *lockedWriter, time.Duration) {
 	t.Helper()
-	addr := freeAddr(t)
-	inst := &instance{base: "http://" + addr, stderr: &bytes.Buffer{}}
-	inst.cmd = exec.Command(binary(t), "serve", "--http", addr, "--offline", "--log-level", "info",
-		"--data", csvPath, "--data-strict", "--cache-dir", cache)
-	logs := &lockedWriter{w: inst.stderr}
-	inst.cmd.Stderr = logs
-	start := time.Now()
-	if err := inst.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(inst.kill)
-	deadline := start.Add(3 * time.Minute)
-	for {
-		resp, err := http.Get(inst.base + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return inst, logs, time.Since(start)
+	// The port freeAddr found may be taken by another test's process before
+	// this one binds it: then this server exits and the other one answers
+	// /healthz. Ready means /healthz answers and this server's own log says
+	// the file is loaded (--data-strict loads it before serving); a server
+	// that lost its port is started again on another.
+	for attempt := 1; ; attempt++ {
+		addr := freeAddr(t)
+		inst := &instance{base: "http://" + addr, stderr: &bytes.Buffer{}}
+		inst.cmd = exec.Command(binary(t), "serve", "--http", addr, "--offline", "--log-level", "info",
+			"--data", csvPath, "--data-strict", "--cache-dir", cache)
+		logs := &lockedWriter{w: inst.stderr}
+		inst.cmd.Stderr = logs
+		start := time.Now()
+		if err := inst.cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(inst.kill)
+		deadline := start.Add(3 * time.Minute)
+		for {
+			own := logs.String()
+			if strings.Contains(own, "address already in use") && attempt < 3 {
+				inst.kill()
+				break
 			}
+			resp, err := http.Get(inst.base + "/healthz")
+			if err == nil {
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusOK && strings.Contains(own, "data file loaded") {
+					return inst, logs, time.Since(start)
+				}
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the server did not become ready: %v\nstderr: %s", err, own)
+			}
+			time.Sleep(50 * time.Millisecond) // polling a child process's readiness, bounded by deadline
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the server did not become healthy: %v\nstderr: %s", err, logs)
-		}
-		time.Sleep(50 * time.Millisecond) // polling a child process's readiness, bounded by deadline
 	}
 }
 
