@@ -109,7 +109,8 @@ func (r *Response) Text() string {
 // type; URL is set too, for SDKs whose links carry one.
 func (r *Response) Link() ResourceLink {
 	desc := ""
-	if b := r.build(); int64(len(b.rows)) < r.rec.TotalCount {
+	r.once.Do(func() { r.st = r.fit() }) // what fits is decided once; no need to render it again
+	if int64(len(r.rows)) < r.rec.TotalCount {
 		// A partial answer says where the rest is; a whole one needs not.
 		desc = fmt.Sprintf("The complete result, %d rows: %s (JSON pages, ?offset=&limit=; /export?format=csv|ndjson|json)", r.rec.TotalCount, r.url)
 	}

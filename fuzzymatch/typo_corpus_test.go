@@ -218,6 +218,14 @@ func typoBenchmark(t *testing.T) (per map[string]*typoTally, total typoTally) {
 				if err != nil {
 					t.Fatalf("Correct produced unparsable SoQL %q: %v", res.Query, err)
 				}
+				// The tree CorrectQuery renames in place (what query_datasf
+				// stores) says what the corrected text says.
+				badText := replaceRef(cq.soql, q, ref.Name, spelled)
+				tree, _ := soql.Parse(badText)
+				fuzzymatch.CorrectQuery(tree, badText, cq.columns, fuzzymatch.Options{})
+				if got, want := tree.String(), fixed.String(); got != want {
+					t.Errorf("CorrectQuery's tree of %q prints %q; the corrected text parses to %q", badText, got, want)
+				}
 				got := ""
 				for _, other := range fixed.ColumnRefs() {
 					if other.NamePos.Offset == ref.NamePos.Offset || strings.EqualFold(strings.ReplaceAll(other.Name, " ", "_"), strings.ReplaceAll(bad, " ", "_")) {

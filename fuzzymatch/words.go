@@ -1,6 +1,7 @@
 package fuzzymatch
 
 import (
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -259,29 +260,17 @@ const asOf = "_as_of"
 // several.
 func (m *matcher) vocabularyMatch(name string) string {
 	n := normalize(name)
-	found := ""
-	count := 0
-	take := func(i int) {
-		if m.columns[i] != found {
-			found = m.columns[i]
-			count++
-		}
-	}
+	wrapped := "_" + n + "_" // every word between underscores
+	matches := map[int]bool{}
 	for _, group := range synonymWords {
 		for _, w := range group {
-			if !strings.HasSuffix(n, "_"+w) && !strings.Contains(n, "_"+w+"_") && !strings.HasPrefix(n, w+"_") {
+			if !strings.Contains(wrapped, "_"+w+"_") {
 				continue
 			}
 			for _, other := range group {
-				if other == w {
-					continue
-				}
-				variant := strings.Replace("_"+n+"_", "_"+w+"_", "_"+other+"_", 1)
-				variant = strings.Trim(variant, "_")
-				for i, c := range m.normStr {
-					if c == variant {
-						take(i)
-					}
+				variant := strings.Trim(strings.Replace(wrapped, "_"+w+"_", "_"+other+"_", 1), "_")
+				if i := slices.Index(m.normStr, variant); other != w && i >= 0 {
+					matches[i] = true
 				}
 			}
 		}
@@ -289,12 +278,15 @@ func (m *matcher) vocabularyMatch(name string) string {
 	if head, ok := strings.CutSuffix(n, asOf); ok {
 		for i, c := range m.normStr {
 			if chead, ok := strings.CutSuffix(c, asOf); ok && c != n && m.s.distance([]rune(head), []rune(chead), 1) <= 1 {
-				take(i)
+				matches[i] = true
 			}
 		}
 	}
-	if count != 1 {
+	if len(matches) != 1 {
 		return ""
 	}
-	return found
+	for i := range matches {
+		return m.columns[i]
+	}
+	return ""
 }

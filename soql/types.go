@@ -47,7 +47,7 @@ type signature struct {
 	args     []string // the class of each argument; the last repeats when variadic
 	variadic bool
 	// result is the result type; "" is the type of the first argument
-	// (min, max, coalesce), "?" unknown.
+	// whose type is known (min, max, coalesce).
 	result    string
 	aggregate bool
 }
@@ -133,9 +133,9 @@ func (v valType) known() bool { return v.name != "" && v.name != "null" }
 var timestampLiteral = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?)?(Z|[+-]\d{2}:?\d{2})?$`)
 
 // coerces reports whether the string literal s can be read as a value of
-// type t (known, not text).
-func coerces(s string, t string) bool {
-	switch class(t) {
+// class c (not text).
+func coerces(s string, c string) bool {
+	switch c {
 	case classTimestamp:
 		return timestampLiteral.MatchString(strings.TrimSpace(s))
 	case classNumber:
@@ -316,22 +316,11 @@ func (ty *typer) want(fn string, e Expr, v valType, c string) {
 		return
 	}
 	if v.lit != nil && c != classText && c != classAny && c != classOrdered {
-		if coerces(v.lit.Value, representative(c)) {
+		if coerces(v.lit.Value, c) {
 			return
 		}
 	}
 	ty.mismatch(fn, e, v, c, nil, valType{})
-}
-
-// representative is a SODA2 type of class c.
-func representative(c string) string {
-	switch c {
-	case classNumber:
-		return "number"
-	case classTimestamp:
-		return "floating_timestamp"
-	}
-	return c
 }
 
 // compare records a mismatch when a and b cannot be compared: both known
@@ -346,7 +335,7 @@ func (ty *typer) compare(fn string, ae Expr, a valType, be Expr, b valType) {
 	if ca == "" || cb == "" || ca == cb {
 		return
 	}
-	if b.lit != nil && coerces(b.lit.Value, a.name) || a.lit != nil && coerces(a.lit.Value, b.name) {
+	if b.lit != nil && coerces(b.lit.Value, ca) || a.lit != nil && coerces(a.lit.Value, cb) {
 		return
 	}
 	if columnOf(ae) == "" && columnOf(be) != "" {
@@ -384,8 +373,6 @@ func (ty *typer) call(n *Call) valType {
 				return valType{name: a.name}
 			}
 		}
-		return valType{}
-	case "?":
 		return valType{}
 	}
 	return valType{name: sig.result}
