@@ -19,21 +19,16 @@ type queryOut struct {
 	Summary  string           `json:"summary"`
 	Results  []map[string]any `json:"results"`
 	Resource struct {
-		URI      string `json:"uri"`
-		URL      string `json:"url"`
-		Name     string `json:"name"`
-		MIMEType string `json:"mimeType"`
+		URI string `json:"uri"`
+		URL string `json:"url"`
 	} `json:"resource"`
 	Metadata struct {
-		DatasetID   string `json:"dataset_id"`
-		Query       string `json:"query"`
-		TotalCount  int64  `json:"total_count"`
-		SampleCount int    `json:"sample_count"`
-		Truncated   bool   `json:"truncated"`
-		Columns     []struct {
-			Name string `json:"name"`
-			Type string `json:"type"`
-		} `json:"columns"`
+		DatasetID   string       `json:"dataset_id"`
+		Query       string       `json:"query"`
+		TotalCount  int64        `json:"total_count"`
+		SampleCount int          `json:"sample_count"`
+		Truncated   bool         `json:"truncated"`
+		Columns     []string     `json:"columns"`
 		Corrections []correction `json:"corrections"`
 	} `json:"metadata"`
 }
@@ -243,11 +238,7 @@ func TestQueryRows(t *testing.T) {
 			if wantTrunc := int64(wantSample) < wantTotal; m.Truncated != wantTrunc {
 				t.Errorf("query_datasf(%q).truncated = %t; want %t", tt.soql, m.Truncated, wantTrunc)
 			}
-			var cols []string
-			for _, c := range m.Columns {
-				cols = append(cols, c.Name)
-			}
-			if diff := cmp.Diff(tt.wantColumns, cols); diff != "" {
+			if diff := cmp.Diff(tt.wantColumns, m.Columns); diff != "" {
 				t.Errorf("query_datasf(%q) columns (-want +got):\n%s", tt.soql, diff)
 			}
 			if !strings.Contains(m.Query, "ORDER BY") || !strings.Contains(m.Query, ":id") {

@@ -163,11 +163,16 @@ type Parsed struct {
 	ResourceURI string
 	// ResourceURL is where pages are fetched from (see ClientOptions.BaseURL).
 	ResourceURL string
-	Name        string
-	MIMEType    string
-	Columns     []Column
-	ExpiresAt   time.Time // zero when unknown or pinned
-	ExecutedAt  time.Time // zero when unknown
+	// Name and MIMEType are the resource's, from the structured content or,
+	// when it leaves them out (this package's server does), from the tool
+	// result's resource_link.
+	Name     string
+	MIMEType string
+	// Columns are the result's columns. This package's server sends their
+	// names only; Metadata(ctx) has their types.
+	Columns    []Column
+	ExpiresAt  time.Time // zero when unknown or pinned
+	ExecutedAt time.Time // zero when unknown
 	// Meta is the response's metadata object as given (numbers as
 	// json.Number).
 	Meta map[string]any
@@ -250,6 +255,15 @@ func (c *Client) parseJSON(b []byte, depth int) *Parsed {
 	}
 	if sc, ok := m["structuredContent"].(map[string]any); ok {
 		if p := c.parseStructured(sc); p != nil {
+			content, _ := m["content"].([]any)
+			for _, item := range content {
+				if im, _ := item.(map[string]any); im["type"] == "resource_link" {
+					name, _ := im["name"].(string)
+					mime, _ := im["mimeType"].(string)
+					p.NameFromLink(name, mime)
+					break
+				}
+			}
 			return p
 		}
 	}
@@ -340,6 +354,18 @@ func (c *Client) parseStructuredValue(st *Structured) *Parsed {
 		p.ResourceURL = res.URL
 	}
 	return p
+}
+
+// NameFromLink sets Name and MIMEType from a resource_link of the tool
+// result where the structured content left them out. The SDK adapters call
+// it; Parse does it for tool results given as JSON.
+func (p *Parsed) NameFromLink(name, mimeType string) {
+	if p.Name == "" {
+		p.Name = name
+	}
+	if p.MIMEType == "" {
+		p.MIMEType = mimeType
+	}
 }
 
 // ID returns the resource id, or "" when the response does not reveal it.

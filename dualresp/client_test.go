@@ -78,7 +78,12 @@ func TestParseInputs(t *testing.T) {
 	}
 
 	p := c.Parse(res)
-	wantCols := genColumns
+	// The model's payload names the columns (their types are in the REST
+	// metadata) and leaves the name to the resource_link.
+	var wantCols []dualresp.Column
+	for _, col := range genColumns {
+		wantCols = append(wantCols, dualresp.Column{Name: col.Name})
+	}
 	if diff := cmp.Diff(wantCols, p.Columns); diff != "" {
 		t.Errorf("Columns mismatch (-want +got):\n%s", diff)
 	}
@@ -87,6 +92,9 @@ func TestParseInputs(t *testing.T) {
 	}
 	if p.ResourceURI != "resource://"+resp.ID() || p.ID() != resp.ID() || p.Name != "forty" || !p.Truncated {
 		t.Errorf("ResourceURI %q, ID %q, Name %q, Truncated %v", p.ResourceURI, p.ID(), p.Name, p.Truncated)
+	}
+	if n := c.Parse(sc).Name; n != "" {
+		t.Errorf("Parse(structured content).Name = %q; want none (the name is said once, in the resource_link)", n)
 	}
 	// executed_at is left out of the model's payload: zero when unknown.
 	if !p.ExpiresAt.Equal(resp.ExpiresAt()) || !p.ExecutedAt.IsZero() {

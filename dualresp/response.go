@@ -80,12 +80,15 @@ func (r *Response) Summary() string {
 // Structured):
 //
 //	{"summary": …, "results": [rows…],
-//	 "resource": {"uri", "url", "name", "mimeType"},
+//	 "resource": {"uri", "url"},
 //	 "metadata": {caller metadata…, "total_count", "sample_count", "truncated",
-//	              "columns", "executed_at", "expires_at", …}}
+//	              "columns" (names), "expires_at", …}}
 //
-// Its JSON encoding stays within the Server's ByteBudget: when the full
-// sample does not fit, long values are cut (ending in TruncationMark, with
+// The resource's name is the resource_link's (Link), said once.
+//
+// What the model is given, this content, Text and Link together, stays
+// within the Server's ByteBudget (see ModelBytes): when the full sample
+// does not fit, long values are cut (ending in TruncationMark, with
 // metadata.values_truncated = true) and rows are dropped (with
 // metadata.sample_reduced = true; metadata.sample_count counts the rows
 // included).
@@ -97,11 +100,16 @@ func (r *Response) StructuredContent() *Structured {
 // of the sample rows included in the structured content.
 func (r *Response) Text() string {
 	b := r.build()
-	text := b.summary
-	if table := markdownTable(r.columnNames(b.rows), b.rows); table != "" {
-		text += "\n\n" + table
-	}
-	return text
+	return b.summary + r.st.table(b.rows)
+}
+
+// ModelBytes returns the size of what a model may be given of this
+// response: the JSON of the structured content, of the text and of the
+// link, plus what an MCP SDK adds around the last two
+// (contentEnvelope). It is at most the Server's ByteBudget.
+func (r *Response) ModelBytes() int {
+	b := r.build()
+	return r.st.modelBytes(b)
 }
 
 // Link returns the link to the full result for a resource_link content:
@@ -114,7 +122,7 @@ func (r *Response) Link() ResourceLink {
 		// A partial answer says where the rest is; a whole one needs not.
 		desc = fmt.Sprintf("The complete result, %d rows: %s (JSON pages, ?offset=&limit=; /export?format=csv|ndjson|json)", r.rec.TotalCount, r.url)
 	}
-	return ResourceLink{URI: r.uri, URL: r.url, Name: r.name(), Description: desc, MIMEType: MIMEType}
+	return ResourceLink{URI: r.uri, URL: r.url, Name: r.st.name, Description: desc, MIMEType: MIMEType}
 }
 
 func (r *Response) columnNames(rows []any) []string {
@@ -161,7 +169,11 @@ func (r *Response) fit() *buildState {
 		}
 		meta["query"] = r.rec.Query.Text
 	}
-	st := &buildState{r: r, meta: meta, columns: r.rec.Columns, name: r.rec.Name}
+	st := &buildState{r: r, meta: meta, columns: r.rec.Columns, name: r.name()}
+	st.tableCols = r.columnNames(nil)
+	if len(st.tableCols) == 0 && len(r.rec.Sample) > 0 {
+		st.tableCols = r.columnNames([]any{decodeRow(r.rec.Sample[0])})
+	}
 
 	// First make the fixed part (everything but rows) fit with room to spare.
 	st.fitFixed(r.budget)
@@ -188,7 +200,7 @@ func (r *Response) fit() *buildState {
 		for j := range n {
 			cr, ch := cutRow(row(j), level)
 			b := mustJSON(cr)
-			used += len(b)
+			used += len(b) + jsonLen(st.tableRow(cr)) - 2 // the row, and its line in the text
 			if j > 0 {
 				used++ // comma
 			}
@@ -208,7 +220,7 @@ func (r *Response) fit() *buildState {
 		}
 	}
 	// The estimate may be a few bytes off (digits of counts): check exactly.
-	for len(rows) > 0 && len(mustJSON(st.render(rows, enc).content)) > r.budget {
+	for len(rows) > 0 && st.modelBytes(st.render(rows, enc)) > r.budget {
 		rows, enc = rows[:len(rows)-1], enc[:len(enc)-1]
 		st.reduced = true
 	}
@@ -216,23 +228,24 @@ func (r *Response) fit() *buildState {
 	return st
 }
 
-// buildState holds the shrinkable parts of the structured content.
+// buildState holds the shrinkable parts of what the model is given.
 type buildState struct {
 	r         *Response
-	name      string
+	name      string // the link's
 	meta      map[string]any
 	columns   []Column
-	valuesCut bool // a value (row or metadata) was cut
-	reduced   bool // sample rows were dropped
-	colsCut   bool // the column list was cut
-	metaCut   bool // caller metadata was dropped
+	tableCols []string // the columns of the text's table
+	valuesCut bool     // a value (row or metadata) was cut
+	reduced   bool     // sample rows were dropped
+	colsCut   bool     // the column list was cut
+	metaCut   bool     // caller metadata was dropped
 }
 
-// fitFixed shrinks caller metadata, name and columns until the content
-// without rows takes at most half the budget.
+// fitFixed shrinks caller metadata, name and columns until what the model
+// is given without rows takes at most half the budget.
 func (st *buildState) fitFixed(budget int) {
 	limit := budget / 2
-	size := func() int { return len(mustJSON(st.render(nil, nil).content)) }
+	size := func() int { return st.modelBytes(st.render(nil, nil)) }
 	if size() <= limit {
 		return
 	}
@@ -277,14 +290,35 @@ func (st *buildState) fitFixed(budget int) {
 	}
 }
 
-// overhead returns an upper bound of the size of the content without rows.
+// overhead returns an upper bound of the size of what the model is given
+// without rows: the table's head is counted as if rows were present.
 func (st *buildState) overhead() int {
 	saved := st.reduced
 	st.reduced = true // flags present make the estimate an upper bound
-	n := len(mustJSON(st.render(nil, nil).content)) + len(`,"values_truncated":true`) + len(" Long values are cut.")
+	n := st.modelBytes(st.render(nil, nil)) + len(`,"values_truncated":true`) + 2*len(" Long values are cut.") +
+		jsonLen(st.tableHead()) - 2
 	st.reduced = saved
 	return n
 }
+
+// contentEnvelope is what an MCP SDK adds around the text and the link
+// when it renders them as content: the type fields and the keys a
+// resource_link always has (mcp-go writes an empty description).
+const contentEnvelope = len(`[{"type":"text","text":},{"type":"resource_link","description":"","mimeType":""}]`)
+
+// modelBytes returns the size of what the model is given with b: the
+// structured content, the text and the link (see ModelBytes).
+func (st *buildState) modelBytes(b built) int {
+	r := st.r
+	link := ResourceLink{URI: r.uri, Name: st.name, MIMEType: MIMEType}
+	if int64(len(b.rows)) < r.rec.TotalCount {
+		link.Description = fmt.Sprintf("The complete result, %d rows: %s (JSON pages, ?offset=&limit=; /export?format=csv|ndjson|json)", r.rec.TotalCount, r.url)
+	}
+	return len(mustJSON(b.content)) + jsonLen(b.summary+st.table(b.rows)) + len(mustJSON(link)) + contentEnvelope
+}
+
+// jsonLen returns the length of s as a JSON string.
+func jsonLen(s string) int { return len(mustJSON(s)) }
 
 // render makes the content with rows, whose JSON encodings are enc.
 func (st *buildState) render(rows []any, enc []json.RawMessage) built {
@@ -330,17 +364,13 @@ func (st *buildState) render(rows []any, enc []json.RawMessage) built {
 		meta.ColumnCount = len(rec.Columns)
 	}
 	results := append(make([]json.RawMessage, 0, len(enc)), enc...) // [] when empty, never null
-	name := st.name
-	if name == "" {
-		name = r.name()
-	}
 	return built{
 		summary: summary,
 		rows:    slices.Clone(rows),
 		content: &Structured{
 			Summary:  summary,
 			Results:  results,
-			Resource: ResourceLink{URI: r.uri, URL: r.url, Name: name},
+			Resource: ResourceLink{URI: r.uri, URL: r.url}, // the name is the link's
 			Metadata: meta,
 		},
 	}
@@ -449,18 +479,34 @@ const (
 	tableCellRunes  = 60
 )
 
-func markdownTable(cols []string, rows []any) string {
-	if len(cols) == 0 || len(rows) == 0 {
+// table returns the text's markdown table of rows, after the two line
+// breaks that separate it from the summary; "" without rows or columns.
+func (st *buildState) table(rows []any) string {
+	if len(st.tableCols) == 0 || len(rows) == 0 {
 		return ""
 	}
-	more := 0
-	if len(cols) > tableMaxColumns {
-		more = len(cols) - tableMaxColumns
-		cols = cols[:tableMaxColumns]
-	}
-	// GitHub markdown with a bare separator row.
 	var sb strings.Builder
-	sb.WriteString("|")
+	sb.WriteString(st.tableHead())
+	for _, row := range rows {
+		sb.WriteString(st.tableRow(row))
+	}
+	if more := len(st.tableCols) - tableMaxColumns; more > 0 {
+		fmt.Fprintf(&sb, "\n\n(%d more columns not shown)", more)
+	}
+	return sb.String()
+}
+
+// shownColumns returns the columns the table shows.
+func (st *buildState) shownColumns() []string {
+	return st.tableCols[:min(len(st.tableCols), tableMaxColumns)]
+}
+
+// tableHead returns the table's head: GitHub markdown with a bare
+// separator row, after the summary's two line breaks.
+func (st *buildState) tableHead() string {
+	cols := st.shownColumns()
+	var sb strings.Builder
+	sb.WriteString("\n\n|")
 	for _, c := range cols {
 		sb.WriteString(" " + cell(c) + " |")
 	}
@@ -468,15 +514,16 @@ func markdownTable(cols []string, rows []any) string {
 	for range cols {
 		sb.WriteString("-|")
 	}
-	for _, row := range rows {
-		m, _ := row.(map[string]any)
-		sb.WriteString("\n|")
-		for _, c := range cols {
-			sb.WriteString(" " + cell(m[c]) + " |")
-		}
-	}
-	if more > 0 {
-		fmt.Fprintf(&sb, "\n\n(%d more columns not shown)", more)
+	return sb.String()
+}
+
+// tableRow returns one row of the table, after its line break.
+func (st *buildState) tableRow(row any) string {
+	m, _ := row.(map[string]any)
+	var sb strings.Builder
+	sb.WriteString("\n|")
+	for _, c := range st.shownColumns() {
+		sb.WriteString(" " + cell(m[c]) + " |")
 	}
 	return sb.String()
 }

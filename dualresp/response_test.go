@@ -8,6 +8,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/datasf-mcp/datasf-mcp/dualresp"
+	"github.com/datasf-mcp/datasf-mcp/dualresp/gosdk"
+	"github.com/datasf-mcp/datasf-mcp/dualresp/mcpgo"
 	"github.com/google/go-cmp/cmp"
 	"pgregory.net/rapid"
 )
@@ -47,14 +49,14 @@ func TestStructuredContentShape(t *testing.T) {
 	    {"i": 0, "name": "row-0", "even": true, "tags": ["a", 0]},
 	    {"i": 1, "name": "row-1", "even": false, "tags": ["a", 1]}
 	  ],
-	  "resource": {"uri": "resource://%[2]s", "url": "%[1]s", "name": "Generated rows"},
+	  "resource": {"uri": "resource://%[2]s", "url": "%[1]s"},
 	  "metadata": {
 	    "dataset_id": "rqzj-sfat",
 	    "query": "SELECT * ORDER BY :id",
 	    "corrections": [{"original": "nmae", "corrected": "name", "wasChanged": true}],
 	    "caller_extra": 1,
 	    "total_count": 847, "sample_count": 2, "truncated": true,
-	    "columns": [{"name": "i", "type": "number"}, {"name": "name"}],
+	    "columns": ["i", "name"],
 	    "expires_at": "2025-06-01T12:15:00Z"
 	  }
 	}`, url, id)
@@ -130,9 +132,11 @@ func TestPinnedStructuredContentHasNullExpiry(t *testing.T) {
 	}
 }
 
-// TestByteBudgetProperty checks that the structured content stays within
-// the byte budget whatever the rows, columns and metadata, that it marks
-// what it cut, and that included rows are the leading sample rows.
+// TestByteBudgetProperty checks that what the model is given (the
+// structured content, the text and the link, as both SDK adapters render
+// them) stays within the byte budget whatever the rows, columns and
+// metadata, that it marks what it cut, and that included rows are the
+// leading sample rows.
 func TestByteBudgetProperty(t *testing.T) {
 	t.Parallel()
 	rapid.Check(t, func(rt *rapid.T) {
@@ -190,6 +194,11 @@ func TestByteBudgetProperty(t *testing.T) {
 		}
 		if len(b) > limit {
 			rt.Fatalf("structured content is %d bytes; budget %d", len(b), limit)
+		}
+		mc, _ := json.Marshal(mcpgo.Content(resp))
+		gc, _ := json.Marshal(gosdk.Content(resp))
+		if n := max(len(mc), len(gc)) + len(b); n > limit || resp.ModelBytes() > limit {
+			rt.Fatalf("model-visible payload: mcp-go %d + %d, go-sdk %d + %d bytes, ModelBytes %d; budget %d", len(mc), len(b), len(gc), len(b), resp.ModelBytes(), limit)
 		}
 		meta := sc.Metadata
 		results := sc.Results

@@ -25,7 +25,9 @@ const (
 	DefaultSampleSize      = 15
 	DefaultCleanupInterval = time.Minute
 	DefaultMaxPageSize     = 10_000
-	DefaultByteBudget      = 12 * 1024
+	// DefaultByteBudget bounds what a model is given of one answer: about
+	// 3,000 Claude tokens of structured content, text and link together.
+	DefaultByteBudget = 9000
 	// MinByteBudget is the smallest byte budget New accepts; smaller values
 	// are raised to it.
 	MinByteBudget = 2048
@@ -130,8 +132,10 @@ type Options struct {
 	AccessExtension time.Duration
 	// MaxPageSize caps the limit of a page. Default 10,000.
 	MaxPageSize int64
-	// ByteBudget bounds the JSON size of the structured content given to the
-	// model. Default 12 KiB; at least MinByteBudget.
+	// ByteBudget bounds the size of what a model may be given of a
+	// response: the JSON of its structured content, its text and its link
+	// together (Response.ModelBytes), since a host may pass all three.
+	// Default DefaultByteBudget; at least MinByteBudget.
 	ByteBudget int
 	// Now is the clock. Default time.Now.
 	Now func() time.Time

@@ -109,9 +109,13 @@ func appendPage(buf *bytes.Buffer, p *Page) error {
 //
 //	{"summary": "847 rows match. 15 sample rows follow. Full result: http://…/resources/9f3c…",
 //	 "results": [{…}, …],
-//	 "resource": {"uri": "resource://9f3c…", "url": "http://…/resources/9f3c…", "name": "…"},
-//	 "metadata": {"total_count": 847, "sample_count": 15, "truncated": true, "columns": […],
-//	              "expires_at": "…", …caller metadata}}
+//	 "resource": {"uri": "resource://9f3c…", "url": "http://…/resources/9f3c…"},
+//	 "metadata": {"total_count": 847, "sample_count": 15, "truncated": true,
+//	              "columns": ["applicant", …], "expires_at": "…", …caller metadata}}
+//
+// The model's payload says each thing once: the resource's name is the
+// resource_link's, and the columns are names (their types are in the
+// REST metadata and in the dataset's schema).
 //
 // OutputSchema is its JSON schema.
 type Structured struct {
@@ -123,13 +127,13 @@ type Structured struct {
 }
 
 // ResourceLink points to a full result. In the structured content it is
-// the "resource" object (uri, url, name, mimeType); as MCP content it is a
+// the "resource" object (uri, url; Name when read from other servers); as MCP content it is a
 // resource_link (uri, name, description, mimeType, size), which adapters
 // build from Response.Link.
 type ResourceLink struct {
 	URI         string `json:"uri"`
 	URL         string `json:"url,omitempty"`
-	Name        string `json:"name"`
+	Name        string `json:"name,omitempty"`
 	Description string `json:"description,omitempty"`
 	// MIMEType is the pages' MIME type; the structured content leaves it
 	// out (it is always MIMEType), the resource_link says it.
@@ -142,10 +146,11 @@ type ResourceLink struct {
 // own fields plus the caller's (Spec.Metadata) in one JSON object. On
 // output dualresp's fields win over the caller's keys of the same name.
 type Metadata struct {
-	TotalCount  int64    `json:"total_count"`
-	SampleCount int      `json:"sample_count"`
-	Truncated   bool     `json:"truncated"`
-	Columns     []Column `json:"columns"`
+	TotalCount  int64 `json:"total_count"`
+	SampleCount int   `json:"sample_count"`
+	Truncated   bool  `json:"truncated"`
+	// Columns are the result's columns; on the wire, their names.
+	Columns []Column `json:"columns"`
 	// ExecutedAt is when the response was created (whole seconds, UTC),
 	// when the server says; dualresp leaves it out of the model's payload
 	// (a model does not need it on every call; the REST metadata has
@@ -171,12 +176,24 @@ type Metadata struct {
 	hasTotal, hasTruncated bool
 }
 
-// metadataFields is Metadata without its methods, for encoding.
-type metadataFields Metadata
+// metadataFields is Metadata without its methods, for encoding, with the
+// columns as their names.
+type metadataFields struct {
+	Columns []string `json:"columns"`
+	fields
+}
 
-// MarshalJSON encodes the caller's keys and dualresp's fields as one object.
+// fields is Metadata without its methods.
+type fields Metadata
+
+// MarshalJSON encodes the caller's keys and dualresp's fields as one object;
+// the columns are their names (UnmarshalJSON reads names or objects).
 func (m Metadata) MarshalJSON() ([]byte, error) {
-	own, err := json.Marshal(metadataFields(m))
+	names := make([]string, len(m.Columns))
+	for i, c := range m.Columns {
+		names[i] = c.Name
+	}
+	own, err := json.Marshal(metadataFields{Columns: names, fields: fields(m)})
 	if err != nil {
 		return nil, err
 	}

@@ -137,7 +137,7 @@ try {
   const totalText = await f.textContent("#total");
   check(totalText.replace(/,/g, "").includes(String(total)), `the app shows the exact total ${total}: ${totalText}`);
   check((await data(f)).source === "tool", "pages come through the host (result_page), not the network");
-  const columns = sc.metadata.columns.map((c) => c.name);
+  const columns = sc.metadata.columns.map((c) => (typeof c === "string" ? c : c.name));
   const headers = await f.$$eval("#rows thead th", (ths) => ths.map((th) => th.dataset.field));
   check(JSON.stringify(headers) === JSON.stringify(columns), `headers ${headers} = columns ${columns}`);
 

@@ -82,14 +82,28 @@ func Parse(c *dualresp.Client, res *mcp.CallToolResult) *dualresp.Parsed {
 	if res == nil {
 		return nil
 	}
-	var texts []string
+	var (
+		texts []string
+		link  *mcp.ResourceLink
+	)
 	for _, content := range res.Content {
-		if tc, ok := content.(*mcp.TextContent); ok {
-			texts = append(texts, tc.Text)
+		switch x := content.(type) {
+		case *mcp.TextContent:
+			texts = append(texts, x.Text)
+		case *mcp.ResourceLink:
+			if link == nil {
+				link = x
+			}
 		}
 	}
+	var p *dualresp.Parsed
 	if c == nil {
-		return dualresp.ParseContent(res.StructuredContent, texts...)
+		p = dualresp.ParseContent(res.StructuredContent, texts...)
+	} else {
+		p = c.ParseContent(res.StructuredContent, texts...)
 	}
-	return c.ParseContent(res.StructuredContent, texts...)
+	if p != nil && link != nil {
+		p.NameFromLink(link.Name, link.MIMEType)
+	}
+	return p
 }

@@ -158,6 +158,10 @@ func TestDualResponseThroughTheGoSDK(t *testing.T) {
 	if parsed.TotalCount != 40 || len(parsed.Sample) != 3 || parsed.ResourceURI != link.URI || parsed.Meta["source"] != "test" {
 		t.Errorf("parsed: total %d, sample %d, uri %q, meta %v", parsed.TotalCount, len(parsed.Sample), parsed.ResourceURI, parsed.Meta)
 	}
+	// The structured content leaves the name to the resource_link.
+	if parsed.Name == "" || parsed.Name != link.Name || parsed.MIMEType != link.MIMEType {
+		t.Errorf("parsed: name %q, MIME type %q; want the resource_link's %q, %q", parsed.Name, parsed.MIMEType, link.Name, link.MIMEType)
+	}
 	rows, err := parsed.FetchAll(ctx, dualresp.FetchAllOptions{PageSize: 7})
 	if err != nil || len(rows) != 40 {
 		t.Fatalf("FetchAll = %d rows, %v; want 40", len(rows), err)

@@ -63,14 +63,30 @@ func Parse(c *dualresp.Client, res *mcp.CallToolResult) *dualresp.Parsed {
 	case res.StructuredContent != nil:
 		structured = res.StructuredContent
 	}
-	var texts []string
+	var (
+		texts []string
+		link  *mcp.ResourceLink
+	)
 	for _, content := range res.Content {
 		if tc, ok := mcp.AsTextContent(content); ok {
 			texts = append(texts, tc.Text)
+		} else if link == nil {
+			switch rl := content.(type) {
+			case mcp.ResourceLink:
+				link = &rl
+			case *mcp.ResourceLink:
+				link = rl
+			}
 		}
 	}
+	var p *dualresp.Parsed
 	if c == nil {
-		return dualresp.ParseContent(structured, texts...)
+		p = dualresp.ParseContent(structured, texts...)
+	} else {
+		p = c.ParseContent(structured, texts...)
 	}
-	return c.ParseContent(structured, texts...)
+	if p != nil && link != nil {
+		p.NameFromLink(link.Name, link.MIMEType)
+	}
+	return p
 }

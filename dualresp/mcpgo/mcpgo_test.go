@@ -146,6 +146,10 @@ func TestOutputSchemaValidation(t *testing.T) {
 	if p == nil || p.TotalCount != 12 {
 		t.Fatalf("Parse = %+v", p)
 	}
+	// The structured content leaves the name to the resource_link.
+	if want := "result " + p.ID(); p.Name != want || p.MIMEType != dualresp.MIMEType {
+		t.Errorf("Parse: name %q, MIME type %q; want %q, %q (the resource_link's)", p.Name, p.MIMEType, want, dualresp.MIMEType)
+	}
 	rows, err := p.FetchAll(t.Context(), dualresp.FetchAllOptions{PageSize: 5})
 	if err != nil || len(rows) != 12 {
 		t.Errorf("FetchAll = %d rows, %v; want 12", len(rows), err)

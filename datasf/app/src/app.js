@@ -187,6 +187,12 @@ async function load() {
   }
 }
 
+// The name of the result's resource_link, if it has one.
+function linkName(result) {
+  const l = (result.content || []).find((c) => c.type === "resource_link");
+  return l && l.name;
+}
+
 // A grouped count or sum: two columns, one numeric and named like an aggregate.
 function chartSpec(columns) {
   const num = columns.filter((c) => /^(count|sum|n|total)(_|$)/i.test(c.name) || /^(count|sum)/i.test(c.name));
@@ -284,10 +290,11 @@ async function show(result) {
     // query_datasf: a stored result; page the complete result.
     const md = sc.metadata;
     v = {
-      name: sc.resource.name || "Query result",
+      // The name is said once, in the resource_link; the columns are names.
+      name: sc.resource.name || linkName(result) || "Query result",
       query: md.query || "",
       total: md.total_count,
-      columns: md.columns && md.columns.length ? md.columns : Object.keys((sc.results || [])[0] || {}).map((name) => ({ name })),
+      columns: (md.columns && md.columns.length ? md.columns : Object.keys((sc.results || [])[0] || {})).map((c) => (typeof c === "string" ? { name: c } : c)),
       source: storedSource(sc.resource.uri, sc.resource.url),
     };
     if (sc.resource.url) {
