@@ -141,6 +141,7 @@ func TestByteBudgetProperty(t *testing.T) {
 	t.Parallel()
 	rapid.Check(t, func(rt *rapid.T) {
 		budget := rapid.SampledFrom([]int{0, 2048, 4096, 12 * 1024}).Draw(rt, "budget")
+		wholeBudget := rapid.SampledFrom([]int{-1, 0, 3000}).Draw(rt, "whole budget")
 		ncols := rapid.IntRange(1, 300).Draw(rt, "columns")
 		nrows := rapid.IntRange(0, 40).Draw(rt, "rows")
 		maxLen := rapid.SampledFrom([]int{5, 100, 2000, 20000}).Draw(rt, "maxLen")
@@ -169,13 +170,18 @@ func TestByteBudgetProperty(t *testing.T) {
 			rows = append(rows, b)
 		}
 		metaLen := rapid.SampledFrom([]int{0, 100, 50000}).Draw(rt, "metaLen")
-		srv, err := dualresp.New(dualresp.Options{BaseURL: "http://127.0.0.1:8765", Executors: map[string]dualresp.Executor{"gen": &rowsExecutor{rows: rows}}, ByteBudget: budget, CleanupInterval: -1})
+		sampleSize := max(nrows, 1)
+		if nrows > 1 && rapid.Bool().Draw(rt, "partial sample") {
+			sampleSize = nrows - 1
+		}
+		srv, err := dualresp.New(dualresp.Options{BaseURL: "http://127.0.0.1:8765", Executors: map[string]dualresp.Executor{"gen": &rowsExecutor{rows: rows}},
+			ByteBudget: budget, WholeByteBudget: wholeBudget, CleanupInterval: -1})
 		if err != nil {
 			rt.Fatal(err)
 		}
 		defer srv.Close()
 		resp, err := srv.CreateResponse(t.Context(), dualresp.Spec{
-			Name: strings.Repeat("n", metaLen), Columns: cols, SampleSize: max(nrows, 1),
+			Name: strings.Repeat("n", metaLen), Columns: cols, SampleSize: sampleSize,
 			Query:    dualresp.Query{Kind: "gen", Text: strings.Repeat("q", metaLen)},
 			Metadata: map[string]any{"note": strings.Repeat(char, metaLen), "list": make([]int, metaLen/10)},
 		})
@@ -187,6 +193,15 @@ func TestByteBudgetProperty(t *testing.T) {
 			limit = dualresp.DefaultByteBudget
 		}
 		limit = max(limit, dualresp.MinByteBudget)
+		if sampleSize >= nrows { // the sample is the whole result: the larger budget
+			switch wholeBudget {
+			case 0:
+				limit = max(limit, dualresp.DefaultWholeByteBudget)
+			case -1:
+			default:
+				limit = max(limit, wholeBudget)
+			}
+		}
 		sc := resp.StructuredContent()
 		b, err := json.Marshal(sc)
 		if err != nil {
@@ -205,10 +220,11 @@ func TestByteBudgetProperty(t *testing.T) {
 		if meta.SampleCount != len(results) {
 			rt.Errorf("sample_count = %v; results has %d", meta.SampleCount, len(results))
 		}
-		if len(results) < nrows && !meta.SampleReduced {
-			rt.Errorf("%d of %d rows included but sample_reduced = %v", len(results), nrows, meta.SampleReduced)
+		sampled := min(nrows, sampleSize)
+		if len(results) < sampled && !meta.SampleReduced {
+			rt.Errorf("%d of %d rows included but sample_reduced = %v", len(results), sampled, meta.SampleReduced)
 		}
-		if len(results) == nrows && meta.SampleReduced {
+		if len(results) == sampled && meta.SampleReduced {
 			rt.Errorf("all rows included but sample_reduced = %v", meta.SampleReduced)
 		}
 		cut := strings.Contains(string(b), dualresp.TruncationMark)
@@ -272,5 +288,36 @@ func TestByteBudgetCutsLongValuesBeforeDroppingRows(t *testing.T) {
 	}
 	if !strings.Contains(sc.Summary, "Long values are cut") {
 		t.Errorf("summary %q does not say values were cut", sc.Summary)
+	}
+}
+
+// A whole answer may use the larger WholeByteBudget: ten wide rows that
+// are the whole result are all given, while the same ten rows as a sample
+// of eleven are cut down to the ByteBudget.
+func TestWholeAnswerBudget(t *testing.T) {
+	t.Parallel()
+	var rows []json.RawMessage
+	for i := range 11 {
+		rows = append(rows, json.RawMessage(fmt.Sprintf(`{"i":%d,"text":%q}`, i, strings.Repeat("x", 800))))
+	}
+	for _, tt := range []struct {
+		name      string
+		rows      []json.RawMessage
+		wantWhole bool
+	}{
+		{"whole", rows[:10], true},
+		{"sample of a larger result", rows, false},
+	} {
+		srv, _ := newServer(t, &rowsExecutor{rows: tt.rows}, dualresp.Options{})
+		resp := create(t, srv, dualresp.Spec{SampleSize: 10, Columns: []dualresp.Column{{Name: "i"}, {Name: "text"}}})
+		got := resp.StructuredContent().Metadata.SampleCount
+		n := resp.ModelBytes()
+		t.Logf("%s: %d rows given, %d bytes", tt.name, got, n)
+		switch {
+		case tt.wantWhole && (got != 10 || n <= dualresp.DefaultByteBudget || n > dualresp.DefaultWholeByteBudget):
+			t.Errorf("%s: %d rows in %d bytes; want all 10, over the ByteBudget %d and within the WholeByteBudget %d", tt.name, got, n, dualresp.DefaultByteBudget, dualresp.DefaultWholeByteBudget)
+		case !tt.wantWhole && (got >= 10 || n > dualresp.DefaultByteBudget):
+			t.Errorf("%s: %d rows in %d bytes; want fewer than 10 within the ByteBudget %d", tt.name, got, n, dualresp.DefaultByteBudget)
+		}
 	}
 }

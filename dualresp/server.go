@@ -28,6 +28,9 @@ const (
 	// DefaultByteBudget bounds what a model is given of one answer: about
 	// 3,000 Claude tokens of structured content, text and link together.
 	DefaultByteBudget = 9000
+	// DefaultWholeByteBudget is the larger budget of an answer whose sample
+	// is the whole result: a model that has every row needs no second query.
+	DefaultWholeByteBudget = 12 * 1024
 	// MinByteBudget is the smallest byte budget New accepts; smaller values
 	// are raised to it.
 	MinByteBudget = 2048
@@ -137,6 +140,10 @@ type Options struct {
 	// together (Response.ModelBytes), since a host may pass all three.
 	// Default DefaultByteBudget; at least MinByteBudget.
 	ByteBudget int
+	// WholeByteBudget replaces ByteBudget, when larger, for a response
+	// whose sample holds every row of the result. Default
+	// DefaultWholeByteBudget; negative: ByteBudget for every response.
+	WholeByteBudget int
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
 	// Logger receives operational logs. Default: discard.
@@ -164,17 +171,18 @@ type Options struct {
 // Server creates dual responses, keeps their records and serves them over
 // REST. It is safe for concurrent use.
 type Server struct {
-	base       string
-	store      Store
-	ownStore   bool
-	executors  map[string]Executor
-	expiration time.Duration
-	sampleSize int
-	extension  time.Duration
-	maxPage    int64
-	budget     int
-	now        func() time.Time
-	log        *slog.Logger
+	base        string
+	store       Store
+	ownStore    bool
+	executors   map[string]Executor
+	expiration  time.Duration
+	sampleSize  int
+	extension   time.Duration
+	maxPage     int64
+	budget      int
+	wholeBudget int
+	now         func() time.Time
+	log         *slog.Logger
 
 	authenticate func(*http.Request) (string, error)
 	cors         []string
@@ -195,17 +203,18 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{
-		base:       base,
-		store:      opts.Store,
-		executors:  maps.Clone(opts.Executors),
-		expiration: opts.DefaultExpiration,
-		sampleSize: opts.DefaultSampleSize,
-		extension:  opts.AccessExtension,
-		maxPage:    opts.MaxPageSize,
-		budget:     opts.ByteBudget,
-		now:        opts.Now,
-		log:        opts.Logger,
-		done:       make(chan struct{}),
+		base:        base,
+		store:       opts.Store,
+		executors:   maps.Clone(opts.Executors),
+		expiration:  opts.DefaultExpiration,
+		sampleSize:  opts.DefaultSampleSize,
+		extension:   opts.AccessExtension,
+		maxPage:     opts.MaxPageSize,
+		budget:      opts.ByteBudget,
+		wholeBudget: opts.WholeByteBudget,
+		now:         opts.Now,
+		log:         opts.Logger,
+		done:        make(chan struct{}),
 
 		authenticate: opts.Authenticate,
 		cors:         opts.CORSOrigins,
@@ -234,6 +243,12 @@ func New(opts Options) (*Server, error) {
 		s.budget = DefaultByteBudget
 	}
 	s.budget = max(s.budget, MinByteBudget)
+	switch {
+	case s.wholeBudget == 0:
+		s.wholeBudget = DefaultWholeByteBudget
+	case s.wholeBudget < 0:
+		s.wholeBudget = 0
+	}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -411,7 +426,11 @@ func (s *Server) saveResponse(ctx context.Context, spec Spec, total int64, sampl
 		return nil, &StorageError{Op: "save", Err: err}
 	}
 	s.log.DebugContext(ctx, "dualresp: response created", "id", id, "total", total, "sample", len(sample))
-	r := newResponse(rec, s.URL(id), s.URI(id), s.budget, now)
+	budget := s.budget
+	if int64(len(rec.Sample)) == rec.TotalCount {
+		budget = max(budget, s.wholeBudget) // a whole answer
+	}
+	r := newResponse(rec, s.URL(id), s.URI(id), budget, now)
 	r.notes = slices.Clone(spec.Notes)
 	return r, nil
 }

@@ -375,7 +375,9 @@ func effectiveBudget(b int) int {
 
 func newBudgetServer(t *rapid.T, dc dualCase) *dualresp.Server {
 	srv, err := dualresp.New(dualresp.Options{
-		BaseURL: "http://127.0.0.1:8765", ByteBudget: dc.budget, CleanupInterval: -1,
+		// One budget for every answer (whole ones may have a larger one:
+		// dualresp's TestByteBudgetProperty covers that).
+		BaseURL: "http://127.0.0.1:8765", ByteBudget: dc.budget, WholeByteBudget: -1, CleanupInterval: -1,
 		Executors: map[string]dualresp.Executor{"test": &sliceExecutor{rows: dc.sample, total: dc.total}},
 	})
 	if err != nil {
