@@ -18,7 +18,7 @@ import (
 // seen is one request a test server received.
 type seen struct {
 	Method, Path, RawQuery, ContentType, Token string
-	Body                                      map[string]any
+	Body                                       map[string]any
 }
 
 // recorder answers SODA3 and SODA 2.1 queries with fixed rows (or, for
