@@ -12,6 +12,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/datasf-mcp/datasf-mcp/datasf"
 )
 
 // queryOut is query_datasf's structured content (the dual response).
@@ -544,8 +546,8 @@ func TestQuerySyntaxError(t *testing.T) {
 func TestQueryArguments(t *testing.T) {
 	t.Parallel()
 	const prefix = "SELECT objectid WHERE applicant = '"
-	long4001 := prefix + strings.Repeat("x", 4001-len(prefix)-1) + "'"
-	if n := len([]rune(long4001)); n != 4001 {
+	tooLong := prefix + strings.Repeat("x", datasf.MaxSoQL+1-len(prefix)-1) + "'"
+	if n := len([]rune(tooLong)); n != datasf.MaxSoQL+1 {
 		t.Fatalf("test bug: the long soql has %d characters", n)
 	}
 	h := newHarness(t, harnessOptions{}) // its own: the test counts requests
@@ -581,15 +583,15 @@ func TestQueryArguments(t *testing.T) {
 		{"missing soql", ok("soql", nil), "soql"},
 		{"empty soql", ok("soql", ""), "soql"},
 		{"blank soql", ok("soql", " \n\t "), "soql"},
-		{"soql 4001 characters", ok("soql", long4001), "soql"},
+		{"soql of MaxSoQL+1 characters", ok("soql", tooLong), "soql"},
 		{"missing dataset_id", ok("dataset_id", nil), "dataset_id"},
 		{"bad dataset_id", ok("dataset_id", "rqzj-sfat-x"), "dataset_id"},
 		{"arguments not an object", []any{"rqzj-sfat", "SELECT objectid"}, ""},
 	}
 	// Not parallel: it makes requests (with zero-result hints), which the
 	// subtests below count; it ends before they start.
-	t.Run("soql 4000 characters accepted", func(t *testing.T) {
-		args := map[string]any{"dataset_id": "rqzj-sfat", "soql": long4001[:len(long4001)-2] + "'"}
+	t.Run("soql of MaxSoQL characters accepted", func(t *testing.T) {
+		args := map[string]any{"dataset_id": "rqzj-sfat", "soql": tooLong[:len(tooLong)-2] + "'"}
 		if out := h.query(t, args); out.Metadata.TotalCount != 0 {
 			t.Errorf("applicant = 'xxx…' matched %d rows; want 0", out.Metadata.TotalCount)
 		}

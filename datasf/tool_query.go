@@ -4,8 +4,8 @@ import "github.com/datasf-mcp/datasf-mcp/dualresp"
 
 // query_datasf's limits: its input schema and its validation use them.
 const (
-	MaxSoQL       = 4000 // characters of soql
-	MaxSampleSize = 100  // sample rows per answer
+	MaxSoQL       = 16000 // characters of soql: a long IN list fits; SODA3 takes it in a body, SODA 2.1 in a URL
+	MaxSampleSize = 100   // sample rows per answer
 	// DefaultSampleSize is the sample size when neither the call nor
 	// toolServerOptions.DefaultSampleSize gives one.
 	DefaultSampleSize = 15

@@ -2,13 +2,15 @@
 //
 // A [Portal] serves, on data it holds in SQLite (modernc.org/sqlite, pure
 // Go: an in-memory database, or files on disk for the offline mode), the
-// three Socrata APIs that package socrata uses:
+// Socrata APIs that package socrata uses:
 //
 //   - GET /api/catalog/v1: Discovery search and browse over the loaded
 //     datasets and catalog entries, in the real response shape;
 //   - GET /api/views/{id}.json: the Views document (name, description,
 //     category, rowsUpdatedAt, columns);
-//   - GET /resource/{id}.json: SoQL executed for real. Queries ($query, or the
+//   - GET /resource/{id}.json and POST /api/v3/views/{id}/query.json
+//     (SODA3, which refuses requests without an app token; see soda3.go):
+//     SoQL executed for real. Queries ($query, or the
 //     separate $select/$where/$order/$group/$having/$limit/$offset/$q
 //     parameters) are parsed with package soql, translated to one SQLite
 //     statement and run. Rows come back encoded as Socrata encodes them, with
@@ -64,6 +66,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -98,6 +101,7 @@ type Portal struct {
 	reports  []FileReport               // data files loaded by StartOffline
 	order    []string                   // ids in the order first seen
 	lazyMu   sync.Mutex                 // serialises creating empty tables for catalog entries
+	noSODA3  atomic.Bool                // SetSODA3(false): /api/v3 answered as a portal without it
 	// ddlMu keeps statements from spanning a schema change: SQLite fails a
 	// running statement with "database schema has changed" when another
 	// connection creates or drops a table. Queries and inserts hold it for
@@ -239,13 +243,16 @@ const (
 	EndpointCatalog  = "catalog"  // Discovery: /api/catalog/v1
 	EndpointViews    = "views"    // Views: /api/views/{id}.json
 	EndpointResource = "resource" // Resource (SoQL): /resource/{id}.json
+	EndpointQuery    = "query"    // SODA3 query (SoQL): POST /api/v3/views/{id}/query.json
 	EndpointOther    = "other"    // anything else (answered 404)
 )
 
 // Endpoint names the API a request path belongs to: EndpointCatalog,
-// EndpointViews, EndpointResource or EndpointOther.
+// EndpointViews, EndpointResource, EndpointQuery or EndpointOther.
 func Endpoint(path string) string {
 	switch {
+	case strings.HasPrefix(path, "/api/v3/views/"):
+		return EndpointQuery
 	case strings.HasPrefix(path, "/api/catalog/v1"):
 		return EndpointCatalog
 	case strings.HasPrefix(path, "/api/views/"):
@@ -260,6 +267,10 @@ func Endpoint(path string) string {
 func (s *Portal) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	endpoint := Endpoint(r.URL.Path)
 	s.log.Debug("localportal request", "method", r.Method, "path", r.URL.Path, "endpoint", endpoint)
+	if endpoint == EndpointQuery {
+		s.serveSODA3(w, r)
+		return
+	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		writeJSON(w, http.StatusMethodNotAllowed, map[string]any{"error": true, "message": "Method not allowed"})
 		return

@@ -9,6 +9,11 @@
 // retried with exponential backoff and jitter, honouring Retry-After, within a
 // bounded number of attempts and a bounded total wait. The app token is sent
 // as X-App-Token and never appears in a log line or an error text.
+//
+// With an app token, queries go to SODA3 (POST /api/v3/views/{id}/query.json,
+// the SoQL in a JSON body, so no URL-length limit); without one, to the SODA
+// 2.1 Resource API. A portal without SODA3 is detected and remembered; see
+// Client.UsesSODA3 and docs/soda3.md.
 package socrata
 
 import (
@@ -24,6 +29,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -71,6 +77,10 @@ type Client struct {
 	maxRetries              int
 	maxRetryWait            time.Duration
 	log                     *slog.Logger
+
+	// soda3Off is set once the portal answered a SODA3 query with 404 or
+	// 405 and SODA 2.1 served it: later queries go straight to 2.1.
+	soda3Off atomic.Bool
 
 	// Tests replace these.
 	sleep  func(ctx context.Context, d time.Duration) error
@@ -166,12 +176,19 @@ const maxErrorBody = 64 << 10
 // response, whose body the caller must close. Anything else becomes a typed
 // error through toError.
 func (c *Client) get(ctx context.Context, endpoint, u string) (*http.Response, error) {
+	return c.send(ctx, endpoint, http.MethodGet, u, nil)
+}
+
+// send performs one request (a GET, or a POST of a JSON body) with the
+// retries and answers of get. Every method the client uses is read-only, so
+// a POST is retried like a GET.
+func (c *Client) send(ctx context.Context, endpoint, method, u string, body []byte) (*http.Response, error) {
 	var waited time.Duration
 	for attempt := 0; ; attempt++ {
 		if err := ctx.Err(); err != nil {
 			return nil, c.toError(ctx, endpoint, reply{err: err})
 		}
-		resp, err := c.once(ctx, endpoint, u, attempt)
+		resp, err := c.once(ctx, endpoint, method, u, body, attempt)
 		var (
 			fail      error
 			again     bool
@@ -218,10 +235,17 @@ func (c *Client) get(ctx context.Context, endpoint, u string) (*http.Response, e
 }
 
 // once sends one request.
-func (c *Client) once(ctx context.Context, endpoint, u string, attempt int) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+func (c *Client) once(ctx context.Context, endpoint, method, u string, body []byte, attempt int) (*http.Response, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, rd)
 	if err != nil {
 		return nil, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
 	}
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", c.userAgent)

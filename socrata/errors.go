@@ -26,7 +26,7 @@ var ErrNotFound = errors.New("socrata: not found")
 // message are kept when it gave them; both of its error envelopes are
 // understood: {"code","error","message","data"} and {"errorCode","message","data"}.
 type APIError struct {
-	Endpoint   string         // "catalog", "views" or "resource"
+	Endpoint   string         // "catalog", "views", "resource" (SODA 2.1) or "query" (SODA3)
 	StatusCode int            // HTTP status (200 for an error envelope or a broken body served with 200)
 	Code       string         // Socrata's errorCode or code, e.g. "query.soql.no-such-column", "query.compiler.malformed"; or one of ours: "html_response", "invalid_response", "truncated_response", "still_processing"
 	Message    string         // Socrata's message, or ours when it gave none

@@ -22,9 +22,10 @@ type Result struct {
 }
 
 // Query runs one SoQL query and returns all its rows. The SoQL goes in a
-// single $query parameter, so LIMIT and OFFSET belong inside it (Socrata
-// rejects $query together with $limit or $offset). Without a LIMIT, Socrata
-// returns at most 1,000 rows.
+// single $query parameter (SODA 2.1) or the query of a SODA3 request body
+// (with an app token; see UsesSODA3), so LIMIT and OFFSET belong inside it
+// (Socrata rejects $query together with $limit or $offset). Without a
+// LIMIT, Socrata returns at most 1,000 rows.
 func (c *Client) Query(ctx context.Context, datasetID, soql string) (*Result, error) {
 	s, err := c.QueryStream(ctx, datasetID, soql)
 	if err != nil {
@@ -51,12 +52,13 @@ type RowStream struct {
 	Fields []string // X-SODA2-Fields
 	Types  []string // X-SODA2-Types
 
-	c      *Client
-	ctx    context.Context
-	status int
-	body   io.ReadCloser
-	scan   *rowScanner
-	err    error // sticky: io.EOF after the last row, or the failure
+	c        *Client
+	ctx      context.Context
+	endpoint string // "resource" (SODA 2.1) or "query" (SODA3)
+	status   int
+	body     io.ReadCloser
+	scan     *rowScanner
+	err      error // sticky: io.EOF after the last row, or the failure
 }
 
 // QueryStream runs one SoQL query (as Query does) and returns a stream of its
@@ -71,14 +73,14 @@ func (c *Client) QueryStream(ctx context.Context, datasetID, soql string) (*RowS
 	if strings.TrimSpace(soql) == "" {
 		return nil, errors.New("socrata: soql is empty; want a query such as \"SELECT * LIMIT 10\"")
 	}
-	resp, err := c.get(ctx, "resource", c.resourceURL(datasetID, soql))
+	resp, endpoint, err := c.openQuery(ctx, datasetID, soql)
 	if err != nil {
 		return nil, err
 	}
 	s := &RowStream{
 		Fields: headerList(resp.Header.Get("X-SODA2-Fields")),
 		Types:  headerList(resp.Header.Get("X-SODA2-Types")),
-		c:      c, ctx: ctx, status: resp.StatusCode, body: resp.Body,
+		c:      c, ctx: ctx, endpoint: endpoint, status: resp.StatusCode, body: resp.Body,
 	}
 	br := bufio.NewReaderSize(resp.Body, 64<<10)
 	first, err := firstByte(br)
@@ -88,14 +90,14 @@ func (c *Client) QueryStream(ctx context.Context, datasetID, soql string) (*RowS
 	}
 	defer resp.Body.Close()
 	if err != nil && err != io.EOF {
-		return nil, c.toError(ctx, "resource", reply{err: err, status: resp.StatusCode})
+		return nil, c.toError(ctx, endpoint, reply{err: err, status: resp.StatusCode})
 	}
 	// Not an array of rows: an error envelope, HTML, or something else.
 	body, rerr := io.ReadAll(io.LimitReader(br, maxErrorBody))
 	if rerr != nil {
-		return nil, c.toError(ctx, "resource", reply{err: rerr, status: resp.StatusCode})
+		return nil, c.toError(ctx, endpoint, reply{err: rerr, status: resp.StatusCode})
 	}
-	ferr := c.toError(ctx, "resource", reply{status: resp.StatusCode, header: resp.Header, body: body})
+	ferr := c.toError(ctx, endpoint, reply{status: resp.StatusCode, header: resp.Header, body: body})
 	var api *APIError
 	if errors.As(ferr, &api) && api.Code == "query.soql.no-results" {
 		s.err = io.EOF
@@ -181,7 +183,7 @@ func (s *RowStream) All() iter.Seq2[Row, error] {
 }
 
 func (s *RowStream) fail(err error) error {
-	s.err = s.c.toError(s.ctx, "resource", reply{err: err, status: s.status})
+	s.err = s.c.toError(s.ctx, s.endpoint, reply{err: err, status: s.status})
 	return s.err
 }
 

@@ -263,13 +263,13 @@ func TestNewClientDefaults(t *testing.T) {
 		{"zero value", Options{}, func(c *Client) string {
 			if c.Domain() != "data.sfgov.org" || c.base != "https://data.sfgov.org" || c.discovery != "https://api.us.socrata.com" ||
 				c.userAgent != "datasf-mcp/"+Version || c.maxRetries != 3 || c.maxRetryWait != 30*time.Second || c.http.Timeout != 30*time.Second {
-				return fmt.Sprintf("%+v", *c)
+				return fmt.Sprintf("%+v", c)
 			}
 			return ""
 		}},
 		{"other domain, trailing slashes", Options{Domain: "data.cityofchicago.org", DiscoveryURL: "http://127.0.0.1:9/", BaseURL: "http://127.0.0.1:8/"}, func(c *Client) string {
 			if c.Domain() != "data.cityofchicago.org" || c.base != "http://127.0.0.1:8" || c.discovery != "http://127.0.0.1:9" {
-				return fmt.Sprintf("%+v", *c)
+				return fmt.Sprintf("%+v", c)
 			}
 			return ""
 		}},

@@ -14,7 +14,7 @@ import (
 // Request is one request the server received, as recorded by the request log.
 // The app token itself is never recorded, only whether one was sent.
 type Request struct {
-	Endpoint     string // "catalog", "views", "resource" or "other"
+	Endpoint     string // "catalog", "views", "resource", "query" (SODA3) or "other"
 	Method       string
 	Path         string
 	Query        url.Values
@@ -157,7 +157,7 @@ func (s *Server) RequireAppToken(token string) {
 }
 
 // RequestCount returns how many requests reached endpoint ("catalog",
-// "views", "resource", "other") since the server started or was Reset; ""
+// "views", "resource", "query", "other") since the server started or was Reset; ""
 // counts all of them. It counts requests the log no longer keeps.
 func (s *Server) RequestCount(endpoint string) int {
 	s.ctl.mu.Lock()

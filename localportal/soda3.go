@@ -1,0 +1,175 @@
+package localportal
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"math"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/datasf-mcp/datasf-mcp/soql"
+)
+
+// SODA3 query API (dev.socrata.com, "Queries using SODA3", "The page
+// Option"): POST /api/v3/views/{id}/query.json with a JSON body
+//
+//	{"query": "SELECT …", "page": {"pageNumber": 1, "pageSize": 100}, "includeSynthetic": false}
+//
+// answered with the same JSON array of rows, headers and error envelopes as
+// the Resource API, from the same SoQL engine. docs/soda3.md says which
+// parts follow the documentation and which are our reading of it.
+
+// maxSODA3Body bounds a SODA3 request body.
+const maxSODA3Body = 1 << 20
+
+// soda3Options are the request options a SODA3 /query body may hold. Those
+// not in soda3Request are accepted and have no effect here.
+var soda3Options = map[string]bool{"query": true, "page": true, "parameters": true, "includeSynthetic": true,
+	"includeSystem": true, "orderingSpecifier": true, "timeout": true}
+
+// soda3Request is the part of a SODA3 body the portal acts on.
+type soda3Request struct {
+	Query *string `json:"query"`
+	Page  *struct {
+		PageNumber *int64 `json:"pageNumber"`
+		PageSize   *int64 `json:"pageSize"`
+	} `json:"page"`
+	IncludeSynthetic *bool `json:"includeSynthetic"`
+}
+
+// SetSODA3 turns the SODA3 query API on (the default) or off. Off, the
+// portal answers it as a portal without SODA3 does: 404, "No service found
+// for this URL.". SODA 2.1 is served either way.
+func (s *Portal) SetSODA3(on bool) { s.noSODA3.Store(!on) }
+
+// soda3Path returns the dataset id of a SODA3 query path, or false.
+func soda3Path(path string) (string, bool) {
+	rest, ok := strings.CutPrefix(path, "/api/v3/views/")
+	if !ok {
+		return "", false
+	}
+	id, ok := strings.CutSuffix(rest, "/query.json")
+	return id, ok && !strings.Contains(id, "/")
+}
+
+// badSODA3Request is the 400 answer to a body the API cannot use.
+func badSODA3Request(msg string) error {
+	return &queryError{status: http.StatusBadRequest, body: map[string]any{
+		"code": "invalid_request", "error": true, "message": msg}}
+}
+
+func (s *Portal) serveSODA3(w http.ResponseWriter, r *http.Request) {
+	id, ok := soda3Path(r.URL.Path)
+	if !ok || s.noSODA3.Load() {
+		notFoundService(w)
+		return
+	}
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		writeJSON(w, http.StatusMethodNotAllowed, map[string]any{"error": true, "message": "Method not allowed"})
+		return
+	}
+	// "Requests must be either authenticated by a user or marked with a
+	// valid application token."
+	if r.Header.Get("X-App-Token") == "" && r.URL.Query().Get("$$app_token") == "" && r.Header.Get("Authorization") == "" {
+		writeJSON(w, http.StatusForbidden, map[string]any{"code": "permission_denied", "error": true,
+			"message": "SODA3 requests must be authenticated or carry an application token (X-App-Token)"})
+		return
+	}
+	req, err := readSODA3(w, r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if !isDatasetID(id) {
+		notFoundService(w)
+		return
+	}
+	ds, found, err := s.lookup(r.Context(), id)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if !found {
+		writeJSON(w, http.StatusNotFound, map[string]any{"code": "not_found", "error": true,
+			"message": "Cannot find view with id " + id})
+		return
+	}
+	src := *req.Query
+	q, err := soql.Parse(src)
+	if err != nil {
+		writeError(w, parseError(src, err))
+		return
+	}
+	// Without a page, the query's own LIMIT or SODA's default 1,000 rows;
+	// with one, that page of the query's whole result.
+	c, err := translate(ds, src, q, req.Page == nil)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if req.Page != nil {
+		size, number := *req.Page.PageSize, *req.Page.PageNumber
+		offset := int64(math.MaxInt64)
+		if number-1 <= math.MaxInt64/size {
+			offset = (number - 1) * size
+		}
+		c = &compiled{sql: "SELECT * FROM (" + c.sql + ") LIMIT " + strconv.FormatInt(size, 10) +
+			" OFFSET " + strconv.FormatInt(offset, 10), cols: c.cols}
+	}
+	if err := s.run(w, r, ds, c); err != nil {
+		s.log.Warn("localportal: SODA3 query failed", "dataset", id, "soql", src, "sql", c.sql, "err", err)
+		writeError(w, &queryError{status: http.StatusBadRequest, body: map[string]any{
+			"errorCode": "query.execution.failed",
+			"message":   "Query coordinator error: query.execution.failed; " + err.Error(),
+			"data":      map[string]any{"dataset": id},
+		}})
+	}
+}
+
+// readSODA3 reads and checks a SODA3 request body.
+func readSODA3(w http.ResponseWriter, r *http.Request) (*soda3Request, error) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxSODA3Body))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return nil, &queryError{status: http.StatusRequestEntityTooLarge, body: map[string]any{
+				"code": "invalid_request", "error": true,
+				"message": "The request body is larger than " + strconv.Itoa(maxSODA3Body) + " bytes"}}
+		}
+		return nil, badSODA3Request("The request body could not be read: " + err.Error())
+	}
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(body, &keys); err != nil {
+		return nil, badSODA3Request("The request body must be a JSON object such as " +
+			`{"query": "SELECT *", "page": {"pageNumber": 1, "pageSize": 100}}: ` + err.Error())
+	}
+	var unknown []string
+	for k := range keys {
+		if !soda3Options[k] {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		return nil, badSODA3Request("Unrecognized arguments [" + strings.Join(unknown, ", ") + "]")
+	}
+	var req soda3Request
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if err := dec.Decode(&req); err != nil {
+		return nil, badSODA3Request("The request body has an option of the wrong type: " + err.Error())
+	}
+	if req.Query == nil || strings.TrimSpace(*req.Query) == "" {
+		return nil, badSODA3Request(`The request body has no "query": want the SoQL to run, such as "SELECT *"`)
+	}
+	if p := req.Page; p != nil {
+		if p.PageNumber == nil || p.PageSize == nil || *p.PageNumber < 1 || *p.PageSize < 1 {
+			return nil, badSODA3Request(`"page" must hold "pageNumber" (from 1) and "pageSize" (at least 1)`)
+		}
+	}
+	return &req, nil
+}
