@@ -119,7 +119,8 @@ func (s *toolServer) resultPage(ctx context.Context, _ mcp.CallToolRequest, in *
 	var store *dualresp.StorageError
 	switch {
 	case errors.As(err, &bad):
-		return validationError(bad.Message, map[string]any{"field": resultPageParam[bad.Param]}), nil
+		arg := resultPageParam[bad.Param]
+		return validationError(arg+": "+bad.Message, map[string]any{"field": arg}), nil
 	case errors.Is(err, dualresp.ErrNotFound), errors.Is(err, dualresp.ErrExpired), errors.As(err, &store):
 		return resultReadError(err, in.Result), nil
 	case err != nil:
