@@ -136,6 +136,31 @@ func TestViewerBuildUpToDate(t *testing.T) {
 	}
 }
 
+// TestViewerHostsShareThePage checks that the REST API's viewer page and
+// the MCP App are one viewer: the same page around each host's script.
+func TestViewerHostsShareThePage(t *testing.T) {
+	t.Parallel()
+	script := regexp.MustCompile(`(?s)<script>.*?</script>`)
+	notice := regexp.MustCompile(`<!-- Built by [^>]*-->`)
+	var pages []string
+	for _, page := range []string{"dualresp/viewer/view.html", "datasf/app/viewer.html"} {
+		b, err := os.ReadFile(filepath.Join("..", filepath.FromSlash(page)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := len(script.FindAll(b, -1)); n != 1 || !notice.Match(b) {
+			t.Fatalf("%s has %d inline scripts and notice %v; want one script and the build notice", page, n, notice.Match(b))
+		}
+		pages = append(pages, string(notice.ReplaceAll(script.ReplaceAll(b, []byte("<script>…</script>")), nil)))
+	}
+	if pages[0] != pages[1] {
+		t.Errorf("the viewer page differs between its hosts outside the script:\nREST: %.300s\napp:  %.300s", pages[0], pages[1])
+	}
+	if !strings.Contains(pages[0], `<table id="rows">`) {
+		t.Errorf("the shared page has no result table: %.300s", pages[0])
+	}
+}
+
 // TestInspectorStrict runs the MCP Inspector CLI's tools/list with
 // --strict against the binary, as a client without the Apps extension and
 // as one with it (--advertise-apps): no schema errors either way, and only

@@ -4,7 +4,8 @@
 //
 // Opens RESULT_URL/view, waits for the first page, goes to the last page,
 // sorts by the first column (descending after two clicks), and compares the
-// rows shown with what the REST API returns for the same page and order.
+// rows shown with what the REST API returns for the same page and order;
+// the download links must name the result's exports (the CSV one is read).
 // Prints one JSON line of figures; exits non-zero on any mismatch.
 import { chromium } from "playwright-core";
 
@@ -99,6 +100,13 @@ try {
   const gotSorted = await shownRows(page);
   check(gotSorted.length === sorted.data.length, "sorted page length");
   gotSorted.forEach((row, i) => check(row[0] === cellText(sorted.data[i][col]), `sorted row ${i}: ${row[0]} vs ${cellText(sorted.data[i][col])}`));
+
+  // The download links: each export of the whole result.
+  const links = await page.$$eval("#links a", (as) => as.map((a) => [a.id, a.href]));
+  check(JSON.stringify(links.map((l) => l[0])) === JSON.stringify(["csv", "ndjson", "json"]), `download links ${links}`);
+  for (const [format, href] of links) check(href === `${resultURL}/export?format=${format}`, `${format} link ${href}`);
+  const csv = await (await fetch(links[0][1])).text();
+  check(csv.trimEnd().split("\n").length === total + 1, `the CSV link's export has ${csv.trimEnd().split("\n").length - 1} rows; want ${total}`);
 
   await page.screenshot({ path: shot, fullPage: false });
   check(errors.length === 0, "no page errors: " + errors.join("; "));
