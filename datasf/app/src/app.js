@@ -39,6 +39,12 @@ function resultText(res) {
   }
 }
 
+// The name of the result's resource_link, if it has one.
+function linkName(result) {
+  const l = (result.content || []).find((c) => c.type === "resource_link");
+  return l && l.name;
+}
+
 // storedSource reads pages of a stored result: REST first when allowed and
 // working, the host's result_page tool otherwise (and from then on).
 function storedSource(ref, url) {
@@ -85,10 +91,11 @@ function show(result) {
     // query_datasf: a stored result; page the complete result.
     const md = sc.metadata;
     viewer.show({
-      name: sc.resource.name || "Query result",
+      // The name is said once, in the resource_link; the columns are names.
+      name: sc.resource.name || linkName(result) || "Query result",
       query: md.query || "",
       total: md.total_count,
-      columns: md.columns && md.columns.length ? md.columns : Object.keys((sc.results || [])[0] || {}).map((name) => ({ name })),
+      columns: (md.columns && md.columns.length ? md.columns : Object.keys((sc.results || [])[0] || {})).map((c) => (typeof c === "string" ? { name: c } : c)),
       source: storedSource(sc.resource.uri, sc.resource.url),
       exportURL: sc.resource.url,
     });
