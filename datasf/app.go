@@ -26,7 +26,8 @@ const (
 )
 
 // appHTML is the result viewer app: one self-contained HTML file, built
-// from app/src by app/build.mjs (see app/README.md).
+// from app/src and dualresp/viewer/src by dualresp/viewer/build.mjs (see
+// app/README.md).
 //
 //go:embed app/viewer.html
 var appHTML string

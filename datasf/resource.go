@@ -26,17 +26,13 @@ func (s *toolServer) readResource(ctx context.Context, req mcp.ReadResourceReque
 	if err != nil || !strings.HasPrefix(uri, "resource://") {
 		return nil, fmt.Errorf("%q is not a result URI; expected resource://ID as returned by query_datasf", uri)
 	}
-	rec, err := s.results.Access(ctx, id)
+	rec, page, err := s.results.ReadPage(ctx, id, dualresp.PageQuery{Limit: resourcePageSize})
 	switch {
 	case errors.Is(err, dualresp.ErrNotFound):
 		return nil, fmt.Errorf("result %s was not found; run query_datasf again to get a new one", id)
 	case errors.Is(err, dualresp.ErrExpired):
 		return nil, fmt.Errorf("result %s has expired; run query_datasf again to get a new one", id)
 	case err != nil:
-		return nil, err
-	}
-	page, err := s.results.Page(ctx, rec, dualresp.PageRequest{Offset: 0, Limit: resourcePageSize})
-	if err != nil {
 		return nil, fmt.Errorf("reading the first page of result %s: %w", id, err)
 	}
 	text, err := mergeObjects(s.results.Info(rec), page)

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -111,30 +109,21 @@ func (s *toolServer) resultPage(ctx context.Context, _ mcp.CallToolRequest, in *
 	if in.Order != "" && in.SortBy == "" {
 		return validationError("order needs sort_by: name the column to sort by", map[string]any{"field": "order"}), nil
 	}
-	// As the REST API does: check the request against the record before
-	// counting an access, so that a bad request changes nothing.
-	rec, err := s.results.Resource(ctx, id)
-	if err != nil {
-		return resultReadError(err, in.Result), nil
-	}
-	var sort []dualresp.SortField
+	// Checked, counted and read as the REST API's page requests are.
+	req := dualresp.PageQuery{Offset: int64(or(in.Offset, 0)), Limit: int64(or(in.Limit, DefaultResultPageLimit))}
 	if in.SortBy != "" {
-		if !slices.ContainsFunc(rec.Columns, func(c dualresp.Column) bool { return c.Name == in.SortBy }) {
-			names := make([]string, len(rec.Columns))
-			for i, c := range rec.Columns {
-				names[i] = c.Name
-			}
-			return validationError(fmt.Sprintf("sort_by %q is not a column of the result: sort by one of its columns (%s)", in.SortBy, strings.Join(names, ", ")),
-				map[string]any{"field": "sort_by"}), nil
-		}
-		sort = []dualresp.SortField{{Field: in.SortBy, Desc: in.Order == "desc"}}
+		req.Sort = []dualresp.SortParam{{Field: in.SortBy, Order: in.Order}}
 	}
-	if rec, err = s.results.Access(ctx, id); err != nil {
+	rec, page, err := s.results.ReadPage(ctx, id, req)
+	var bad *dualresp.RequestError
+	var store *dualresp.StorageError
+	switch {
+	case errors.As(err, &bad):
+		arg := resultPageParam[bad.Param]
+		return validationError(arg+": "+bad.Message, map[string]any{"field": arg}), nil
+	case errors.Is(err, dualresp.ErrNotFound), errors.Is(err, dualresp.ErrExpired), errors.As(err, &store):
 		return resultReadError(err, in.Result), nil
-	}
-	offset, limit := or(in.Offset, 0), or(in.Limit, DefaultResultPageLimit)
-	page, err := s.results.Page(ctx, rec, dualresp.PageRequest{Offset: int64(offset), Limit: int64(limit), Order: dualresp.Order{Sort: sort}})
-	if err != nil {
+	case err != nil:
 		return upstreamError(err, "the page of result "+id, "Run the query again with query_datasf."), nil
 	}
 	out := resultPageOutput{Page: page, Resource: resultInfo{
@@ -151,9 +140,9 @@ func (s *toolServer) resultPage(ctx context.Context, _ mcp.CallToolRequest, in *
 		out.Resource.ExpiresAt = rec.ExpiresAt.UTC().Format(time.RFC3339)
 	}
 	order := ""
-	if len(sort) > 0 {
+	if in.SortBy != "" {
 		out.Sort = &pageSort{Field: in.SortBy, Order: "asc"}
-		if sort[0].Desc {
+		if in.Order == "desc" {
 			out.Sort.Order = "desc"
 		}
 		order = fmt.Sprintf(", sorted by %s %s", out.Sort.Field, out.Sort.Order)
@@ -167,6 +156,10 @@ func (s *toolServer) resultPage(ctx context.Context, _ mcp.CallToolRequest, in *
 	// what the page is.
 	return render(responseFormat(ctx, in.Format), out, out.Summary, ""), nil
 }
+
+// resultPageParam names result_page's argument for a parameter of a
+// dualresp.RequestError.
+var resultPageParam = map[string]string{"offset": "offset", "limit": "limit", "sort": "sort_by"}
 
 // resultReadError explains why a stored result cannot be read.
 func resultReadError(err error, ref string) *mcp.CallToolResult {

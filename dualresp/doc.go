@@ -94,8 +94,10 @@
 // route from a record to its rows (a query of an unknown kind is an error
 // naming the known kinds). Server.Page reads one page, and Server.Rows
 // iterates over a whole result, streaming when the Executor is a Streamer
-// and paging otherwise: REST exports and the analyze package read through
-// it. Spilled tool results (dualresp/spill) are one more kind: their
+// and paging through Page otherwise: REST exports and the analyze package
+// read through it. Server.ReadPage is a client's page request (offset,
+// limit, sort by result columns) checked for its caller and counted as an
+// access: the REST API's pages and an app's page tool read through it. Spilled tool results (dualresp/spill) are one more kind: their
 // spill.Store is the Executor of spill.Kind.
 //
 // Resources expire DefaultExpiration after creation unless accessed (each

@@ -64,11 +64,14 @@ func badRequest(format string, args ...any) *apiError {
 // toAPIError maps an error of the Server to an answer.
 func toAPIError(err error) *apiError {
 	var ae *apiError
+	var re *RequestError
 	var qe *QueryError
 	var ce *CountError
 	switch {
 	case errors.As(err, &ae):
 		return ae
+	case errors.As(err, &re):
+		return badRequest("%s", re.Message)
 	case errors.Is(err, ErrExpired):
 		return &apiError{http.StatusNotFound, "expired", "the resource has expired; run the query again to get a new one"}
 	case errors.Is(err, ErrNotFound):
@@ -160,20 +163,9 @@ func (s *Server) serveGet(w http.ResponseWriter, r *http.Request) {
 	s.servePage(w, r, req)
 }
 
-// pageParams is a page request as the client sent it.
-type pageParams struct {
-	offset, limit int64
-	hasLimit      bool
-	sort          []sortParam
-}
-
-type sortParam struct {
-	Field string `json:"field"`
-	Order string `json:"order"`
-}
-
-func pageFromQuery(q map[string][]string) (pageParams, error) {
-	var p pageParams
+// pageFromQuery reads a GET page request; ReadPage checks it further.
+func pageFromQuery(q map[string][]string) (PageQuery, error) {
+	var p PageQuery
 	get := func(name string) (int64, bool, error) {
 		vs, ok := q[name]
 		if !ok {
@@ -205,21 +197,21 @@ func pageFromQuery(q map[string][]string) (pageParams, error) {
 			return p, badRequest("skip must not be negative, got %d", off)
 		}
 	}
-	p.offset = off
-	p.limit, p.hasLimit, err = get("limit")
+	p.Offset = off
+	limit, hasLimit, err := get("limit")
 	if err != nil {
 		return p, err
 	}
-	return p, p.check()
+	return p, setLimit(&p, limit, hasLimit)
 }
 
-func (p pageParams) check() error {
-	if p.offset < 0 {
-		return badRequest("offset must not be negative, got %d", p.offset)
+// setLimit sets a limit the client gave; zero, which PageQuery takes for
+// the default, is refused when given.
+func setLimit(p *PageQuery, limit int64, given bool) error {
+	if given && limit < 1 {
+		return badRequest("limit must be at least 1, got %d", limit)
 	}
-	if p.hasLimit && p.limit < 1 {
-		return badRequest("limit must be at least 1, got %d", p.limit)
-	}
+	p.Limit = limit
 	return nil
 }
 
@@ -240,8 +232,8 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
 	s.servePage(w, r, p)
 }
 
-func readPostBody(w http.ResponseWriter, r *http.Request) (pageParams, error) {
-	var p pageParams
+func readPostBody(w http.ResponseWriter, r *http.Request) (PageQuery, error) {
+	var p PageQuery
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxRequestBody))
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
@@ -263,13 +255,12 @@ func readPostBody(w http.ResponseWriter, r *http.Request) (pageParams, error) {
 		return p, badRequest("request body: more than one JSON value")
 	}
 	if b.Offset != nil {
-		p.offset = *b.Offset
+		p.Offset = *b.Offset
 	}
 	if b.Limit != nil {
-		p.limit, p.hasLimit = *b.Limit, true
-	}
-	if err := p.check(); err != nil {
-		return p, err
+		if err := setLimit(&p, *b.Limit, true); err != nil {
+			return p, err
+		}
 	}
 	sortJSON := bytes.TrimSpace(b.Sort)
 	switch {
@@ -277,17 +268,17 @@ func readPostBody(w http.ResponseWriter, r *http.Request) (pageParams, error) {
 	case sortJSON[0] == '[':
 		d := json.NewDecoder(bytes.NewReader(sortJSON))
 		d.DisallowUnknownFields()
-		if err := d.Decode(&p.sort); err != nil {
+		if err := d.Decode(&p.Sort); err != nil {
 			return p, badRequest("sort: %v", jsonErrorText(err))
 		}
 	default:
-		var one sortParam
+		var one SortParam
 		d := json.NewDecoder(bytes.NewReader(sortJSON))
 		d.DisallowUnknownFields()
 		if err := d.Decode(&one); err != nil {
 			return p, badRequest("sort: %v (want {\"field\":\"name\",\"order\":\"asc\"|\"desc\"} or a list of them)", jsonErrorText(err))
 		}
-		p.sort = []sortParam{one}
+		p.Sort = []SortParam{one}
 	}
 	return p, nil
 }
@@ -300,69 +291,8 @@ func jsonErrorText(err error) string {
 	return err.Error()
 }
 
-// sortFields checks sort parameters against the record's columns.
-func sortFields(rec *Record, ps []sortParam) ([]SortField, error) {
-	if len(ps) == 0 {
-		return nil, nil
-	}
-	out := make([]SortField, 0, len(ps))
-	seen := map[string]bool{}
-	for _, p := range ps {
-		if !slices.ContainsFunc(rec.Columns, func(c Column) bool { return c.Name == p.Field }) {
-			return nil, badRequest("unknown sort field %q: sort by one of the result columns (%s)", p.Field, columnList(rec.Columns))
-		}
-		if seen[p.Field] {
-			return nil, badRequest("sort field %q given twice", p.Field)
-		}
-		seen[p.Field] = true
-		var desc bool
-		switch strings.ToLower(p.Order) {
-		case "", "asc":
-		case "desc":
-			desc = true
-		default:
-			return nil, badRequest("sort order for %q must be \"asc\" or \"desc\", got %q", p.Field, p.Order)
-		}
-		out = append(out, SortField{Field: p.Field, Desc: desc})
-	}
-	return out, nil
-}
-
-func columnList(cols []Column) string {
-	if len(cols) == 0 {
-		return "this result lists no columns"
-	}
-	names := make([]string, 0, min(len(cols), 20))
-	for _, c := range cols[:min(len(cols), 20)] {
-		names = append(names, c.Name)
-	}
-	s := strings.Join(names, ", ")
-	if len(cols) > 20 {
-		s += fmt.Sprintf(", … %d more", len(cols)-20)
-	}
-	return s
-}
-
-func (s *Server) servePage(w http.ResponseWriter, r *http.Request, p pageParams) {
-	ctx := r.Context()
-	id := r.PathValue("id")
-	// Check the request against the record before counting an access, so a
-	// bad request changes nothing.
-	rec, err := s.Resource(ctx, id)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	sort, err := sortFields(rec, p.sort)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	if rec, err = s.Access(ctx, id); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	page, err := s.Page(ctx, rec, PageRequest{Offset: p.offset, Limit: p.limit, Order: Order{Sort: sort}})
+func (s *Server) servePage(w http.ResponseWriter, r *http.Request, q PageQuery) {
+	_, page, err := s.ReadPage(r.Context(), r.PathValue("id"), q)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

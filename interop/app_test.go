@@ -110,25 +110,54 @@ func TestAppInChromium(t *testing.T) {
 	t.Logf("MCP App in Chromium: %s", out)
 }
 
-// TestAppBundleUpToDate rebuilds the app (datasf/app/build.mjs, with the
-// ext-apps and esbuild versions of package-lock.json) and compares it with
-// the committed datasf/app/viewer.html.
-func TestAppBundleUpToDate(t *testing.T) {
+// TestViewerBuildUpToDate rebuilds the result viewer for its two hosts
+// (dualresp/viewer/build.mjs, with the ext-apps and esbuild versions of
+// package-lock.json) and compares each page with the committed one: the
+// REST API's page (dualresp/viewer/view.html) and the MCP App
+// (datasf/app/viewer.html).
+func TestViewerBuildUpToDate(t *testing.T) {
 	node := needNode(t, "esbuild")
-	out := filepath.Join(t.TempDir(), "viewer.html")
-	if b, err := exec.CommandContext(t.Context(), node, "../datasf/app/build.mjs", out).CombinedOutput(); err != nil {
+	dir := t.TempDir()
+	if b, err := exec.CommandContext(t.Context(), node, "../dualresp/viewer/build.mjs", dir).CombinedOutput(); err != nil {
 		t.Fatalf("node build.mjs: %v\n%s", err, b)
 	}
-	got, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
+	for _, page := range []string{"dualresp/viewer/view.html", "datasf/app/viewer.html"} {
+		got, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(page)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := os.ReadFile(filepath.Join("..", filepath.FromSlash(page)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s is not what dualresp/viewer/build.mjs builds from its sources; run `node dualresp/viewer/build.mjs` and commit it", page)
+		}
 	}
-	want, err := os.ReadFile("../datasf/app/viewer.html")
-	if err != nil {
-		t.Fatal(err)
+}
+
+// TestViewerHostsShareThePage checks that the REST API's viewer page and
+// the MCP App are one viewer: the same page around each host's script.
+func TestViewerHostsShareThePage(t *testing.T) {
+	t.Parallel()
+	script := regexp.MustCompile(`(?s)<script>.*?</script>`)
+	notice := regexp.MustCompile(`<!-- Built by [^>]*-->`)
+	var pages []string
+	for _, page := range []string{"dualresp/viewer/view.html", "datasf/app/viewer.html"} {
+		b, err := os.ReadFile(filepath.Join("..", filepath.FromSlash(page)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := len(script.FindAll(b, -1)); n != 1 || !notice.Match(b) {
+			t.Fatalf("%s has %d inline scripts and notice %v; want one script and the build notice", page, n, notice.Match(b))
+		}
+		pages = append(pages, string(notice.ReplaceAll(script.ReplaceAll(b, []byte("<script>…</script>")), nil)))
 	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("datasf/app/viewer.html is not what datasf/app/build.mjs builds from datasf/app/src; run `node datasf/app/build.mjs` and commit it")
+	if pages[0] != pages[1] {
+		t.Errorf("the viewer page differs between its hosts outside the script:\nREST: %.300s\napp:  %.300s", pages[0], pages[1])
+	}
+	if !strings.Contains(pages[0], `<table id="rows">`) {
+		t.Errorf("the shared page has no result table: %.300s", pages[0])
 	}
 }
 

@@ -47,7 +47,7 @@ try {
   await page.goto(resultURL + "#token=" + encodeURIComponent(token));
   await page.waitForFunction(() => document.body.dataset.loaded === "true", null, { timeout: 20000 });
   const shown = await page.$$eval("#rows tbody tr", (trs) => trs.length);
-  const total = Number((await page.textContent("#total")).split(" ")[0]);
+  const total = Number((await page.textContent("#total")).split(" ")[0].replaceAll(",", ""));
   const address = page.url();
   check(!address.includes(token), `the token is out of the address bar: ${address}`);
   check(shown > 0, "rows shown");

@@ -4,7 +4,8 @@
 //
 // Opens RESULT_URL/view, waits for the first page, goes to the last page,
 // sorts by the first column (descending after two clicks), and compares the
-// rows shown with what the REST API returns for the same page and order.
+// rows shown with what the REST API returns for the same page and order;
+// the download links must name the result's exports (the CSV one is read).
 // Prints one JSON line of figures; exits non-zero on any mismatch.
 import { chromium } from "playwright-core";
 
@@ -28,6 +29,11 @@ async function api(body) {
 function cellText(v) {
   if (v === null || v === undefined) return "";
   return typeof v === "object" ? JSON.stringify(v) : String(v);
+}
+
+// digits drops the thousands separators of the numbers the page shows.
+function digits(s) {
+  return s.replace(/(\d),(?=\d{3})/g, "$1");
 }
 
 async function shownRows(page) {
@@ -66,7 +72,7 @@ try {
   const columns = meta.columns.map((c) => c.name);
   const headers = await page.$$eval("#rows thead th", (ths) => ths.map((th) => th.dataset.field));
   check(JSON.stringify(headers) === JSON.stringify(columns), `headers ${headers} = columns ${columns}`);
-  check((await page.textContent("#total")).includes(String(total)), "total shown");
+  check(digits(await page.textContent("#total")).includes(String(total)), "total shown");
 
   // Last page.
   const lastOffset = Math.floor((total - 1) / 100) * 100;
@@ -79,7 +85,7 @@ try {
   const got = await shownRows(page);
   check(got.length === want.data.length, `last page shows ${got.length} rows, REST has ${want.data.length}`);
   got.forEach((row, i) => columns.forEach((c, j) => check(row[j] === cellText(want.data[i][c]), `last page row ${i} ${c}: ${row[j]} vs ${cellText(want.data[i][c])}`)));
-  check((await page.textContent("#range")).includes(`of ${total}`), "range text");
+  check(digits(await page.textContent("#range")).includes(`of ${total}`), "range text");
 
   // Sort by the first column: one click ascending, a second descending.
   const col = columns[0];
@@ -94,6 +100,13 @@ try {
   const gotSorted = await shownRows(page);
   check(gotSorted.length === sorted.data.length, "sorted page length");
   gotSorted.forEach((row, i) => check(row[0] === cellText(sorted.data[i][col]), `sorted row ${i}: ${row[0]} vs ${cellText(sorted.data[i][col])}`));
+
+  // The download links: each export of the whole result.
+  const links = await page.$$eval("#links a", (as) => as.map((a) => [a.id, a.href]));
+  check(JSON.stringify(links.map((l) => l[0])) === JSON.stringify(["csv", "ndjson", "json"]), `download links ${links}`);
+  for (const [format, href] of links) check(href === `${resultURL}/export?format=${format}`, `${format} link ${href}`);
+  const csv = await (await fetch(links[0][1])).text();
+  check(csv.trimEnd().split("\n").length === total + 1, `the CSV link's export has ${csv.trimEnd().split("\n").length - 1} rows; want ${total}`);
 
   await page.screenshot({ path: shot, fullPage: false });
   check(errors.length === 0, "no page errors: " + errors.join("; "));

@@ -4,6 +4,11 @@
 // grouped count or sum. The page is self-contained (no CDN), so it works
 // offline.
 //
+// The page is the REST host of the one result viewer whose source is in
+// src/: build.mjs bundles src/viewer.js with src/rest.js into view.html,
+// and with an MCP Apps host into the datasf MCP App (see
+// datasf/app/README.md).
+//
 // Wrap the dualresp REST handler with Wrap: GET /resources/{id}/view, and
 // GET /resources/{id} from a browser (Accept: text/html, no paging
 // parameters), get the page; everything else goes to the REST handler.

@@ -50,6 +50,9 @@ func TestPageIsSelfContained(t *testing.T) {
 	t.Parallel()
 	// The SVG namespace is an identifier, not a resource the page loads.
 	html := strings.ReplaceAll(string(Page()), `"http://www.w3.org/2000/svg"`, "")
+	if !strings.Contains(html, "<!-- Built by dualresp/viewer/build.mjs") || strings.Count(html, "<script>") != 1 {
+		t.Errorf("viewer page is not the one build.mjs makes (its notice and one inline script)")
+	}
 	for _, bad := range []string{"<script src=", "<link rel=\"stylesheet\"", "https://", "http://"} {
 		if strings.Contains(html, bad) {
 			t.Errorf("viewer page contains %q; it must work offline with no external resources", bad)
