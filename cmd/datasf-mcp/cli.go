@@ -72,21 +72,11 @@ datasf-mcp query wg3w-h783 "SELECT incident_category, count(*) AS n GROUP BY inc
 		},
 		check: func(p *parser, cmd *cobra.Command, _ []string) error {
 			p.cfg.RESTAddrSet = p.getenv("DATASF_REST_ADDR") != "" || cmd.Flags().Changed("rest-addr")
-			addr, err := normalizeAddr(p.cfg.RESTAddr)
-			if err != nil {
-				return usage(cmd, fmt.Errorf("--rest-addr: %v", err))
-			}
-			p.cfg.RESTAddr = addr
-			return nil
+			return listenAddr(cmd, "rest-addr", &p.cfg.RESTAddr)
 		},
-		run: func(ctx context.Context, cfg config, log *slog.Logger) error {
-			svc, err := startService(ctx, cfg, log)
-			if err != nil {
-				return err
-			}
-			defer svc.Close()
+		run: serving(func(ctx context.Context, cfg config, svc *datasf.Service) error {
 			return svc.ServeStdio(ctx, cfg.Stdin, cfg.Stdout)
-		},
+		}),
 	},
 	{name: "search", tool: "search_datasf", short: "search the catalog by keywords",
 		example: `datasf-mcp search "police incidents" --limit 3 --offline`},
@@ -174,21 +164,11 @@ while it runs, so query --server URL and fetch work against it.`,
 			if p.cfg.HTTPAddr == "" {
 				return usage(cmd, errors.New("serve needs --http ADDR, e.g. --http 8080 (127.0.0.1:8080), --http :8080 (every interface) or --http HOST:PORT"))
 			}
-			addr, err := normalizeAddr(p.cfg.HTTPAddr)
-			if err != nil {
-				return usage(cmd, fmt.Errorf("--http: %v", err))
-			}
-			p.cfg.HTTPAddr = addr
-			return nil
+			return listenAddr(cmd, "http", &p.cfg.HTTPAddr)
 		},
-		run: func(ctx context.Context, cfg config, log *slog.Logger) error {
-			svc, err := startService(ctx, cfg, log)
-			if err != nil {
-				return err
-			}
-			defer svc.Close()
+		run: serving(func(ctx context.Context, _ config, svc *datasf.Service) error {
 			return svc.Serve(ctx)
-		},
+		}),
 	},
 	{
 		name:    "version",

@@ -295,6 +295,17 @@ func exportFormat(format, output string) (string, error) {
 	return "", fmt.Errorf("--format must be csv, ndjson or json; got %q", format)
 }
 
+// listenAddr normalizes *addr, the value of the listen address flag
+// --name of cmd.
+func listenAddr(cmd *cobra.Command, name string, addr *string) error {
+	a, err := normalizeAddr(*addr)
+	if err != nil {
+		return usage(cmd, fmt.Errorf("--%s: %v", name, err))
+	}
+	*addr = a
+	return nil
+}
+
 // normalizeAddr turns PORT, :PORT, HOST:PORT (or http://HOST:PORT) into a
 // listen address. A bare port listens on 127.0.0.1 only.
 func normalizeAddr(addr string) (string, error) {

@@ -30,14 +30,22 @@ func run(ctx context.Context, cfg config) error {
 	return fmt.Errorf("no command %q to run", cfg.Command)
 }
 
-// startService listens on the address of stdio's REST API or of serve and
-// starts the product on it.
-func startService(ctx context.Context, cfg config, log *slog.Logger) (*datasf.Service, error) {
-	ln, err := listen(cfg, log)
-	if err != nil {
-		return nil, err
+// serving is the run of a command that keeps serving: it listens on the
+// address of stdio's REST API or of serve, starts the product on it and
+// serves with serve until ctx is cancelled.
+func serving(serve func(ctx context.Context, cfg config, svc *datasf.Service) error) func(context.Context, config, *slog.Logger) error {
+	return func(ctx context.Context, cfg config, log *slog.Logger) error {
+		ln, err := listen(cfg, log)
+		if err != nil {
+			return err
+		}
+		svc, err := newService(ctx, cfg, ln, log) // closes ln on failure
+		if err != nil {
+			return err
+		}
+		defer svc.Close()
+		return serve(ctx, cfg, svc)
 	}
-	return newService(ctx, cfg, ln, log) // closes ln on failure
 }
 
 func newLogger(cfg config) *slog.Logger {
