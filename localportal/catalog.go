@@ -79,7 +79,7 @@ func (s *Portal) serveCatalog(w http.ResponseWriter, r *http.Request) {
 		if v := params.Get(p.name); v != "" {
 			n, err := strconv.Atoi(v)
 			if err != nil || n < 0 {
-				WriteJSON(w, http.StatusBadRequest, map[string]any{"error": map[string]any{
+				writeJSON(w, http.StatusBadRequest, map[string]any{"error": map[string]any{
 					"message": p.name + " must be a non-negative integer, got " + strconv.Quote(v)}})
 				return
 			}
@@ -87,7 +87,7 @@ func (s *Portal) serveCatalog(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if limit > 10000 {
-		WriteJSON(w, http.StatusBadRequest, map[string]any{"error": map[string]any{"message": "limit must be less than or equal to 10000"}})
+		writeJSON(w, http.StatusBadRequest, map[string]any{"error": map[string]any{"message": "limit must be less than or equal to 10000"}})
 		return
 	}
 
@@ -203,7 +203,7 @@ func (s *Portal) serveCatalog(w http.ResponseWriter, r *http.Request) {
 	for _, h := range hits {
 		results = append(results, s.discoveryResult(h))
 	}
-	WriteJSON(w, http.StatusOK, map[string]any{
+	writeJSON(w, http.StatusOK, map[string]any{
 		"results":       results,
 		"resultSetSize": total,
 		"timings":       map[string]any{"serviceMillis": 1, "searchMillis": []int{0, 0}},

@@ -263,7 +263,7 @@ func (s *Portal) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	endpoint := Endpoint(r.URL.Path)
 	s.log.Debug("localportal request", "method", r.Method, "path", r.URL.Path, "endpoint", endpoint)
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		WriteJSON(w, http.StatusMethodNotAllowed, map[string]any{"error": true, "message": "Method not allowed"})
+		writeJSON(w, http.StatusMethodNotAllowed, map[string]any{"error": true, "message": "Method not allowed"})
 		return
 	}
 	switch endpoint {
@@ -274,7 +274,7 @@ func (s *Portal) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	case EndpointResource:
 		s.serveResource(w, r)
 	default:
-		WriteJSON(w, http.StatusNotFound, map[string]any{"code": "not_found", "error": true,
+		writeJSON(w, http.StatusNotFound, map[string]any{"code": "not_found", "error": true,
 			"message": "No service found for this URL."})
 	}
 }
@@ -282,7 +282,9 @@ func (s *Portal) serveHTTP(w http.ResponseWriter, r *http.Request) {
 // WriteJSON writes v as the portal writes its answers and errors: JSON,
 // with Content-Type application/json; charset=utf-8. Handlers in front of a
 // portal (socratatest's fault controls) answer with it.
-func WriteJSON(w http.ResponseWriter, status int, v any) {
+func WriteJSON(w http.ResponseWriter, status int, v any) { writeJSON(w, status, v) }
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		b = []byte(fmt.Sprintf(`{"error":true,"message":%q}`, err.Error()))

@@ -24,14 +24,14 @@ var ignoredParams = map[string]bool{"$$app_token": true, "$$exclude_system_field
 func writeError(w http.ResponseWriter, err error) {
 	var qe *queryError
 	if errors.As(err, &qe) {
-		WriteJSON(w, qe.status, qe.body)
+		writeJSON(w, qe.status, qe.body)
 		return
 	}
-	WriteJSON(w, http.StatusInternalServerError, map[string]any{"error": true, "message": "Internal error: " + err.Error(), "status": 500})
+	writeJSON(w, http.StatusInternalServerError, map[string]any{"error": true, "message": "Internal error: " + err.Error(), "status": 500})
 }
 
 func notFoundService(w http.ResponseWriter) {
-	WriteJSON(w, http.StatusNotFound, map[string]any{"code": "not_found", "error": true, "message": "No service found for this URL."})
+	writeJSON(w, http.StatusNotFound, map[string]any{"code": "not_found", "error": true, "message": "No service found for this URL."})
 }
 
 func (s *Portal) serveResource(w http.ResponseWriter, r *http.Request) {
@@ -47,7 +47,7 @@ func (s *Portal) serveResource(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !ok {
-		WriteJSON(w, http.StatusNotFound, map[string]any{"code": "dataset.missing", "error": true,
+		writeJSON(w, http.StatusNotFound, map[string]any{"code": "dataset.missing", "error": true,
 			"message": "Not found", "data": map[string]any{"id": id}})
 		return
 	}

@@ -11,11 +11,11 @@ func (s *Portal) serveViews(w http.ResponseWriter, r *http.Request) {
 	id := strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/api/views/"), ".json")
 	sc, ok := s.schemaOf(r.Context(), id)
 	if !ok {
-		WriteJSON(w, http.StatusNotFound, map[string]any{"code": "not_found", "error": true,
+		writeJSON(w, http.StatusNotFound, map[string]any{"code": "not_found", "error": true,
 			"message": "Cannot find view with id " + id})
 		return
 	}
-	WriteJSON(w, http.StatusOK, viewDocument(sc))
+	writeJSON(w, http.StatusOK, viewDocument(sc))
 }
 
 // viewDocument renders a schema in the Views API document shape.
