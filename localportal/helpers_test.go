@@ -62,12 +62,7 @@ func fixtureServer(t *testing.T) *Portal {
 			return
 		}
 		catalogs, _ := filepath.Glob(filepath.Join(catalogDir, "*.jsonl"))
-		for _, c := range catalogs {
-			if shared.err = srv.LoadCatalog(context.Background(), c); shared.err != nil {
-				return
-			}
-		}
-		shared.err = srv.LoadFixturesDir(context.Background(), datasetsDir)
+		_, shared.err = srv.LoadFiles(context.Background(), append(catalogs, datasetsDir), LoadOptions{})
 	})
 	if shared.err != nil {
 		t.Fatalf("loading fixtures: %v", shared.err)

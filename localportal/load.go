@@ -133,52 +133,6 @@ func idFromFileName(path string) string {
 	return ""
 }
 
-// LoadResourceJSON loads a file holding a JSON array of rows as the Resource
-// API returns them (/resource/{id}.json). schema.ID defaults to the 4x4 id
-// the file name starts with; missing schema fields and columns are taken
-// from the catalog (LoadCatalog first), and keys found in the rows but in no
-// schema become extra columns typed by their values. Values that are not
-// of their column's type are stored as null and logged (see LoadFiles for
-// reports and strict loading).
-func (s *Portal) LoadResourceJSON(ctx context.Context, path string, schema Schema) error {
-	if schema.ID == "" {
-		schema.ID = idFromFileName(path)
-	}
-	if schema.ID == "" {
-		return fmt.Errorf("localportal: LoadResourceJSON %s: no dataset id given and the file name does not start with one", path)
-	}
-	src, err := resourceJSONSource(path)
-	if err != nil {
-		return fmt.Errorf("localportal: LoadResourceJSON %s: %w", path, err)
-	}
-	return s.loadSource(ctx, path, "json", schema, src)
-}
-
-// loadSource installs src as schema and logs the outcome.
-func (s *Portal) loadSource(ctx context.Context, path, format string, schema Schema, src *rowSource) error {
-	if len(src.schema.Columns) > 0 && len(schema.Columns) == 0 {
-		schema.Columns = src.schema.Columns
-	}
-	if schema.Name == "" {
-		schema.Name = src.schema.Name
-	}
-	if schema.Description == "" {
-		schema.Description = src.schema.Description
-	}
-	if schema.Category == "" {
-		schema.Category = src.schema.Category
-	}
-	if schema.UpdatedAt.IsZero() {
-		schema.UpdatedAt = src.schema.UpdatedAt
-	}
-	rep := FileReport{Path: path, Format: format, ID: schema.ID, MatchedBy: "explicit"}
-	if err := s.installSource(ctx, schema, src, LoadOptions{}, &rep); err != nil {
-		return fmt.Errorf("localportal: %s %s: %w", format, path, err)
-	}
-	s.log.Info("localportal: data file loaded", "file", path, "dataset", schema.ID, "rows", rep.Rows, "bad_values", rep.BadValues)
-	return nil
-}
-
 // viewDoc is the part of a Views API document the fake reads.
 type viewDoc struct {
 	ID            string `json:"id"`
@@ -203,38 +157,6 @@ func (v *viewDoc) schema() Schema {
 		sc.Columns = append(sc.Columns, socrata.Column{Name: c.Name, FieldName: c.FieldName, DataType: c.DataTypeName, Description: c.Description})
 	}
 	return sc
-}
-
-// LoadRowsJSON loads a legacy rows.json export ({"meta":{"view":…},"data":[[…]]})
-// and, when viewPath is not empty, its Views document for the metadata.
-// The dataset id is the 4x4 id the file name starts with, else the view's.
-func (s *Portal) LoadRowsJSON(ctx context.Context, rowsPath, viewPath string) error {
-	src, err := rowsJSONSource(rowsPath, viewPath)
-	if err != nil {
-		return fmt.Errorf("localportal: LoadRowsJSON %s: %w", rowsPath, err)
-	}
-	schema := Schema{ID: idFromFileName(rowsPath)}
-	if schema.ID == "" {
-		schema.ID = viewIDOf(&dataFile{path: rowsPath, view: viewPath})
-	}
-	return s.loadSource(ctx, rowsPath, "rows.json", schema, src)
-}
-
-// LoadCSV loads a CSV export whose first line holds column names or field
-// names (matched against schema, else the catalog's schema for id; see
-// LoadFiles for the rules). Empty cells are nulls; headers matching no
-// column become columns typed by their values. id defaults to the 4x4 id
-// the file name starts with.
-func (s *Portal) LoadCSV(ctx context.Context, id string, path string, schema Schema) error {
-	if id == "" {
-		id = idFromFileName(path)
-	}
-	schema.ID = id
-	src, err := csvSource(path)
-	if err != nil {
-		return fmt.Errorf("localportal: LoadCSV %s: %w", path, err)
-	}
-	return s.loadSource(ctx, path, "csv", schema, src)
 }
 
 // LoadCatalog reads a catalog JSONL file: one dataset per line with
@@ -328,15 +250,6 @@ func (s *Portal) addCatalogEntries(entries []*catalogEntry) {
 		}
 		s.catalog[id] = e
 	}
-}
-
-// LoadFixturesDir loads every file in dir as LoadFiles does (catalog
-// *.jsonl files first; "*.rows.json" with its "*.view.json", Resource API
-// "*.json", "*.geojson", "*.csv"), without strict loading. The error joins
-// the files that failed.
-func (s *Portal) LoadFixturesDir(ctx context.Context, dir string) error {
-	_, err := s.LoadFiles(ctx, []string{dir}, LoadOptions{})
-	return err
 }
 
 // AddGenerated creates dataset schema with n rows produced by gen(0) …

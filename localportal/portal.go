@@ -23,10 +23,8 @@
 // Views document, whole directories, or "ID=FILE"; every value encoding the
 // exports use is read into its type (see values.go), columns no schema
 // names get types inferred from their values, and each file gets a
-// [FileReport] (rows, types, bad values with row and column). The older
-// single-format loaders ([Portal.LoadResourceJSON], [Portal.LoadRowsJSON],
-// [Portal.LoadCSV], [Portal.LoadFixturesDir]) and the catalog JSONL loader
-// ([Portal.LoadCatalog]) remain. Generated data comes from
+// [FileReport] (rows, types, bad values with row and column);
+// [Portal.LoadCatalog] loads a catalog JSONL file alone. Generated data comes from
 // [Portal.AddGenerated], which streams rows into SQLite without holding
 // them in memory, or [Portal.AddLazy], which generates them on first use.
 //
@@ -48,7 +46,7 @@
 //	p, err := localportal.New(localportal.Options{})
 //	if err != nil { ... }
 //	defer p.Close()
-//	if err := p.LoadFixturesDir(ctx, dir); err != nil { ... }
+//	if _, err := p.LoadFiles(ctx, []string{dir}, localportal.LoadOptions{}); err != nil { ... }
 //	if err := p.Start(); err != nil { ... }
 //	client := socrata.NewClient(socrata.Options{BaseURL: p.URL(), DiscoveryURL: p.URL(), HTTPClient: p.Client()})
 //
@@ -145,6 +143,10 @@ func New(opts Options) (*Portal, error) {
 		pending:  map[string]*pendingDataset{},
 	}, nil
 }
+
+// Options returns the options the portal runs with, the defaults in place
+// of zero fields.
+func (s *Portal) Options() Options { return s.opts }
 
 // Start listens on Options.Addr and serves Handler in the background until
 // Close.
@@ -287,6 +289,11 @@ func (s *Portal) serveHTTP(w http.ResponseWriter, r *http.Request) {
 			"message": "No service found for this URL."})
 	}
 }
+
+// WriteJSON writes v as the portal writes its answers and errors: JSON,
+// with Content-Type application/json; charset=utf-8. Handlers in front of a
+// portal (socratatest's fault controls) answer with it.
+func WriteJSON(w http.ResponseWriter, status int, v any) { writeJSON(w, status, v) }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	b, err := json.Marshal(v)

@@ -15,12 +15,14 @@ import (
 	"github.com/datasf-mcp/datasf-mcp/socrata"
 )
 
+// TestLoadCSV: a CSV export whose headers mix a column name, a field name
+// and a header the catalog does not know loads through LoadFiles with the
+// catalog's schema; the unknown header becomes a column of its own.
 func TestLoadCSV(t *testing.T) {
 	t.Parallel()
 	srv := newPortal(t)
 	dir := t.TempDir()
 	csvPath := filepath.Join(dir, "test-0001.csv")
-	// Headers mix a column name ("Facility Type"), a field name and an unknown header.
 	data := "Facility Type,approved,Extra Notes,score,open\n" +
 		"Truck,2022-01-28T00:00:00,a,1.5,true\n" +
 		"Push Cart,03/15/2021,,2,false\n" +
@@ -28,14 +30,21 @@ func TestLoadCSV(t *testing.T) {
 	if err := os.WriteFile(csvPath, []byte(data), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	schema := Schema{Name: "CSV", Columns: []socrata.Column{
-		{Name: "Facility Type", FieldName: "facilitytype", DataType: "text"},
-		{Name: "Approved", FieldName: "approved", DataType: "calendar_date"},
-		{Name: "Score", FieldName: "score", DataType: "number"},
-		{Name: "Open", FieldName: "open", DataType: "checkbox"},
-	}}
-	if err := srv.LoadCSV(t.Context(), "", csvPath, schema); err != nil {
+	catalogPath := filepath.Join(dir, "catalog.jsonl")
+	catalog := `{"endpoint":"test-0001","title":"CSV","columns":[` +
+		`{"name":"Facility Type","fieldName":"facilitytype","dataTypeName":"text","position":1},` +
+		`{"name":"Approved","fieldName":"approved","dataTypeName":"calendar_date","position":2},` +
+		`{"name":"Score","fieldName":"score","dataTypeName":"number","position":3},` +
+		`{"name":"Open","fieldName":"open","dataTypeName":"checkbox","position":4}]}` + "\n"
+	if err := os.WriteFile(catalogPath, []byte(catalog), 0o644); err != nil {
 		t.Fatal(err)
+	}
+	reports, err := srv.LoadFiles(t.Context(), []string{catalogPath, csvPath}, LoadOptions{Strict: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(reports) != 1 || reports[0].ID != "test-0001" || reports[0].Rows != 3 || reports[0].BadValues != 0 {
+		t.Errorf("LoadFiles reports = %+v; want one for test-0001: 3 rows, no bad values", reports)
 	}
 	rows := query(t, srv, "test-0001", "SELECT facilitytype, approved, extra_notes, score, open ORDER BY :id")
 	want := []map[string]any{

@@ -21,6 +21,7 @@ import (
 	"github.com/datasf-mcp/datasf-mcp/datasf"
 	"github.com/datasf-mcp/datasf-mcp/datasf/datasftest"
 	"github.com/datasf-mcp/datasf-mcp/internal/fixtures"
+	"github.com/datasf-mcp/datasf-mcp/localportal"
 	"github.com/datasf-mcp/datasf-mcp/socrata"
 	"github.com/datasf-mcp/datasf-mcp/socrata/socratatest"
 )
@@ -194,7 +195,7 @@ func buildEnv(catalogDir, datasetsDir string) (e *env, closeAll func(), err erro
 			}
 		}
 	}
-	if err := e.fake.LoadFixturesDir(context.Background(), datasetsDir); err != nil {
+	if _, err := e.fake.LoadFiles(context.Background(), []string{datasetsDir}, localportal.LoadOptions{}); err != nil {
 		return nil, closeAll, err
 	}
 	if err := e.fake.AddGenerated(context.Background(), peopleSchema, peopleRows, peopleRow); err != nil {

@@ -21,6 +21,7 @@ import (
 	"github.com/datasf-mcp/datasf-mcp/datasf/datasftest"
 	"github.com/datasf-mcp/datasf-mcp/dualresp"
 	"github.com/datasf-mcp/datasf-mcp/internal/fixtures"
+	"github.com/datasf-mcp/datasf-mcp/localportal"
 	"github.com/datasf-mcp/datasf-mcp/socrata"
 	"github.com/datasf-mcp/datasf-mcp/socrata/socratatest"
 )
@@ -183,10 +184,8 @@ func newStack(t *testing.T, opts stackOptions) *stack {
 	st := &stack{logs: &syncBuffer{}}
 	log := slog.New(slog.NewTextHandler(st.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	st.fake = socratatest.NewServer(t, socratatest.WithLogger(log))
-	if err := st.fake.LoadCatalog(t.Context(), fixtures.Path(t, "catalog", "transparentsf__datasf-catalog-metadata__630-datasets__2025-05.jsonl")); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.fake.LoadFixturesDir(t.Context(), fixtures.Path(t, "datasets")); err != nil {
+	catalog := fixtures.Path(t, "catalog", "transparentsf__datasf-catalog-metadata__630-datasets__2025-05.jsonl")
+	if _, err := st.fake.LoadFiles(t.Context(), []string{catalog, fixtures.Path(t, "datasets")}, localportal.LoadOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if opts.generated > 0 {

@@ -33,13 +33,8 @@ func fakePortal(t *testing.T) (*socratatest.Server, *socrata.Client) {
 		t.Fatalf("no catalog fixtures: %v", err)
 	}
 	srv := socratatest.NewServer(t)
-	for _, p := range catalogs {
-		if err := srv.LoadCatalog(t.Context(), p); err != nil {
-			t.Fatalf("LoadCatalog(%s): %v", p, err)
-		}
-	}
-	if err := srv.LoadFixturesDir(t.Context(), fixtures.Path(t, "datasets")); err != nil {
-		t.Fatalf("LoadFixturesDir: %v", err)
+	if _, err := srv.LoadFiles(t.Context(), append(catalogs, fixtures.Path(t, "datasets")), localportal.LoadOptions{}); err != nil {
+		t.Fatalf("LoadFiles: %v", err)
 	}
 	c := srv.SocrataClient(socrata.Options{})
 	socrata.RecordWaits(c)

@@ -121,6 +121,38 @@ func TestParseConfig(t *testing.T) {
 				}
 			},
 		},
+		{
+			// Each command has its own flags: the environment of another
+			// command's flag does not reach it.
+			name: "version ignores the env of other commands' flags",
+			args: []string{"version"},
+			env:  map[string]string{"DATASF_SERVER": "http://127.0.0.1:1", "DATASF_OFFLINE": "true", "DATASF_DATA": "/nowhere"},
+			check: func(t *testing.T, cfg config) {
+				if cfg.Command != "version" || cfg.Server != "" || len(cfg.Data) != 0 {
+					t.Errorf("cfg = %+v", cfg)
+				}
+			},
+		},
+		{
+			name: "a tool command's -o has no env; fetch's has",
+			args: []string{"search", "trees"},
+			env:  map[string]string{"DATASF_OUTPUT": "out.json", "DATASF_FORMAT": "ndjson", "DATASF_STORE": "sqlite:/tmp/x.db"},
+			check: func(t *testing.T, cfg config) {
+				if cfg.Output != "" || cfg.Format != "" || cfg.Store != "memory" {
+					t.Errorf("Output, Format, Store = %q, %q, %q; want \"\", \"\", memory", cfg.Output, cfg.Format, cfg.Store)
+				}
+			},
+		},
+		{
+			name: "fetch reads DATASF_OUTPUT and DATASF_FORMAT",
+			args: []string{"fetch", "http://127.0.0.1:1/resources/a"},
+			env:  map[string]string{"DATASF_OUTPUT": "out.json", "DATASF_FORMAT": "ndjson"},
+			check: func(t *testing.T, cfg config) {
+				if cfg.Command != "fetch" || cfg.Output != "out.json" || cfg.Format != "ndjson" {
+					t.Errorf("cfg = %+v", cfg)
+				}
+			},
+		},
 		{name: "serve without addr", args: []string{"serve"}, wantErr: "serve needs --http"},
 		{name: "serve bad addr", args: []string{"serve", "--http", "80x"}, wantErr: "--http: want PORT, :PORT or HOST:PORT"},
 		{name: "bad expiration", args: []string{"serve", "--http", "8081", "--expiration", "5"}, wantErr: `--expiration must be a positive duration such as 15m or 2h; got "5" (a number needs a unit`},

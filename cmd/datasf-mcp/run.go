@@ -7,68 +7,44 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 
-	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
-
 	"github.com/datasf-mcp/datasf-mcp/datasf"
 )
 
-// run executes the command cfg describes until it ends or ctx is cancelled.
+// run runs the command of the table cfg names until it ends or ctx is
+// cancelled.
 func run(ctx context.Context, cfg config) error {
-	log := newLogger(cfg)
-	switch cfg.Command {
-	case "version":
-		_, err := fmt.Fprintln(cfg.Stdout, versionString())
-		return err
-	case "fetch":
-		return runFetch(ctx, cfg, log)
-	}
-	if cfg.Tool != "" && cfg.Server != "" {
-		// The tool through a running server, whose links stay valid.
-		if len(cfg.RESTTokens) == 0 {
-			key, err := userClientKey()
-			if err != nil {
-				log.Warn("results --server will not list this command's results", "err", err)
-			}
-			cfg.ClientKey = key
+	for _, c := range commands {
+		switch {
+		case c.name != cfg.Command:
+		case c.tool != "":
+			return runToolCommand(ctx, cfg, newLogger(cfg))
+		case c.run != nil:
+			return c.run(ctx, cfg, newLogger(cfg))
 		}
-		c, err := client.NewStreamableHttpClient(strings.TrimRight(cfg.Server, "/")+"/mcp", transport.WithHTTPHeaders(serverHeaders(cfg)))
+	}
+	return fmt.Errorf("no command %q to run", cfg.Command)
+}
+
+// serving is the run of a command that keeps serving: it listens on the
+// address of stdio's REST API or of serve, starts the product on it and
+// serves with serve until ctx is cancelled.
+func serving(serve func(ctx context.Context, cfg config, svc *datasf.Service) error) func(context.Context, config, *slog.Logger) error {
+	return func(ctx context.Context, cfg config, log *slog.Logger) error {
+		ln, err := listen(cfg, log)
 		if err != nil {
 			return err
 		}
-		return offlineHint(cfg, runTool(ctx, cfg, c, nil))
-	}
-
-	var ln net.Listener
-	if cfg.Command == "" || cfg.Command == "serve" {
-		var err error
-		if ln, err = listen(cfg, log); err != nil {
-			return err
-		}
-	}
-	svc, err := newService(ctx, cfg, ln, log) // closes ln on failure
-	if err != nil {
-		return err
-	}
-	defer svc.Close()
-
-	switch cfg.Command {
-	case "":
-		return svc.ServeStdio(ctx, cfg.Stdin, cfg.Stdout)
-	case "serve":
-		return svc.Serve(ctx)
-	default:
-		c, err := client.NewInProcessClient(svc.MCPServer())
+		svc, err := newService(ctx, cfg, ln, log) // closes ln on failure
 		if err != nil {
 			return err
 		}
-		return offlineHint(cfg, runTool(ctx, cfg, c, svc))
+		defer svc.Close()
+		return serve(ctx, cfg, svc)
 	}
 }
 

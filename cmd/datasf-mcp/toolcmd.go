@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"maps"
 	"net/http"
 	"os"
@@ -18,6 +19,35 @@ import (
 	"github.com/datasf-mcp/datasf-mcp/datasf"
 	"github.com/datasf-mcp/datasf-mcp/dualresp"
 )
+
+// runToolCommand runs a tool command: through the running server at
+// --server, whose result links stay valid, or else in this process.
+func runToolCommand(ctx context.Context, cfg config, log *slog.Logger) error {
+	if cfg.Server != "" {
+		if len(cfg.RESTTokens) == 0 {
+			key, err := userClientKey()
+			if err != nil {
+				log.Warn("results --server will not list this command's results", "err", err)
+			}
+			cfg.ClientKey = key
+		}
+		c, err := client.NewStreamableHttpClient(strings.TrimRight(cfg.Server, "/")+"/mcp", transport.WithHTTPHeaders(serverHeaders(cfg)))
+		if err != nil {
+			return err
+		}
+		return offlineHint(cfg, runTool(ctx, cfg, c, nil))
+	}
+	svc, err := newService(ctx, cfg, nil, log)
+	if err != nil {
+		return err
+	}
+	defer svc.Close()
+	c, err := client.NewInProcessClient(svc.MCPServer())
+	if err != nil {
+		return err
+	}
+	return offlineHint(cfg, runTool(ctx, cfg, c, svc))
+}
 
 // runTool calls cfg's tool through c (a running server's with --server,
 // else svc's in this process) and prints the answer: the tool's markdown on

@@ -26,6 +26,7 @@ import (
 
 	"github.com/datasf-mcp/datasf-mcp/datasf"
 	"github.com/datasf-mcp/datasf-mcp/internal/fixtures"
+	"github.com/datasf-mcp/datasf-mcp/localportal"
 	"github.com/datasf-mcp/datasf-mcp/socrata/socratatest"
 )
 
@@ -200,10 +201,6 @@ func LoadFixtures(ctx context.Context, portal *socratatest.Server, catalogDir, d
 	if len(catalogs) == 0 {
 		return fmt.Errorf("no catalog *.jsonl in %s", catalogDir)
 	}
-	for _, c := range catalogs {
-		if err := portal.LoadCatalog(ctx, c); err != nil {
-			return err
-		}
-	}
-	return portal.LoadFixturesDir(ctx, datasetsDir)
+	_, err = portal.LoadFiles(ctx, append(catalogs, datasetsDir), localportal.LoadOptions{})
+	return err
 }

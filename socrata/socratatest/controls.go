@@ -1,14 +1,14 @@
 package socratatest
 
 import (
-	"encoding/json"
-	"fmt"
 	"math"
 	"net/http"
 	"net/url"
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/datasf-mcp/datasf-mcp/localportal"
 )
 
 // Request is one request the server received, as recorded by the request log.
@@ -205,16 +205,5 @@ func writeFailure(w http.ResponseWriter, f failure) {
 	case http.StatusAccepted:
 		body = map[string]any{"message": "Processing, please retry"}
 	}
-	writeJSON(w, f.status, body)
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		b = []byte(fmt.Sprintf(`{"error":true,"message":%q}`, err.Error()))
-		status = http.StatusInternalServerError
-	}
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.WriteHeader(status)
-	w.Write(b) //nolint:errcheck // the client went away
+	localportal.WriteJSON(w, f.status, body)
 }

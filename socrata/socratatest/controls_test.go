@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/datasf-mcp/datasf-mcp/localportal"
 	"github.com/datasf-mcp/datasf-mcp/socrata"
 )
 
@@ -41,11 +42,11 @@ func TestFailNext(t *testing.T) {
 			srv := smallServer(t)
 			srv.FailNext(2, status, 1500*time.Millisecond)
 			for i := 0; i < 2; i++ {
-				r := get(t, srv, "/resource/abcd-1234.json", nil)
-				if r.status != status {
-					t.Fatalf("request %d: status %d, want %d", i, r.status, status)
+				r := serve(t, srv, "/resource/abcd-1234.json")
+				if r.Code != status {
+					t.Fatalf("request %d: status %d, want %d", i, r.Code, status)
 				}
-				ra := r.header.Get("Retry-After")
+				ra := r.Header().Get("Retry-After")
 				if status == http.StatusTooManyRequests && ra != "2" {
 					t.Errorf("Retry-After = %q, want \"2\"", ra)
 				}
@@ -53,8 +54,8 @@ func TestFailNext(t *testing.T) {
 					t.Errorf("Retry-After on %d: %q", status, ra)
 				}
 			}
-			if r := get(t, srv, "/resource/abcd-1234.json", nil); r.status != http.StatusOK {
-				t.Errorf("third request: status %d, want 200", r.status)
+			if r := serve(t, srv, "/resource/abcd-1234.json"); r.Code != http.StatusOK {
+				t.Errorf("third request: status %d, want 200", r.Code)
 			}
 		})
 	}
@@ -76,8 +77,8 @@ func TestLatency(t *testing.T) {
 		t.Errorf("error = %v, want a deadline error", err)
 	}
 	srv.SetLatency(0)
-	if r := get(t, srv, "/resource/abcd-1234.json", nil); r.status != http.StatusOK {
-		t.Errorf("after SetLatency(0): status %d", r.status)
+	if r := serve(t, srv, "/resource/abcd-1234.json"); r.Code != http.StatusOK {
+		t.Errorf("after SetLatency(0): status %d", r.Code)
 	}
 }
 
@@ -98,9 +99,9 @@ func TestCutBodyAfter(t *testing.T) {
 		t.Errorf("got %d bytes before the cut, want 100", len(b))
 	}
 	// Only the next response is cut.
-	r := get(t, srv, "/resource/abcd-1234.json", nil)
-	if n := len(decodeRows(t, r.body)); n != 200 {
-		t.Errorf("after the cut: %d rows, want 200", n)
+	res, err := srv.SocrataClient(socrata.Options{}).Query(t.Context(), "abcd-1234", "SELECT n LIMIT 1000")
+	if err != nil || len(res.Rows) != 200 {
+		t.Errorf("after the cut: %v; want 200 rows", err)
 	}
 }
 
@@ -165,7 +166,7 @@ func TestRequestLogIsBounded(t *testing.T) {
 	t.Parallel()
 	srv := NewServer(t, WithMaxRequests(3))
 	for i := range 5 {
-		get(t, srv, fmt.Sprintf("/api/views/abcd-%04d.json", i), nil)
+		serve(t, srv, fmt.Sprintf("/api/views/abcd-%04d.json", i))
 	}
 	if got := srv.RequestCount(""); got != 5 {
 		t.Errorf("RequestCount(\"\") = %d; want 5 (all requests, not only the logged ones)", got)
@@ -188,7 +189,7 @@ func TestRequestLogIsBounded(t *testing.T) {
 	if n, reqs := srv.RequestCount(""), srv.Requests(); n != 0 || len(reqs) != 0 {
 		t.Errorf("after Reset: RequestCount = %d, %d requests logged; want 0, 0", n, len(reqs))
 	}
-	get(t, srv, "/api/views/abcd-0005.json", nil)
+	serve(t, srv, "/api/views/abcd-0005.json")
 	if reqs := srv.Requests(); len(reqs) != 1 || reqs[0].Path != "/api/views/abcd-0005.json" {
 		t.Errorf("after Reset and one request: Requests() = %+v", reqs)
 	}
@@ -223,7 +224,7 @@ func TestSocrataClient(t *testing.T) {
 
 func TestNewOutsideTests(t *testing.T) {
 	t.Parallel()
-	srv, err := New(Options{Domain: "data.example.org"})
+	srv, err := New(Options{Portal: localportal.Options{Domain: "data.example.org"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,8 +249,9 @@ func TestNewOutsideTests(t *testing.T) {
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
 	}
-	if r := get(t, srv, "/resource/abcd-0002.json", nil); len(decodeRows(t, r.body)) != 3 {
-		t.Errorf("after Start: %s", r.body)
+	res, err := srv.SocrataClient(socrata.Options{}).Query(t.Context(), "abcd-0002", "SELECT x")
+	if err != nil || len(res.Rows) != 3 {
+		t.Errorf("after Start: %v; want 3 rows", err)
 	}
 	if err := srv.Start(); err == nil {
 		t.Error("a second Start succeeded")

@@ -14,14 +14,14 @@
 //     [Server.LastRequest]. The log keeps the newest Options.MaxRequests
 //     requests; RequestCount counts all of them.
 //
-// The loaders ([Server.LoadFixturesDir], [Server.LoadCatalog],
+// The loaders ([Server.LoadFiles], [Server.LoadCatalog],
 // [Server.AddGenerated], ...) are those of the portal, which
 // [Server.Portal] returns.
 //
 // In a test:
 //
 //	srv := socratatest.NewServer(t)
-//	if err := srv.LoadFixturesDir(t.Context(), dir); err != nil { t.Fatal(err) }
+//	if _, err := srv.LoadFiles(t.Context(), []string{dir}, localportal.LoadOptions{}); err != nil { t.Fatal(err) }
 //	client := srv.SocrataClient(socrata.Options{})
 //
 // A fake shared by many tests (from TestMain, say) is made with [Start] and
@@ -58,15 +58,10 @@ const DefaultMaxRequests = 10_000
 
 // Options configures a Server. The zero value is valid.
 type Options struct {
-	// Domain is the portal domain reported in Discovery results and
-	// permalinks. Default "data.sfgov.org".
-	Domain string
-	// Addr is the listen address used by Start. Default "127.0.0.1:0".
-	Addr string
-	// Logger receives request and load logs. Default: discard.
-	Logger *slog.Logger
-	// Now is the clock for load times. Default time.Now.
-	Now func() time.Time
+	// Portal configures the portal behind the server: Domain (reported in
+	// Discovery results and permalinks), Addr (where Start listens), Logger
+	// (request and load logs) and Now, with the portal's defaults.
+	Portal localportal.Options
 	// MaxRequests is how many of the newest requests the request log keeps
 	// (default DefaultMaxRequests; negative keeps none). RequestCount counts
 	// every request whatever the limit.
@@ -76,22 +71,20 @@ type Options struct {
 // Option changes Options; it is how NewServer is configured.
 type Option func(*Options)
 
-// WithDomain sets Options.Domain.
-func WithDomain(domain string) Option { return func(o *Options) { o.Domain = domain } }
+// WithDomain sets Options.Portal.Domain.
+func WithDomain(domain string) Option { return func(o *Options) { o.Portal.Domain = domain } }
 
-// WithLogger sets Options.Logger.
-func WithLogger(l *slog.Logger) Option { return func(o *Options) { o.Logger = l } }
+// WithLogger sets Options.Portal.Logger.
+func WithLogger(l *slog.Logger) Option { return func(o *Options) { o.Portal.Logger = l } }
 
-// WithClock sets Options.Now.
-func WithClock(now func() time.Time) Option { return func(o *Options) { o.Now = now } }
+// WithClock sets Options.Portal.Now.
+func WithClock(now func() time.Time) Option { return func(o *Options) { o.Portal.Now = now } }
 
 // WithMaxRequests sets Options.MaxRequests.
 func WithMaxRequests(n int) Option { return func(o *Options) { o.MaxRequests = n } }
 
 // Server is a fake Socrata server. All methods are safe for concurrent use.
 type Server struct {
-	opts   Options
-	log    *slog.Logger
 	portal *localportal.Portal
 	ctl    controls
 	done   chan struct{} // closed by Close: ends latency waits
@@ -102,33 +95,25 @@ type Server struct {
 }
 
 // New returns a server that is not yet listening. Call Start to listen on
-// Options.Addr, or serve Handler yourself; Close releases it.
+// Options.Portal.Addr, or serve Handler yourself; Close releases it.
 func New(opts Options) (*Server, error) {
-	if opts.Domain == "" {
-		opts.Domain = "data.sfgov.org"
-	}
-	if opts.Addr == "" {
-		opts.Addr = "127.0.0.1:0"
-	}
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.DiscardHandler)
-	}
-	switch {
-	case opts.MaxRequests == 0:
-		opts.MaxRequests = DefaultMaxRequests
-	case opts.MaxRequests < 0:
-		opts.MaxRequests = 0
-	}
-	p, err := localportal.New(localportal.Options{Domain: opts.Domain, Logger: opts.Logger, Now: opts.Now})
+	p, err := localportal.New(opts.Portal)
 	if err != nil {
 		return nil, fmt.Errorf("socratatest: %w", err)
 	}
-	s := &Server{opts: opts, log: opts.Logger, portal: p, done: make(chan struct{})}
-	s.ctl.reset(opts.MaxRequests)
+	s := &Server{portal: p, done: make(chan struct{})}
+	switch {
+	case opts.MaxRequests == 0:
+		s.ctl.reset(DefaultMaxRequests)
+	case opts.MaxRequests < 0:
+		s.ctl.reset(0)
+	default:
+		s.ctl.reset(opts.MaxRequests)
+	}
 	return s, nil
 }
 
-// Start returns a server listening on Options.Addr, for a fake shared by
+// Start returns a server listening on Options.Portal.Addr, for a fake shared by
 // many tests (from TestMain, say); Close releases it. In one test, use
 // NewServer.
 func Start(opts Options) (*Server, error) {
@@ -162,7 +147,8 @@ func NewServer(tb testing.TB, opts ...Option) *Server {
 	return s
 }
 
-// Start listens on Options.Addr and serves Handler in the background.
+// Start listens on Options.Portal.Addr and serves Handler in the
+// background.
 func (s *Server) Start() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -172,12 +158,13 @@ func (s *Server) Start() error {
 	if s.ts != nil {
 		return errors.New("socratatest: already started")
 	}
-	ln, err := net.Listen("tcp", s.opts.Addr)
+	opts := s.portal.Options()
+	ln, err := net.Listen("tcp", opts.Addr)
 	if err != nil {
-		return fmt.Errorf("socratatest: listen on %s: %w", s.opts.Addr, err)
+		return fmt.Errorf("socratatest: listen on %s: %w", opts.Addr, err)
 	}
 	s.ts = &httptest.Server{Listener: ln, Config: &http.Server{Handler: s.Handler(),
-		ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)}}
+		ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(opts.Logger.Handler(), slog.LevelDebug)}}
 	s.ts.Start()
 	return nil
 }
@@ -211,7 +198,7 @@ func (s *Server) SocrataClient(opts socrata.Options) *socrata.Client {
 	opts.DiscoveryURL = opts.BaseURL
 	opts.HTTPClient = s.Client()
 	if opts.Domain == "" {
-		opts.Domain = s.opts.Domain
+		opts.Domain = s.portal.Options().Domain
 	}
 	return socrata.NewClient(opts)
 }
@@ -244,21 +231,6 @@ func (s *Server) Handler() http.Handler {
 	return http.HandlerFunc(s.serveHTTP)
 }
 
-// LoadResourceJSON is [localportal.Portal.LoadResourceJSON].
-func (s *Server) LoadResourceJSON(ctx context.Context, path string, schema Schema) error {
-	return s.portal.LoadResourceJSON(ctx, path, schema)
-}
-
-// LoadRowsJSON is [localportal.Portal.LoadRowsJSON].
-func (s *Server) LoadRowsJSON(ctx context.Context, rowsPath, viewPath string) error {
-	return s.portal.LoadRowsJSON(ctx, rowsPath, viewPath)
-}
-
-// LoadCSV is [localportal.Portal.LoadCSV].
-func (s *Server) LoadCSV(ctx context.Context, id, path string, schema Schema) error {
-	return s.portal.LoadCSV(ctx, id, path, schema)
-}
-
 // LoadCatalog is [localportal.Portal.LoadCatalog].
 func (s *Server) LoadCatalog(ctx context.Context, jsonlPath string) error {
 	return s.portal.LoadCatalog(ctx, jsonlPath)
@@ -269,11 +241,6 @@ func (s *Server) LoadCatalog(ctx context.Context, jsonlPath string) error {
 // "ID=FILE", with a report per file.
 func (s *Server) LoadFiles(ctx context.Context, specs []string, opts localportal.LoadOptions) ([]localportal.FileReport, error) {
 	return s.portal.LoadFiles(ctx, specs, opts)
-}
-
-// LoadFixturesDir is [localportal.Portal.LoadFixturesDir].
-func (s *Server) LoadFixturesDir(ctx context.Context, dir string) error {
-	return s.portal.LoadFixturesDir(ctx, dir)
 }
 
 // AddGenerated is [localportal.Portal.AddGenerated].
@@ -306,7 +273,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	case d.fail != nil:
 		writeFailure(rw, *d.fail)
 	case d.tokenMissing:
-		writeJSON(rw, http.StatusForbidden, map[string]any{"error": true,
+		localportal.WriteJSON(rw, http.StatusForbidden, map[string]any{"error": true,
 			"message": "You must be logged in to access this resource"})
 	default:
 		s.portal.Handler().ServeHTTP(rw, r)

@@ -1,0 +1,420 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"net"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/datasf-mcp/datasf-mcp/datasf"
+	"github.com/datasf-mcp/datasf-mcp/localportal"
+)
+
+// errHelp is returned by parseConfig when it printed help, a version or a
+// completion script instead of producing a command to run.
+var errHelp = flag.ErrHelp
+
+// usageError is a command-line mistake: main prints it with the usage of
+// the command it concerns and exits with status 2.
+type usageError struct {
+	err   error
+	usage string // the command's synopsis and flags
+	name  string // the command's path, e.g. "datasf-mcp query"
+}
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+// usage is err, a mistake in the use of cmd.
+func usage(cmd *cobra.Command, err error) error {
+	return &usageError{err: err, usage: usageText(cmd), name: cmd.CommandPath()}
+}
+
+// exactArgs wants n positional arguments, named in the error.
+func exactArgs(n int, names string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) != n {
+			return usage(cmd, fmt.Errorf("%s takes %s; got %d argument(s)", cmd.Name(), names, len(args)))
+		}
+		return nil
+	}
+}
+
+// namedQuery is analyze's --query NAME=DATASET_ID:SOQL: a query run first,
+// in the same session, whose stored result becomes table NAME.
+type namedQuery struct {
+	Name, DatasetID, SoQL string
+}
+
+// Output renderings of the tool commands.
+const (
+	renderAuto     = "auto"     // markdown on a terminal, JSON otherwise
+	renderJSON     = "json"     // the structured content, indented
+	renderMarkdown = "markdown" // the tool's text: summary and table
+)
+
+// parser holds the config one command's flags fill while a command line
+// is parsed, and the flag values that need reading before they go in it.
+type parser struct {
+	getenv func(string) string
+	cfg    config
+	ran    bool // the command was parsed and checked: cfg is complete
+
+	expiration string
+	data       []string
+	exports    bool // the tool command has --all
+	json       bool
+	render     string
+	results    []string
+	queries    []string
+}
+
+// newParser returns a parser whose config holds the defaults of what a
+// command has no flag for.
+func newParser(getenv func(string) string) *parser {
+	return &parser{getenv: getenv, cfg: config{
+		Store: "memory", SampleSize: 15, Expiration: 15 * time.Minute, LogLevel: "info",
+	}}
+}
+
+func (p *parser) env(name, def string) string {
+	if v := p.getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+func (p *parser) envBool(name string) bool {
+	v := strings.ToLower(p.getenv(name))
+	return v == "true" || v == "1" || v == "yes"
+}
+
+// Flag groups, shown under their own headings in help.
+const (
+	groupOutput    = "Output"
+	groupPortal    = "Portal"
+	groupServer    = "Server"
+	groupArguments = "Arguments"
+)
+
+// groupKey is the flag annotation naming its help heading.
+const groupKey = "datasf-mcp/group"
+
+// orderKey is the flag annotation giving its place in help: the order in
+// which the flags were declared (the tool's arguments in schema order).
+const orderKey = "datasf-mcp/order"
+
+// group adds to cmd the flags declare declares, marked to show under the
+// heading name in help, after the flags cmd has.
+func group(cmd *cobra.Command, name string, declare func(fs *pflag.FlagSet)) {
+	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
+	fs.SortFlags = false
+	declare(fs)
+	n := 0
+	cmd.Flags().VisitAll(func(*pflag.Flag) { n++ })
+	fs.VisitAll(func(f *pflag.Flag) {
+		if f.Annotations == nil {
+			f.Annotations = map[string][]string{}
+		}
+		f.Annotations[groupKey] = []string{name}
+		f.Annotations[orderKey] = []string{fmt.Sprintf("%04d", n)}
+		n++
+	})
+	cmd.Flags().AddFlagSet(fs)
+}
+
+// portalFlags are the flags of every command that reads the portal;
+// finish checks them.
+func (p *parser) portalFlags(cmd *cobra.Command) {
+	c := &p.cfg
+	group(cmd, groupPortal, func(fs *pflag.FlagSet) {
+		fs.BoolVar(&c.Offline, "offline", p.envBool("DATASF_OFFLINE"),
+			"serve a built-in generated snapshot from an in-process fake portal; no network (env DATASF_OFFLINE=true)")
+		fs.StringArrayVar(&p.data, "data", nil,
+			"with --offline: serve the portal's exports as downloaded: a CSV, JSON, GeoJSON or rows.json(+view.json) `FILE`, a directory of them, or ID=FILE; repeatable (env DATASF_DATA, a list separated by "+string(filepath.ListSeparator)+")")
+		fs.BoolVar(&c.DataStrict, "data-strict", p.envBool("DATASF_DATA_STRICT"),
+			"with --data: load every file before serving and stop at the first that does not load (env DATASF_DATA_STRICT=true)")
+		fs.StringVar(&c.Catalog, "catalog", p.env("DATASF_CATALOG", ""),
+			"with --offline: load a catalog JSONL `FILE` (one Views-like document a line) for search and schemas (env DATASF_CATALOG)")
+		fs.StringVar(&c.CacheDir, "cache-dir", p.env("DATASF_CACHE_DIR", localportal.DefaultCacheDir()),
+			"with --offline: keep the datasets built into SQLite files in `DIR` for later starts; rebuilt when their source changes (env DATASF_CACHE_DIR)")
+		fs.BoolVar(&c.NoCache, "no-cache", p.envBool("DATASF_NO_CACHE"),
+			"with --offline: build the datasets in a temporary directory for this process only (env DATASF_NO_CACHE=true)")
+		fs.StringVar(&c.Domain, "domain", p.env("DATASF_DOMAIN", "data.sfgov.org"), "the Socrata portal's `DOMAIN` (env DATASF_DOMAIN)")
+		fs.StringVar(&c.BaseURL, "base-url", p.env("DATASF_BASE_URL", ""), "base `URL` of the portal's APIs (default https://DOMAIN; env DATASF_BASE_URL)")
+		fs.StringVar(&c.DiscoveryURL, "discovery-url", p.env("DATASF_DISCOVERY_URL", "https://api.us.socrata.com"), "Socrata Discovery API base `URL` (env DATASF_DISCOVERY_URL)")
+		fs.StringVar(&c.LogLevel, "log-level", p.env("DATASF_LOG_LEVEL", "info"), "log at `LEVEL`: debug, info, warn or error; logs go to stderr (env DATASF_LOG_LEVEL)")
+	})
+}
+
+// serverFlags are the flags of the commands that keep serving: listen
+// declares the address flag, then come the flags of the results they keep;
+// finish checks them.
+func (p *parser) serverFlags(cmd *cobra.Command, listen func(fs *pflag.FlagSet)) {
+	c := &p.cfg
+	group(cmd, groupServer, func(fs *pflag.FlagSet) {
+		listen(fs)
+		fs.StringVar(&c.PublicURL, "public-url", p.env("DATASF_PUBLIC_URL", ""), "base `URL` of result links, when behind a proxy (default http://LISTEN-ADDR; env DATASF_PUBLIC_URL)")
+		fs.StringVar(&c.Store, "store", p.env("DATASF_STORE", "memory"), "keep results in `STORE`: memory, sqlite:PATH or redis://HOST:PORT/DB (env DATASF_STORE)")
+		fs.StringVar(&p.expiration, "expiration", p.env("DATASF_EXPIRATION", "15m"), "keep a stored result for `DURATION` (such as 15m or 2h) after its last access (env DATASF_EXPIRATION)")
+		fs.IntVar(&c.SampleSize, "sample-size", 15, fmt.Sprintf("sample rows a query returns to the model when it asks for no number (1-%d)", datasf.MaxSampleSize))
+		fs.StringVar(&c.CORSOrigins, "cors-origins", p.env("DATASF_CORS_ORIGINS", ""), "browser `ORIGINS` (comma-separated) allowed to call the REST API cross-origin (env DATASF_CORS_ORIGINS)")
+	})
+}
+
+// finish checks the values of the shared flags cmd has (the server and
+// portal flags, --log-level) and reads the settings that are environment
+// only. The command's own check comes after.
+func (p *parser) finish(cmd *cobra.Command) error {
+	c := &p.cfg
+	has := func(name string) bool { return cmd.Flags().Lookup(name) != nil }
+	fail := func(format string, a ...any) error { return usage(cmd, fmt.Errorf(format, a...)) }
+
+	if has("expiration") {
+		d, err := time.ParseDuration(p.expiration)
+		if err != nil || d <= 0 {
+			hint := ""
+			if _, nerr := strconv.Atoi(p.expiration); nerr == nil {
+				hint = " (a number needs a unit: " + p.expiration + "m, " + p.expiration + "s)"
+			}
+			return fail("--expiration must be a positive duration such as 15m or 2h; got %q%s", p.expiration, hint)
+		}
+		c.Expiration = d
+	}
+	if c.SampleSize < 1 || c.SampleSize > datasf.MaxSampleSize {
+		return fail("--sample-size must be between 1 and %d; got %d", datasf.MaxSampleSize, c.SampleSize)
+	}
+	if c.Store == "" {
+		c.Store = "memory"
+	}
+	if c.LogLevel == "" {
+		c.LogLevel = "info"
+	}
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		return fail("--log-level must be debug, info, warn or error; got %q", c.LogLevel)
+	}
+	if has("data") {
+		if cmd.Flags().Changed("data") {
+			c.Data = p.data
+		} else if v := p.getenv("DATASF_DATA"); v != "" {
+			c.Data = filepath.SplitList(v)
+		}
+		if (len(c.Data) > 0 || c.Catalog != "") && !c.Offline {
+			return fail("--data and --catalog need --offline (they load files into the in-process fake portal)")
+		}
+	}
+	for _, tok := range strings.Split(p.getenv("DATASF_REST_TOKEN"), ",") {
+		if tok = strings.TrimSpace(tok); tok != "" {
+			c.RESTTokens = append(c.RESTTokens, tok)
+		}
+	}
+	c.AppToken = p.getenv("SOCRATA_APP_TOKEN")
+	return nil
+}
+
+// outputCheck resolves --server, --format, --json, --all and -o of a tool
+// command.
+func (p *parser) outputCheck(cmd *cobra.Command) error {
+	c := &p.cfg
+	fail := func(format string, a ...any) error { return usage(cmd, fmt.Errorf(format, a...)) }
+	if c.Server != "" {
+		if c.Offline {
+			return fail("--server and --offline exclude each other: the server at --server answers (start it with --offline)")
+		}
+		if !strings.HasPrefix(c.Server, "http://") && !strings.HasPrefix(c.Server, "https://") {
+			return fail("--server wants the URL of a running datasf-mcp serve, e.g. http://127.0.0.1:8080; got %q", c.Server)
+		}
+	}
+	render := p.render
+	if p.json {
+		if render != "" && render != renderJSON {
+			return fail("--json and --format %s exclude each other", render)
+		}
+		render = renderJSON
+	}
+	switch render {
+	case "", renderAuto:
+		c.Render = renderAuto
+	case renderJSON, renderMarkdown:
+		c.Render = render
+	case "csv", "ndjson":
+		if !p.exports {
+			return fail("--format must be auto, json or markdown; got %q", render)
+		}
+		if !c.All {
+			return fail("--format %s is a format of the complete result: add --all (the sample prints as json or markdown)", render)
+		}
+		c.Format = render
+	default:
+		if p.exports {
+			return fail("--format must be auto, json or markdown, or with --all csv, ndjson or json; got %q", render)
+		}
+		return fail("--format must be auto, json or markdown; got %q", render)
+	}
+	if c.All {
+		if c.Format == "" && render == renderJSON {
+			c.Format = "json"
+		}
+		if render == renderMarkdown {
+			return fail("--all writes the complete result as csv, ndjson or json, not markdown")
+		}
+		var err error
+		if c.Format, err = exportFormat(c.Format, c.Output); err != nil {
+			return fail("%v", err)
+		}
+	}
+	return nil
+}
+
+// exportFormat checks a download format, or picks it from the output
+// file's extension (csv by default).
+func exportFormat(format, output string) (string, error) {
+	if format == "" {
+		switch strings.ToLower(filepath.Ext(output)) {
+		case ".ndjson", ".jsonl":
+			return "ndjson", nil
+		case ".json":
+			return "json", nil
+		}
+		return "csv", nil
+	}
+	switch format {
+	case "csv", "ndjson", "json":
+		return format, nil
+	}
+	return "", fmt.Errorf("--format must be csv, ndjson or json; got %q", format)
+}
+
+// listenAddr normalizes *addr, the value of the listen address flag
+// --name of cmd.
+func listenAddr(cmd *cobra.Command, name string, addr *string) error {
+	a, err := normalizeAddr(*addr)
+	if err != nil {
+		return usage(cmd, fmt.Errorf("--%s: %v", name, err))
+	}
+	*addr = a
+	return nil
+}
+
+// normalizeAddr turns PORT, :PORT, HOST:PORT (or http://HOST:PORT) into a
+// listen address. A bare port listens on 127.0.0.1 only.
+func normalizeAddr(addr string) (string, error) {
+	a := strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(addr), "http://"), "/")
+	if _, err := strconv.ParseUint(a, 10, 16); err == nil {
+		a = "127.0.0.1:" + a
+	}
+	host, port, err := net.SplitHostPort(a)
+	if err != nil {
+		return "", fmt.Errorf("want PORT, :PORT or HOST:PORT; got %q", addr)
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return "", fmt.Errorf("port %q is not a number from 0 to 65535 (in %q)", port, addr)
+	}
+	if strings.ContainsAny(host, "/ ") {
+		return "", fmt.Errorf("want PORT, :PORT or HOST:PORT; got %q", addr)
+	}
+	return a, nil
+}
+
+// singleDashCheck refuses a long flag written with one dash (-offline):
+// GNU-style parsing would read it as -o ffline.
+func singleDashCheck(root *cobra.Command, args []string) error {
+	cmd := root
+	if c, _, err := root.Find(args); err == nil {
+		cmd = c
+	}
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if !strings.HasPrefix(a, "-") || strings.HasPrefix(a, "--") || len(a) < 3 {
+			continue
+		}
+		name, _, _ := strings.Cut(a[1:], "=")
+		if cmd.Flags().Lookup(name) != nil || cmd.InheritedFlags().Lookup(name) != nil || name == "help" {
+			return usage(cmd, fmt.Errorf("-%s: long flags take two dashes: --%s", name, a[1:]))
+		}
+	}
+	return nil
+}
+
+// flagName is the flag of a tool argument: sample_size -> sample-size.
+func flagName(arg string) string { return strings.ReplaceAll(arg, "_", "-") }
+
+// argHelp is a tool argument's flag help: its description, which already
+// names its limits and default in most cases, and the limits when not.
+func argHelp(a datasf.ArgSpec) string {
+	help := a.Description
+	var limits []string
+	switch {
+	case a.Kind == "string" && a.Max > 0 && !strings.Contains(help, strconv.Itoa(a.Max)):
+		if a.Min > 0 {
+			limits = append(limits, fmt.Sprintf("%d-%d characters", a.Min, a.Max))
+		} else {
+			limits = append(limits, fmt.Sprintf("at most %d characters", a.Max))
+		}
+	case a.Kind == "integer" && !strings.Contains(help, fmt.Sprintf("%d-%d", a.Min, a.Max)):
+		limits = append(limits, fmt.Sprintf("%d-%d", a.Min, a.Max))
+	case a.Kind == "object":
+		limits = append(limits, fmt.Sprintf("%d-%d entries", a.Min, a.Max))
+	}
+	if len(limits) > 0 {
+		help = strings.TrimSuffix(help, ".") + " (" + strings.Join(limits, ", ") + ")."
+	}
+	return help
+}
+
+// toolSpecs is the description of every tool, built once per process.
+var toolSpecs = sync.OnceValue(datasf.ToolSpecs)
+
+// toolSpec returns the description of the tool named name.
+func toolSpec(name string) datasf.ToolSpec {
+	specs := toolSpecs()
+	i := slices.IndexFunc(specs, func(s datasf.ToolSpec) bool { return s.Name == name })
+	if i < 0 {
+		panic("datasf-mcp: no tool " + name) // the command table names a tool that is gone
+	}
+	return specs[i]
+}
+
+// completeWords completes a flag's value from a fixed list.
+func completeWords(cmd *cobra.Command, flag string, words ...string) {
+	err := cmd.RegisterFlagCompletionFunc(flag, func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		return words, cobra.ShellCompDirectiveNoFileComp
+	})
+	if err != nil {
+		panic("datasf-mcp: " + err.Error()) // the flag is not declared yet
+	}
+}
+
+// completeCommandNames completes a command name, for help.
+func completeCommandNames(cmd *cobra.Command, _ []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	var names []string
+	for _, c := range cmd.Root().Commands() {
+		if c.IsAvailableCommand() {
+			names = append(names, c.Name())
+		}
+	}
+	return names, cobra.ShellCompDirectiveNoFileComp
+}
+
+// commandNames lists the commands a user can run.
+func commandNames(root *cobra.Command) string {
+	var names []string
+	for _, c := range root.Commands() {
+		if c.IsAvailableCommand() || c.Name() == "help" {
+			names = append(names, c.Name())
+		}
+	}
+	return strings.Join(names, ", ")
+}
