@@ -34,7 +34,7 @@ type soqlExecutor struct {
 	// configured portal), checked again at every execution (portals.go).
 	clientFor func(ctx context.Context, domain string) (*socrata.Client, error)
 	pageRows  int64 // rows per upstream request of Stream
-	ahead    int   // pages requested ahead of the one being sent (bounded streams)
+	ahead     int   // pages requested ahead of the one being sent (bounded streams)
 }
 
 // newExecutor returns a soqlExecutor that runs queries through c: those
