@@ -288,8 +288,9 @@ func (t hostTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // domainsOf returns the checked domains of a search's domain argument: one
 // domain, several separated by commas, or "*" (every portal: the
-// allowlist's, or all the Discovery API knows, nil).
-func (p *portals) domainsOf(arg string) ([]string, error) {
+// allowlist's, or all the Discovery API knows, nil). Each is checked as
+// get checks it (its addresses too), though only the Discovery API is asked.
+func (p *portals) domainsOf(ctx context.Context, arg string) ([]string, error) {
 	if len(arg) > MaxSearchDomains || strings.Count(arg, ",") >= maxSearchPortals {
 		return nil, &socrata.DomainError{Domain: clipText(arg, 60),
 			Reason: fmt.Sprintf("a search names at most %d domains (%d characters); use \"*\" for all", maxSearchPortals, MaxSearchDomains)}
@@ -305,12 +306,12 @@ func (p *portals) domainsOf(arg string) ([]string, error) {
 		if strings.TrimSpace(part) == "" {
 			return nil, &socrata.DomainError{Domain: arg, Reason: "it has an empty entry between commas"}
 		}
-		d, err := p.check(strings.TrimSpace(part))
+		v, err := p.get(ctx, strings.TrimSpace(part))
 		if err != nil {
 			return nil, err
 		}
-		if !slices.Contains(out, d) {
-			out = append(out, d)
+		if !slices.Contains(out, v.domain) {
+			out = append(out, v.domain)
 		}
 	}
 	return out, nil

@@ -89,7 +89,7 @@ func (s *toolServer) search(ctx context.Context, _ mcp.CallToolRequest, in *Sear
 	case d == "":
 		ds, err = s.client.Search(ctx, in.Query, limit)
 	case d == "*" || strings.Contains(d, ","):
-		domains, derr := s.portals.domainsOf(d)
+		domains, derr := s.portals.domainsOf(ctx, d)
 		if derr != nil {
 			return upstreamError(derr, "the domain", ""), nil
 		}

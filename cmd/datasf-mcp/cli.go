@@ -185,7 +185,8 @@ func (p *parser) portalFlags(cmd *cobra.Command) {
 		"with --offline: keep the datasets built into SQLite files in `DIR` for later starts; rebuilt when their source changes (env DATASF_CACHE_DIR)")
 	fs.BoolVar(&c.NoCache, "no-cache", p.envBool("DATASF_NO_CACHE"),
 		"with --offline: build the datasets in a temporary directory for this process only (env DATASF_NO_CACHE=true)")
-	fs.StringVar(&c.Domain, "domain", p.env("DATASF_DOMAIN", "data.sfgov.org"), "the Socrata portal's `DOMAIN` (env DATASF_DOMAIN)")
+	fs.StringVar(&c.Domain, "domain", p.env("DATASF_DOMAIN", "data.sfgov.org"), "the Socrata portal's `DOMAIN`, the tools' default (env DATASF_DOMAIN); search also takes a,b or * (every portal), list * (the portals)")
+	fs.StringVar(&c.Domains, "domains", p.env("DATASF_DOMAINS", ""), "allow the tools only these other portal `DOMAINS` (comma-separated); default any public Socrata portal (env DATASF_DOMAINS)")
 	fs.StringVar(&c.BaseURL, "base-url", p.env("DATASF_BASE_URL", ""), "base `URL` of the portal's APIs (default https://DOMAIN; env DATASF_BASE_URL)")
 	fs.StringVar(&c.DiscoveryURL, "discovery-url", p.env("DATASF_DISCOVERY_URL", "https://api.us.socrata.com"), "Socrata Discovery API base `URL` (env DATASF_DISCOVERY_URL)")
 	fs.StringVar(&c.LogLevel, "log-level", p.env("DATASF_LOG_LEVEL", "info"), "log at `LEVEL`: debug, info, warn or error; logs go to stderr (env DATASF_LOG_LEVEL)")
@@ -371,7 +372,7 @@ func (p *parser) toolCommand(tc toolCommand) *cobra.Command {
 	args := pflag.NewFlagSet(groupArguments, pflag.ContinueOnError)
 	flags := map[string]func() (any, bool){}
 	for _, a := range spec.Args {
-		if a.Name == "format" {
+		if a.Name == "format" || a.Name == "domain" { // --domain is a portal flag
 			continue
 		}
 		name := flagName(a.Name)
@@ -442,6 +443,9 @@ func (p *parser) toolCommand(tc toolCommand) *cobra.Command {
 				p.cfg.ToolArgs[a.Name] = v
 				fromFlag[a.Name] = true
 			}
+		}
+		if f := c.Flags().Lookup("domain"); f != nil && f.Changed {
+			p.toolDomain()
 		}
 		for i, v := range pos {
 			a := positional[i]
@@ -606,6 +610,9 @@ func (p *parser) finish(cmd *cobra.Command, command string) error {
 		}
 	}
 	c.AppToken = p.getenv("SOCRATA_APP_TOKEN")
+	if c.AppTokens, err = appTokens(p.getenv("DATASF_APP_TOKENS")); err != nil {
+		return fail("%v", err)
+	}
 	p.ran = true
 	return nil
 }
