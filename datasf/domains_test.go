@@ -381,7 +381,6 @@ func getText(t *testing.T, url string) string {
 	return string(b)
 }
 
-
 // refusedDomains are domain arguments that are no public portal's host
 // name, each refused before any connection.
 var refusedDomains = []string{
