@@ -288,6 +288,7 @@ func TestQueryOnSecondDomain(t *testing.T) {
 			}
 			e := newDomainsEnv(t, cfg)
 			soqlText := "SELECT status, ward"
+			uris := map[string]string{}
 			for domain, want := range map[string]int{"": rowsOf[sfDomain], chiDomain: rowsOf[chiDomain]} {
 				args := map[string]any{"dataset_id": sharedID, "soql": soqlText, "sample_size": 2}
 				if domain != "" {
@@ -312,6 +313,7 @@ func TestQueryOnSecondDomain(t *testing.T) {
 					t.Errorf("query_datasf on the configured portal: resource.name = %q; want the dataset's name alone", name)
 				}
 				url := resource["url"].(string)
+				uris[domain] = resource["uri"].(string)
 
 				// The REST metadata names the domain, in the stored query.
 				var info struct {
@@ -343,7 +345,25 @@ func TestQueryOnSecondDomain(t *testing.T) {
 				}
 			}
 
-			out, res := e.call(t, "list_results", map[string]any{})
+			// analyze_results compares the two portals, each table from its own.
+			args := map[string]any{"sql": "SELECT (SELECT count(*) FROM sf) AS sf, (SELECT count(*) FROM chi) AS chi",
+				"results": map[string]any{"sf": uris[""], "chi": uris[chiDomain]}}
+			out, res := e.call(t, "analyze_results", args)
+			mustSucceed(t, "analyze_results", args, out, res)
+			if got, want := fmt.Sprint(out["rows"]), fmt.Sprintf("[map[chi:%d sf:%d]]", rowsOf[chiDomain], rowsOf[sfDomain]); got != want {
+				t.Errorf("analyze_results rows = %s; want %s", got, want)
+			}
+			tableDomains := map[string]string{}
+			for _, tb := range out["tables"].([]any) {
+				m := tb.(map[string]any)
+				d, _ := m["domain"].(string)
+				tableDomains[m["name"].(string)] = d
+			}
+			if diff := cmp.Diff(map[string]string{"sf": "", "chi": chiDomain}, tableDomains); diff != "" {
+				t.Errorf("analyze_results tables' domains (-want +got):\n%s", diff)
+			}
+
+			out, res = e.call(t, "list_results", map[string]any{})
 			mustSucceed(t, "list_results", nil, out, res)
 			var domains []string
 			for _, r := range out["results"].([]any) {

@@ -237,7 +237,7 @@ func (p *portals) newPortal(d string) *portal {
 		// request names the domain in its Host header; no DNS.
 		base := copts.HTTPClient
 		if base == nil {
-			base = &http.Client{}
+			base = &http.Client{Timeout: 30 * time.Second} // socrata's default
 		}
 		hc := *base
 		next := hc.Transport
