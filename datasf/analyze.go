@@ -14,12 +14,12 @@ import (
 )
 
 type analyzeOutput struct {
-	Summary   string              `json:"summary"`
-	Columns   []string            `json:"columns"`
-	Rows      []map[string]any    `json:"rows"`
-	RowCount  int                 `json:"row_count"`
-	Truncated bool                `json:"truncated"`
-	Tables    []analyzeTable      `json:"tables"`
+	Summary   string           `json:"summary"`
+	Columns   []string         `json:"columns"`
+	Rows      []map[string]any `json:"rows"`
+	RowCount  int              `json:"row_count"`
+	Truncated bool             `json:"truncated"`
+	Tables    []analyzeTable   `json:"tables"`
 }
 
 // analyzeTable is a loaded table, with the portal of its result when that
