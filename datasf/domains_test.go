@@ -240,6 +240,12 @@ func TestCrossPortalSearch(t *testing.T) {
 			if diff := cmp.Diff(tt.want, hitDomains(out)); diff != "" {
 				t.Errorf("search_datasf(domain %q) hits by domain (-want +got):\n%s", tt.domain, diff)
 			}
+			text := res.Content[0].(mcp.TextContent).Text
+			for d := range tt.want {
+				if !strings.Contains(text, "| "+d+" | ") {
+					t.Errorf("search_datasf(domain %q) text does not name %s in a row:\n%s", tt.domain, d, text)
+				}
+			}
 			last, ok := e.fake.LastRequest()
 			if !ok || last.Endpoint != "catalog" || last.Query.Get("domains") != tt.wantDomains {
 				t.Errorf("search_datasf(domain %q): last request %+v; want a catalog request with domains=%q", tt.domain, last, tt.wantDomains)
@@ -456,8 +462,8 @@ func TestDomainRefused(t *testing.T) {
 				if msg, _ := out["error"].(string); !strings.Contains(msg, "domain") {
 					t.Errorf("%s(domain %q).error = %q; want it to name the domain argument", c.tool, domain, msg)
 				}
-				// The tests run in parallel: no other subtest sends
-				// requests (all are refused), so any change is this call's.
+				// The subtests run one after the other on this test's own
+				// fake, so any change is this call's.
 				if sent, seen := e.wire.n.Load(), e.fake.RequestCount(""); sent != sentBefore || seen != seenBefore {
 					t.Errorf("%s(domain %q): %d requests sent, %d seen by the portal; want none", c.tool, domain, sent-sentBefore, seen-seenBefore)
 				}

@@ -133,7 +133,7 @@ func (s *toolServer) search(ctx context.Context, _ mcp.CallToolRequest, in *Sear
 	return render(responseFormat(ctx, in.Format), out, out.Summary, table), nil
 }
 
-func (s *toolServer) list(ctx context.Context, req mcp.CallToolRequest, in *ListInput) (*mcp.CallToolResult, error) {
+func (s *toolServer) list(ctx context.Context, _ mcp.CallToolRequest, in *ListInput) (*mcp.CallToolResult, error) {
 	limit := or(in.Limit, DefaultListLimit)
 	if strings.TrimSpace(in.Domain) == "*" {
 		return s.listPortals(ctx, in, limit), nil
@@ -440,6 +440,14 @@ func render(format string, structured any, summary, table string) *mcp.CallToolR
 
 func catalogTable(items []datasetItem) string {
 	var b strings.Builder
+	if slices.ContainsFunc(items, func(it datasetItem) bool { return it.Domain != "" }) {
+		// Another portal's datasets, or several portals': each row names its domain.
+		b.WriteString("| domain | id | name | category | updated |\n|---|---|---|---|---|\n")
+		for _, it := range items {
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", cell(it.Domain), cell(it.ID), cell(it.Name), cell(it.Category), cell(it.UpdatedAt))
+		}
+		return b.String()
+	}
 	b.WriteString("| id | name | category | updated |\n|---|---|---|---|\n")
 	for _, it := range items {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", cell(it.ID), cell(it.Name), cell(it.Category), cell(it.UpdatedAt))
