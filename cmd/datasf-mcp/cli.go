@@ -176,7 +176,7 @@ func (p *parser) portalFlags(cmd *cobra.Command) {
 	fs.BoolVar(&c.Offline, "offline", p.envBool("DATASF_OFFLINE"),
 		"serve a built-in generated snapshot from an in-process fake portal; no network (env DATASF_OFFLINE=true)")
 	fs.StringArrayVar(&p.data, "data", nil,
-		"with --offline: serve the portal's exports as downloaded: a CSV, JSON, GeoJSON or rows.json(+view.json) `FILE`, a directory of them, or ID=FILE; repeatable (env DATASF_DATA, a list separated by "+string(filepath.ListSeparator)+")")
+		"with --offline: serve the portal's exports as downloaded: a CSV, JSON, GeoJSON or rows.json(+view.json) `FILE`, a directory of them, or ID=FILE; DOMAIN=FILE or DOMAIN=ID=FILE serves it on another portal domain; repeatable (env DATASF_DATA, a list separated by "+string(filepath.ListSeparator)+")")
 	fs.BoolVar(&c.DataStrict, "data-strict", p.envBool("DATASF_DATA_STRICT"),
 		"with --data: load every file before serving and stop at the first that does not load (env DATASF_DATA_STRICT=true)")
 	fs.StringVar(&c.Catalog, "catalog", p.env("DATASF_CATALOG", ""),

@@ -7,14 +7,12 @@ import (
 	"github.com/datasf-mcp/datasf-mcp/socrata"
 )
 
-// toolDomain makes a tool command's --domain the tool's domain argument
-// (so --server passes it on). The configured domain follows it, unless it
-// names several portals (a,b or *), which only search and list take.
+// toolDomain makes a tool command's --domain the tool's domain argument,
+// as a model passes it (and --server passes it on); the configured domain
+// stays DATASF_DOMAIN's.
 func (p *parser) toolDomain() {
 	p.cfg.ToolArgs["domain"] = p.cfg.Domain
-	if strings.ContainsAny(p.cfg.Domain, "*,") {
-		p.cfg.Domain = p.env("DATASF_DOMAIN", "data.sfgov.org")
-	}
+	p.cfg.Domain = p.env("DATASF_DOMAIN", "data.sfgov.org")
 }
 
 // appTokens reads DATASF_APP_TOKENS: DOMAIN=TOKEN entries separated by
