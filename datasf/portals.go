@@ -47,6 +47,8 @@ type portal struct {
 	client  *socrata.Client
 	schemas *schemacache.Cache
 	close   func() // releases its idle connections; nil for the configured portal
+	// transport is the client's own, when the portal is reached directly.
+	transport *http.Transport
 }
 
 // portalsOptions configures newPortals.
@@ -268,6 +270,7 @@ func (p *portals) newPortal(d string) *portal {
 				return nil
 			}}
 		v.close = tr.CloseIdleConnections
+		v.transport = tr
 	}
 	v.client = socrata.NewClient(copts)
 	v.schemas = schemacache.New(v.client, schemacache.Options{Size: domainSchemaCacheSize})
