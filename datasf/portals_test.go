@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"sync/atomic"
 	"testing"
 
 	"github.com/datasf-mcp/datasf-mcp/socrata"
@@ -32,8 +33,8 @@ func TestPortalsDirectClientIsGuarded(t *testing.T) {
 		t.Fatalf("portal %q, transport %v; want data.cityofchicago.org with a transport of its own and no proxy", v.domain, v.transport)
 	}
 	// DNS rebinding: the name now points at this loopback server.
-	var hits int
-	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { hits++ }))
+	var hits atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { hits.Add(1) }))
 	defer srv.Close()
 	conn, err := v.transport.DialContext(t.Context(), "tcp", srv.Listener.Addr().String())
 	if err == nil {
@@ -43,8 +44,8 @@ func TestPortalsDirectClientIsGuarded(t *testing.T) {
 	if !errors.Is(err, socrata.ErrNonPublicAddress) {
 		t.Errorf("dial error %v; want socrata.ErrNonPublicAddress", err)
 	}
-	if hits != 0 {
-		t.Errorf("the loopback server was reached %d times", hits)
+	if n := hits.Load(); n != 0 {
+		t.Errorf("the loopback server was reached %d times", n)
 	}
 	if again, _ := p.get(t.Context(), "data.cityofchicago.org"); again != v {
 		t.Errorf("a second get made another portal; want the kept one")
