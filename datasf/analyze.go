@@ -14,12 +14,19 @@ import (
 )
 
 type analyzeOutput struct {
-	Summary   string              `json:"summary"`
-	Columns   []string            `json:"columns"`
-	Rows      []map[string]any    `json:"rows"`
-	RowCount  int                 `json:"row_count"`
-	Truncated bool                `json:"truncated"`
-	Tables    []analyze.TableInfo `json:"tables"`
+	Summary   string           `json:"summary"`
+	Columns   []string         `json:"columns"`
+	Rows      []map[string]any `json:"rows"`
+	RowCount  int              `json:"row_count"`
+	Truncated bool             `json:"truncated"`
+	Tables    []analyzeTable   `json:"tables"`
+}
+
+// analyzeTable is a loaded table, with the portal of its result when that
+// is not the configured one.
+type analyzeTable struct {
+	analyze.TableInfo
+	Domain string `json:"domain,omitempty"`
 }
 
 func (s *toolServer) analyzeResults(ctx context.Context, req mcp.CallToolRequest, in *AnalyzeInput) (*mcp.CallToolResult, error) {
@@ -28,7 +35,13 @@ func (s *toolServer) analyzeResults(ctx context.Context, req mcp.CallToolRequest
 	if err != nil {
 		return analyzeError(err), nil
 	}
-	out := analyzeOutput{Columns: res.Columns, Rows: res.Rows, RowCount: res.RowCount, Truncated: res.Truncated, Tables: res.Tables}
+	out := analyzeOutput{Columns: res.Columns, Rows: res.Rows, RowCount: res.RowCount, Truncated: res.Truncated, Tables: make([]analyzeTable, len(res.Tables))}
+	for i, t := range res.Tables {
+		out.Tables[i].TableInfo = t
+		if rec, err := s.results.Resource(ctx, t.ResourceID); err == nil && rec.Query.Kind == QueryKind {
+			out.Tables[i].Domain = rec.Query.Params["domain"]
+		}
+	}
 	if out.Rows == nil {
 		out.Rows = []map[string]any{}
 	}

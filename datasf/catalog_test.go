@@ -117,7 +117,7 @@ func TestSearchValidation(t *testing.T) {
 		{"limit 0 is not unset", map[string]any{"query": "food", "limit": 0}, "limit"},
 		{"limit as text", map[string]any{"query": "food", "limit": "5"}, "limit"},
 		{"query as number", map[string]any{"query": 5}, "query"},
-		{"unknown argument", map[string]any{"query": "food", "domain": "evil.example"}, "domain"},
+		{"unknown argument", map[string]any{"query": "food", "portal": "evil.example"}, "portal"},
 		{"bad format", map[string]any{"query": "food", "format": "xml"}, "format"},
 	}
 	for _, tt := range tests {

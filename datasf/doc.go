@@ -48,6 +48,15 @@
 // REST endpoint or read as an MCP resource. When no row matches, the answer
 // carries hints about its text literals (hints.go).
 //
+// The four portal tools take a domain: the configured portal when it is
+// left out, else any public Socrata portal (or those of Config.Domains),
+// checked before any request as portals.go says (a DNS host name only;
+// public addresses only, at lookup and at dial time); each portal has its
+// own client, app token (Config.AppTokens) and schema cache. search_datasf
+// and list_datasf take "*" for every portal (list_datasf then lists the
+// portals). A stored query keeps its domain, so its pages and exports run
+// on its own portal.
+//
 // Stored results are re-executed by kind: "soql" through soqlExecutor (the
 // portal, paged or streamed), "spill" (large search, list and schema
 // answers kept whole in memory) through package dualresp/spill.

@@ -69,8 +69,14 @@ func upstreamError(err error, what string, hint string) *mcp.CallToolResult {
 		rl  *socrata.RateLimitError
 		to  *socrata.TimeoutError
 		api *socrata.APIError
+		de  *socrata.DomainError
 	)
 	switch {
+	case errors.As(err, &de):
+		return domainRefused(de)
+	case errors.Is(err, socrata.ErrNonPublicAddress):
+		return toolError{Error: "The portal's name resolves to an address that is not public; it is refused. Give a public portal's host name.",
+			ErrorType: errValidation, Code: CodeDomainRefused}.result()
 	case errors.Is(err, socrata.ErrNotFound):
 		msg := what + " was not found on the portal."
 		if hint != "" {
@@ -125,6 +131,17 @@ func upstreamError(err error, what string, hint string) *mcp.CallToolResult {
 		}
 		return toolError{Error: "The request for " + what + " failed: " + err.Error(), ErrorType: errAPI}.result()
 	}
+}
+
+// CodeDomainRefused is the code of a tool error for a domain argument that
+// is not a public portal's host name, or not allowed here.
+const CodeDomainRefused = "domain_refused"
+
+// domainRefused answers a refused domain argument.
+func domainRefused(de *socrata.DomainError) *mcp.CallToolResult {
+	msg := strings.TrimPrefix(de.Error(), "socrata: ")
+	return toolError{Error: msg + ". list_datasf with domain \"*\" lists portals.", ErrorType: errValidation, Code: CodeDomainRefused,
+		Details: map[string]any{"field": "domain", "reason": de.Reason}}.result()
 }
 
 // CodeUnreachable is the code of a tool error whose portal cannot be

@@ -30,66 +30,101 @@ const streamAhead = 2
 // soqlExecutor re-executes stored SoQL queries against a Socrata portal. It is the
 // dualresp.Executor the REST endpoint uses to serve pages and exports.
 type soqlExecutor struct {
-	client   *socrata.Client
-	pageRows int64 // rows per upstream request of Stream
-	ahead    int   // pages requested ahead of the one being sent (bounded streams)
+	// clientFor returns the client of a stored query's domain ("" for the
+	// configured portal), checked again at every execution (portals.go).
+	clientFor func(ctx context.Context, domain string) (*socrata.Client, error)
+	pageRows  int64 // rows per upstream request of Stream
+	ahead     int   // pages requested ahead of the one being sent (bounded streams)
 }
 
-// newExecutor returns a soqlExecutor that runs queries through c.
+// newExecutor returns a soqlExecutor that runs queries through c: those
+// of c's domain only.
 func newExecutor(c *socrata.Client) *soqlExecutor {
-	return &soqlExecutor{client: c, pageRows: streamPageRows, ahead: streamAhead}
+	return &soqlExecutor{
+		clientFor: func(_ context.Context, domain string) (*socrata.Client, error) {
+			if domain != "" && !strings.EqualFold(domain, c.Domain()) {
+				return nil, fmt.Errorf("datasf: stored query of domain %s; this executor serves %s", domain, c.Domain())
+			}
+			return c, nil
+		},
+		pageRows: streamPageRows, ahead: streamAhead,
+	}
 }
 
-// storedQuery builds the dualresp query definition for a SoQL query on a dataset.
-func storedQuery(datasetID string, q *soql.Query) dualresp.Query {
-	return dualresp.Query{Kind: QueryKind, Text: q.String(), Params: map[string]string{"dataset_id": datasetID}}
+// newPortalsExecutor returns a soqlExecutor that runs each stored query on
+// its own portal.
+func newPortalsExecutor(p *portals) *soqlExecutor {
+	return &soqlExecutor{
+		clientFor: func(ctx context.Context, domain string) (*socrata.Client, error) {
+			v, err := p.get(ctx, domain)
+			if err != nil {
+				return nil, err
+			}
+			return v.client, nil
+		},
+		pageRows: streamPageRows, ahead: streamAhead,
+	}
 }
 
-func (e *soqlExecutor) parse(ctx context.Context, q dualresp.Query) (string, *soql.Query, error) {
+// storedQuery builds the dualresp query definition for a SoQL query on a
+// dataset of the configured portal (domain "") or of another.
+func storedQuery(domain, datasetID string, q *soql.Query) dualresp.Query {
+	params := map[string]string{"dataset_id": datasetID}
+	if domain != "" {
+		params["domain"] = domain
+	}
+	return dualresp.Query{Kind: QueryKind, Text: q.String(), Params: params}
+}
+
+func (e *soqlExecutor) parse(ctx context.Context, q dualresp.Query) (*socrata.Client, string, *soql.Query, error) {
 	if q.Kind != QueryKind {
-		return "", nil, fmt.Errorf("datasf: cannot execute a stored query of kind %q", q.Kind)
+		return nil, "", nil, fmt.Errorf("datasf: cannot execute a stored query of kind %q", q.Kind)
 	}
 	id := q.Params["dataset_id"]
 	if id == "" {
-		return "", nil, errors.New("datasf: stored query has no dataset_id")
+		return nil, "", nil, errors.New("datasf: stored query has no dataset_id")
+	}
+	c, err := e.clientFor(ctx, q.Params["domain"])
+	if err != nil {
+		return nil, "", nil, err
 	}
 	if parsed, ok := q.Parsed.(*soql.Query); ok {
-		return id, parsed, nil // the caller's tree, read-only
+		return c, id, parsed, nil // the caller's tree, read-only
 	}
 	parsed, err := parseSoQL(ctx, q.Text)
 	if err != nil {
-		return "", nil, fmt.Errorf("datasf: stored query does not parse: %w", err)
+		return nil, "", nil, fmt.Errorf("datasf: stored query does not parse: %w", err)
 	}
-	return id, parsed, nil
+	return c, id, parsed, nil
 }
 
 // Count returns the exact number of rows the stored query returns.
 func (e *soqlExecutor) Count(ctx context.Context, q dualresp.Query) (int64, error) {
-	id, parsed, err := e.parse(ctx, q)
+	c, id, parsed, err := e.parse(ctx, q)
 	if err != nil {
 		return 0, err
 	}
-	return countRows(ctx, e.client, id, parsed)
+	return countRows(ctx, c, id, parsed)
 }
 
 // Page returns one page of the stored query's rows, as raw JSON objects,
 // with the result's columns from the response's X-SODA2-Fields and
 // X-SODA2-Types headers: one upstream request.
 func (e *soqlExecutor) Page(ctx context.Context, q dualresp.Query, req dualresp.PageRequest) (dualresp.PageResult, error) {
-	id, parsed, err := e.parse(ctx, q)
+	c, id, parsed, err := e.parse(ctx, q)
 	if err != nil {
 		return dualresp.PageResult{}, err
 	}
 	parsed = withOrder(parsed, req.Order)
-	rows, cols, err := rawRows(ctx, e.client, id, parsed.WithPage(req.Offset, req.Limit))
+	rows, cols, err := rawRows(ctx, c, id, parsed.WithPage(req.Offset, req.Limit))
 	return dualresp.PageResult{Rows: rows, Columns: cols}, err
 }
 
 // Executors returns the executors of the query kinds a datasf server
-// stores, for dualresp.Options.Executors: QueryKind (SoQL) through c, and
-// spill.Kind (spilled tool results) from blobs.
-func executors(c *socrata.Client, blobs *spill.Store) map[string]dualresp.Executor {
-	return map[string]dualresp.Executor{QueryKind: newExecutor(c), spill.Kind: blobs}
+// stores, for dualresp.Options.Executors: QueryKind (SoQL) on each stored
+// query's portal, and spill.Kind (spilled tool results) from blobs.
+func executors(p *portals, blobs *spill.Store) map[string]dualresp.Executor {
+	return map[string]dualresp.Executor{QueryKind: newPortalsExecutor(p), spill.Kind: blobs}
 }
 
 // Stream passes rows req.Offset .. req.Offset+req.Limit-1 of the stored
@@ -100,7 +135,7 @@ func executors(c *socrata.Client, blobs *spill.Store) map[string]dualresp.Execut
 // req.Limit says where the result ends (never a request past that end), one
 // page ahead otherwise (so at most one request more than needed at the end).
 func (e *soqlExecutor) Stream(ctx context.Context, q dualresp.Query, req dualresp.PageRequest, fn func(json.RawMessage) error) error {
-	id, parsed, err := e.parse(ctx, q)
+	c, id, parsed, err := e.parse(ctx, q)
 	if err != nil {
 		return err
 	}
@@ -125,7 +160,7 @@ func (e *soqlExecutor) Stream(ctx context.Context, q dualresp.Query, req dualres
 		size := min(e.pageRows, end-next)
 		ch := make(chan openedPage, 1)
 		go func(off int64) {
-			s, err := e.client.QueryStream(ctx, id, parsed.WithPage(off, size).String())
+			s, err := c.QueryStream(ctx, id, parsed.WithPage(off, size).String())
 			ch <- openedPage{s, size, err}
 		}(next)
 		pending = append(pending, ch)

@@ -42,7 +42,7 @@ func stored(t *testing.T, text string) dualresp.Query {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return storedQuery("abcd-1234", q.WithStableOrder())
+	return storedQuery("", "abcd-1234", q.WithStableOrder())
 }
 
 // streamNs streams req and returns the n of every row.

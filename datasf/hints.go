@@ -268,7 +268,7 @@ func (t hintTerm) matcher() func(v string) bool {
 
 // zeroHints makes at most maxHintColumns requests and returns the hints
 // for q's literals (nil when there is nothing to say).
-func (s *toolServer) zeroHints(ctx context.Context, datasetID string, q *soql.Query, sc *socrata.Schema) []hint {
+func (s *toolServer) zeroHints(ctx context.Context, client *socrata.Client, datasetID string, q *soql.Query, sc *socrata.Schema) []hint {
 	terms := hintTerms(q, sc)
 	if len(terms) == 0 {
 		return nil
@@ -288,7 +288,7 @@ func (s *toolServer) zeroHints(ctx context.Context, datasetID string, q *soql.Qu
 	defer cancel()
 	var hints []hint
 	for _, col := range columns {
-		res, err := s.client.Query(ctx, datasetID, hintQuery(col, byColumn[col]))
+		res, err := client.Query(ctx, datasetID, hintQuery(col, byColumn[col]))
 		if err != nil {
 			s.log.Debug("zero-result hints: request failed", "dataset", datasetID, "column", col, "err", err)
 			continue

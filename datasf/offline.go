@@ -8,8 +8,8 @@ import (
 )
 
 // startOffline starts the local portal that Config.Offline describes and
-// returns its URL and how to stop it.
-func startOffline(ctx context.Context, domain string, cfg OfflineConfig, log *slog.Logger) (url string, closePortal func() error, err error) {
+// returns its URL, whether it serves a domain, and how to stop it.
+func startOffline(ctx context.Context, domain string, cfg OfflineConfig, log *slog.Logger) (url string, served func(string) bool, closePortal func() error, err error) {
 	portal, err := localportal.StartOffline(ctx, localportal.OfflineOptions{
 		Domain:   domain,
 		Catalog:  cfg.Catalog,
@@ -21,7 +21,8 @@ func startOffline(ctx context.Context, domain string, cfg OfflineConfig, log *sl
 		Logger:   log,
 	})
 	if err != nil {
-		return "", nil, err
+		return "", nil, nil, err
 	}
-	return portal.URL(), func() error { portal.Close(); return nil }, nil
+	served = func(d string) bool { _, ok := portal.DomainPortal(d); return ok }
+	return portal.URL(), served, func() error { portal.Close(); return nil }, nil
 }

@@ -131,6 +131,7 @@ type resultItem struct {
 	URL        string   `json:"url"`
 	Name       string   `json:"name"`
 	DatasetID  string   `json:"dataset_id,omitempty"`
+	Domain     string   `json:"domain,omitempty"` // the portal, when not the configured one
 	Query      string   `json:"query,omitempty"`
 	TotalCount int64    `json:"total_count"`
 	Columns    []string `json:"columns"`
@@ -173,7 +174,7 @@ func (s *toolServer) listResults(ctx context.Context, _ mcp.CallToolRequest, in 
 		it := resultItem{
 			ID: rec.ID, URI: s.results.URI(rec.ID), URL: s.results.URL(rec.ID), Name: rec.Name, Query: rec.Query.Text,
 			TotalCount: rec.TotalCount, Columns: make([]string, 0, len(rec.Columns)), CreatedAt: rec.CreatedAt.UTC().Format(time.RFC3339),
-			Pinned: rec.Pinned, DatasetID: rec.Query.Params["dataset_id"],
+			Pinned: rec.Pinned, DatasetID: rec.Query.Params["dataset_id"], Domain: rec.Query.Params["domain"],
 		}
 		for _, c := range rec.Columns {
 			it.Columns = append(it.Columns, c.Name)
@@ -207,6 +208,9 @@ func (s *toolServer) listResults(ctx context.Context, _ mcp.CallToolRequest, in 
 		dataset := it.DatasetID
 		if dataset == "" {
 			dataset = it.Name
+		}
+		if it.Domain != "" {
+			dataset += " on " + it.Domain
 		}
 		fmt.Fprintf(&table, "| %s | %s | %d | %s | %s | %s |\n", cell(dataset), cell(middleCut(it.Query, listQueryRunes)), it.TotalCount, shortTime(it.CreatedAt), exp, it.URL)
 	}

@@ -21,25 +21,25 @@ import (
 const Version = "0.1.0"
 
 // Instructions tell the model how to use the tools.
-const Instructions = `Tools for the open data portal %s (Socrata).
+const Instructions = `Tools for the open data portal %[1]s (Socrata).
 Workflow: 1) search_datasf (or list_datasf) to find a dataset and its 4x4 id; 2) get_schema to learn its exact column fieldNames and types; 3) query_datasf with SoQL (SELECT ... WHERE ... GROUP BY ... ORDER BY ... LIMIT ..., no FROM).
 query_datasf returns a dual response: "results" is only a SAMPLE of the rows; metadata.total_count is the exact number of rows; resource.url holds the complete result (paged JSON, CSV/NDJSON export) for the user or application. Do not try to page through the full result yourself: aggregate with GROUP BY and count(*)/sum()/avg() instead, and give the user the link.
 list_results shows this session's stored results; analyze_results runs read-only SQL (SQLite) over one or more of them, for joins across datasets. Very large search, list or schema answers come back as a preview plus a link (full_result).
+Other Socrata portals: every portal tool takes domain (a portal's host, e.g. data.cityofchicago.org; default %[1]s). search_datasf with domain "*" searches every portal ("a,b" several; each hit names its domain); list_datasf with domain "*" lists portals. Pass a dataset's domain on to get_schema and query_datasf.
 Column names are corrected automatically when slightly wrong (see metadata.corrections). Text comparison is case-sensitive; use upper(col) = 'VALUE' when unsure of case. Timestamps are compared as '2024-01-01T00:00:00'.`
 
-// toolServerOptions is what New hands the tool server. Client, Results and
-// Blobs are required.
+// toolServerOptions is what New hands the tool server. Portals, Results
+// and Blobs are required.
 type toolServerOptions struct {
-	// Client talks to the Socrata portal.
-	Client *socrata.Client
+	// Portals are the Socrata portals: the configured one (its client and
+	// schema cache) and the others the tools may name (portals.go).
+	Portals *portals
 	// Results stores dual responses and serves their full results, with
-	// executors(Client, Blobs) as its Executors.
+	// executors(Portals, Blobs) as its Executors.
 	Results *dualresp.Server
 	// Blobs keeps spilled results: the spill middleware fills it, Results
 	// reads the query kind spill.Kind from it.
 	Blobs *spill.Store
-	// Schemas caches dataset schemas. Default: a schemacache.Cache over Client.
-	Schemas *schemacache.Cache
 	// DefaultSampleSize is the sample size when the caller gives none
 	// (default 15, dualresp's default).
 	DefaultSampleSize int
@@ -58,7 +58,8 @@ type toolServerOptions struct {
 // toolServer holds the tool handlers and the mcp-go server they are
 // registered on.
 type toolServer struct {
-	client  *socrata.Client
+	client  *socrata.Client // the configured portal's
+	portals *portals
 	results *dualresp.Server
 	schemas *schemacache.Cache
 	sample  int
@@ -78,23 +79,21 @@ type toolServer struct {
 // resource://{id} template for stored results and the result viewer app
 // (AppURI).
 func newToolServer(opts toolServerOptions) (*toolServer, error) {
-	if opts.Client == nil {
-		return nil, errors.New("datasf: toolServerOptions.Client is required")
+	if opts.Portals == nil {
+		return nil, errors.New("datasf: toolServerOptions.Portals is required")
 	}
 	if opts.Results == nil || opts.Blobs == nil {
 		return nil, errors.New("datasf: toolServerOptions.Results and Blobs are required")
 	}
 	s := &toolServer{
-		client:  opts.Client,
+		client:  opts.Portals.def.client,
+		portals: opts.Portals,
 		results: opts.Results,
-		schemas: opts.Schemas,
+		schemas: opts.Portals.def.schemas,
 		sample:  opts.DefaultSampleSize,
 		log:     opts.Logger,
 	}
 	s.categories = expirable.NewLRU[string, []categoryCount](1, nil, categoriesTTL)
-	if s.schemas == nil {
-		s.schemas = schemacache.New(opts.Client, schemacache.Options{})
-	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -120,7 +119,7 @@ func newToolServer(opts toolServerOptions) (*toolServer, error) {
 		server.WithToolHandlerMiddleware(s.spiller.Middleware()),
 		server.WithToolCapabilities(false),
 		server.WithResourceCapabilities(false, false),
-		server.WithInstructions(instructions(opts.Client.Domain())),
+		server.WithInstructions(instructions(s.client.Domain())),
 		server.WithRecovery(),
 		// The result viewer app (app.go): the extension is advertised to
 		// MCP Apps hosts, and only they see the app-only tool.

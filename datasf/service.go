@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 	"time"
 
@@ -32,6 +33,20 @@ type Config struct {
 	// Offline, when set, serves the local portal (SoQL on SQLite, package
 	// localportal) in this process instead of the real one.
 	Offline *OfflineConfig
+	// Domains, when not empty, is the allowlist of the portal domains the
+	// tools may name besides Socrata.Domain (DATASF_DOMAINS); empty allows
+	// any public Socrata portal (at most MaxDomains kept at once).
+	Domains []string
+	// AppTokens are app tokens by domain (DATASF_APP_TOKENS), each sent
+	// only with its own domain's requests; Socrata.AppToken, when set, is
+	// Socrata.Domain's. Never taken from a tool's arguments.
+	AppTokens map[string]string
+	// LookupIP resolves a domain's addresses for the check that they are
+	// all public before a client is made for it. Default: the system
+	// resolver when the portals are reached directly (Socrata.BaseURL
+	// empty); none when one server answers for every domain (Offline,
+	// tests), which no request resolves.
+	LookupIP func(ctx context.Context, host string) ([]netip.Addr, error)
 
 	// Listener is where Serve serves the REST API (and, with
 	// StreamableHTTP, MCP at /mcp). Result links carry its address unless
@@ -122,6 +137,7 @@ type Service struct {
 	log      *slog.Logger
 	url      string
 	client   *socrata.Client
+	portals  *portals
 	results  *dualresp.Server
 	server   *toolServer
 	sessions *sessions
@@ -170,21 +186,37 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 		return svc, err
 	}
 	svc.closers = append(svc.closers, store.Close)
+	var served func(string) bool
 	if cfg.Offline != nil {
-		url, closePortal, err := startOffline(ctx, copts.Domain, *cfg.Offline, svc.log)
+		url, isServed, closePortal, err := startOffline(ctx, copts.Domain, *cfg.Offline, svc.log)
 		if err != nil {
 			return svc, err
 		}
 		svc.closers = append(svc.closers, closePortal)
 		copts.BaseURL, copts.DiscoveryURL = url, url
+		served = isServed
+	}
+	if copts.AppToken == "" {
+		copts.AppToken = cfg.AppTokens[strings.ToLower(strings.TrimSpace(copts.Domain))]
 	}
 	svc.client = socrata.NewClient(copts)
+	lookup := cfg.LookupIP
+	if lookup == nil && copts.BaseURL == "" {
+		lookup = func(ctx context.Context, host string) ([]netip.Addr, error) {
+			return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+		}
+	}
+	def := &portal{domain: svc.client.Domain(), client: svc.client, schemas: schemacache.New(svc.client, schemacache.Options{})}
+	if svc.portals, err = newPortals(portalsOptions{Default: def, Socrata: copts, Allow: cfg.Domains,
+		Tokens: cfg.AppTokens, LookupIP: lookup, Served: served, Logger: svc.log}); err != nil {
+		return svc, err
+	}
 
 	blobs := spill.NewStore(spill.StoreOptions{})
 	ropts := dualresp.Options{
 		BaseURL:           svc.url,
 		Store:             store,
-		Executors:         executors(svc.client, blobs),
+		Executors:         executors(svc.portals, blobs),
 		DefaultExpiration: cfg.Expiration,
 		DefaultSampleSize: cfg.SampleSize,
 		CleanupInterval:   cfg.CleanupInterval,
@@ -198,7 +230,7 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 	}
 	svc.closers = append(svc.closers, svc.results.Close)
 	svc.server, err = newToolServer(toolServerOptions{
-		Client:            svc.client,
+		Portals:           svc.portals,
 		Results:           svc.results,
 		Blobs:             blobs,
 		Version:           cfg.Version,

@@ -13,6 +13,7 @@ const (
 type ListInput struct {
 	Category string `json:"category,omitempty"`
 	Limit    *int   `json:"limit,omitempty"`
+	Domain   string `json:"domain,omitempty"`
 	Format   string `json:"format,omitempty"`
 }
 
@@ -25,6 +26,7 @@ var listArgs = args{
 		description: `e.g. "Public Safety"; omit for all.`},
 	{name: "limit", kind: "integer", min: 1, max: MaxListLimit, def: DefaultListLimit,
 		description: ""},
+	domainArg(domainText + ` "*" lists portals.`),
 	formatArg,
 }
 
@@ -32,7 +34,7 @@ func listTool(s *toolServer) tool {
 	return newTool(toolDef{
 		name:        "list_datasf",
 		title:       "List datasets",
-		description: "List datasets, most recently updated first, optionally of one category. Next: get_schema.",
+		description: "Datasets, most recently updated first, optionally of one category. Next: get_schema.",
 		openWorld:   true,
 		args:        listArgs,
 		output:      listOutputSchema,

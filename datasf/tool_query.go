@@ -18,6 +18,7 @@ type QueryInput struct {
 	SoQL        string `json:"soql"`
 	AutoCorrect *bool  `json:"auto_correct,omitempty"`
 	SampleSize  *int   `json:"sample_size,omitempty"`
+	Domain      string `json:"domain,omitempty"`
 	Format      string `json:"format,omitempty"`
 }
 
@@ -34,6 +35,7 @@ var queryArgs = args{
 		description: "Correct misspelt column names."},
 	{name: "sample_size", kind: "integer", min: 1, max: MaxSampleSize,
 		description: ""},
+	domainArg(""),
 	formatArg,
 }
 
@@ -41,7 +43,7 @@ func queryTool(s *toolServer) tool {
 	return newTool(toolDef{
 		name:        "query_datasf",
 		title:       "Query a dataset",
-		description: "Run SoQL on a dataset. Returns a SAMPLE of the rows, the exact total (metadata.total_count) and resource.url, the complete result for the user. Answer with aggregates (GROUP BY, count(*), sum); never page through results yourself. SoQL has no FROM; text comparison is case-sensitive; quote dates ('2024-01-01'). Misspelt columns are corrected and said; types and names are checked first.",
+		description: "Run SoQL on a dataset. Returns a SAMPLE of the rows, the exact total (metadata.total_count) and resource.url, the complete result for the user. Answer with aggregates (GROUP BY, count(*), sum); never page through results yourself. SoQL has no FROM; text comparison is case-sensitive; quote dates ('2024-01-01').",
 		openWorld:   true,
 		args:        queryArgs,
 		output:      queryOutputSchema,

@@ -34,7 +34,7 @@ func listResultsTool(s *toolServer) tool {
 	return newTool(toolDef{
 		name:        "list_results",
 		title:       "List stored results",
-		description: "This session's stored results, newest first: dataset, query, rows, link. Find a result again instead of re-running a query.",
+		description: "This session's stored results, newest first: dataset, query, rows, link. Reuse one instead of re-running a query.",
 		args:        listResultsArgs,
 		output:      listResultsOutputSchema,
 	}, s.listResults)

@@ -5,6 +5,7 @@ import ()
 // SchemaInput is get_schema's arguments.
 type SchemaInput struct {
 	DatasetID string `json:"dataset_id"`
+	Domain    string `json:"domain,omitempty"`
 	Format    string `json:"format,omitempty"`
 }
 
@@ -13,7 +14,7 @@ type SchemaInput struct {
 func (in *SchemaInput) Validate() error { return schemaArgs.validate(in) }
 
 // datasetIDText describes a dataset_id argument.
-const datasetIDText = `A 4x4 id (e.g. "wg3w-h783") or the dataset's URL.`
+const datasetIDText = `4x4 id (e.g. "wg3w-h783") or URL.`
 
 // datasetIDArg is a dataset's 4x4 id, in any case, or the dataset's URL
 // (normalized to the bare id; see datasetid.go).
@@ -23,7 +24,15 @@ func datasetIDArg(description string) arg {
 
 var schemaArgs = args{
 	datasetIDArg(datasetIDText),
+	domainArg(""),
 	formatArg,
+}
+
+// domainArg is the portal a tool reads ("" for the configured one). Its
+// length is not in the schema, to keep tools/list short: portals.go checks
+// it (socrata.CheckDomain, MaxSearchDomains).
+func domainArg(description string) arg {
+	return arg{name: "domain", kind: "string", rules: "cleantext", description: description}
 }
 
 func schemaTool(s *toolServer) tool {

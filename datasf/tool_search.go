@@ -7,6 +7,9 @@ const (
 	MaxSearchQuery     = 500 // characters of query
 	MaxSearchLimit     = 20  // datasets per answer
 	DefaultSearchLimit = 5
+	// MaxSearchDomains is the number of characters of the domain
+	// argument: a few domains separated by commas.
+	MaxSearchDomains = 1000
 )
 
 // SearchInput is search_datasf's arguments. A nil Limit means
@@ -14,6 +17,7 @@ const (
 type SearchInput struct {
 	Query  string `json:"query"`
 	Limit  *int   `json:"limit,omitempty"`
+	Domain string `json:"domain,omitempty"`
 	Format string `json:"format,omitempty"`
 }
 
@@ -26,6 +30,7 @@ var searchArgs = args{
 		description: `Keywords, e.g. "police incidents".`},
 	{name: "limit", kind: "integer", min: 1, max: MaxSearchLimit, def: DefaultSearchLimit,
 		description: ""},
+	domainArg(domainText + ` "a,b" or "*" (all).`),
 	formatArg,
 }
 
@@ -33,7 +38,7 @@ func searchTool(s *toolServer) tool {
 	return newTool(toolDef{
 		name:        "search_datasf",
 		title:       "Search datasets",
-		description: "Search the portal's catalog by keywords. Returns dataset ids (e.g. wg3w-h783), names and descriptions. Next: get_schema.",
+		description: "Search datasets by keywords: ids (e.g. wg3w-h783), names, descriptions. Next: get_schema.",
 		openWorld:   true,
 		args:        searchArgs,
 		output:      searchOutputSchema,

@@ -2,6 +2,7 @@ package localportal
 
 import (
 	"net/http"
+	"net/url"
 	"sort"
 	"strconv"
 	"strings"
@@ -12,9 +13,10 @@ var stopWords = map[string]bool{"a": true, "an": true, "and": true, "the": true,
 	"on": true, "for": true, "to": true, "by": true, "with": true, "sf": false}
 
 type catalogHit struct {
-	sc    Schema
-	link  string
-	score int
+	sc     Schema
+	link   string
+	score  int
+	domain string // the portal that publishes it
 }
 
 // stem drops a plural ending so that "trucks" finds "Truck".
@@ -70,6 +72,10 @@ func listParam(v []string) []string {
 }
 
 func (s *Portal) serveCatalog(w http.ResponseWriter, r *http.Request) {
+	if strings.TrimSuffix(r.URL.Path, "/") == "/api/catalog/v1/domains" {
+		s.serveDomains(w, r)
+		return
+	}
 	params := r.URL.Query()
 	limit, offset := 100, 0
 	for _, p := range []struct {
@@ -91,31 +97,6 @@ func (s *Portal) serveCatalog(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	// Domain, type, category and id filters.
-	domainOK := func(key string) bool {
-		vals := listParam(params[key])
-		if len(vals) == 0 {
-			return true
-		}
-		for _, d := range vals {
-			if strings.EqualFold(d, s.opts.Domain) {
-				return true
-			}
-		}
-		return false
-	}
-	typeOK := true
-	if only := listParam(params["only"]); len(only) > 0 {
-		typeOK = false
-		for _, o := range only {
-			if strings.EqualFold(o, "dataset") || strings.EqualFold(o, "datasets") {
-				typeOK = true
-			}
-		}
-	}
-	cats := listParam(append(params["categories"], params["categories[]"]...))
-	ids := listParam(append(params["ids"], params["ids[]"]...))
-
 	var words []string
 	for _, f := range strings.Fields(strings.ToLower(params.Get("q"))) {
 		f = strings.Trim(f, `"'.,;:!?()`)
@@ -123,38 +104,11 @@ func (s *Portal) serveCatalog(w http.ResponseWriter, r *http.Request) {
 			words = append(words, stem(f))
 		}
 	}
-
-	s.mu.RLock()
+	// Every portal this one serves answers for itself (domains.go).
 	var hits []catalogHit
-	if domainOK("domains") && domainOK("search_context") && typeOK {
-		for _, id := range s.order {
-			var sc Schema
-			link := ""
-			if e, ok := s.catalog[id]; ok {
-				sc, link = e.schema, e.link
-			}
-			if p, ok := s.pending[id]; ok && (p.exact || sc.ID == "") {
-				sc = p.schema
-			}
-			if ds, ok := s.datasets[id]; ok {
-				sc = ds.schema
-			}
-			if len(ids) > 0 && !containsFold(ids, id) {
-				continue
-			}
-			if len(cats) > 0 && !containsFold(cats, sc.Category) {
-				continue
-			}
-			score := 0
-			if len(words) > 0 {
-				if score = relevance(sc, words); score == 0 {
-					continue
-				}
-			}
-			hits = append(hits, catalogHit{sc: sc, link: link, score: score})
-		}
+	for _, p := range s.federation() {
+		hits = append(hits, p.catalogHits(params, words)...)
 	}
-	s.mu.RUnlock()
 
 	order := strings.Fields(strings.ReplaceAll(params.Get("order"), "+", " "))
 	field, desc := "relevance", true
@@ -211,6 +165,69 @@ func (s *Portal) serveCatalog(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
+// catalogHits are this portal's datasets that pass the Discovery filters
+// of params (domains, search_context, only, categories, ids) and match the
+// query words, scored.
+func (s *Portal) catalogHits(params url.Values, words []string) []catalogHit {
+	// Domain, type, category and id filters.
+	domainOK := func(key string) bool {
+		vals := listParam(params[key])
+		if len(vals) == 0 {
+			return true
+		}
+		for _, d := range vals {
+			if strings.EqualFold(d, s.opts.Domain) {
+				return true
+			}
+		}
+		return false
+	}
+	typeOK := true
+	if only := listParam(params["only"]); len(only) > 0 {
+		typeOK = false
+		for _, o := range only {
+			if strings.EqualFold(o, "dataset") || strings.EqualFold(o, "datasets") {
+				typeOK = true
+			}
+		}
+	}
+	cats := listParam(append(params["categories"], params["categories[]"]...))
+	ids := listParam(append(params["ids"], params["ids[]"]...))
+
+	s.mu.RLock()
+	var hits []catalogHit
+	if domainOK("domains") && domainOK("search_context") && typeOK {
+		for _, id := range s.order {
+			var sc Schema
+			link := ""
+			if e, ok := s.catalog[id]; ok {
+				sc, link = e.schema, e.link
+			}
+			if p, ok := s.pending[id]; ok && (p.exact || sc.ID == "") {
+				sc = p.schema
+			}
+			if ds, ok := s.datasets[id]; ok {
+				sc = ds.schema
+			}
+			if len(ids) > 0 && !containsFold(ids, id) {
+				continue
+			}
+			if len(cats) > 0 && !containsFold(cats, sc.Category) {
+				continue
+			}
+			score := 0
+			if len(words) > 0 {
+				if score = relevance(sc, words); score == 0 {
+					continue
+				}
+			}
+			hits = append(hits, catalogHit{sc: sc, link: link, score: score, domain: s.opts.Domain})
+		}
+	}
+	s.mu.RUnlock()
+	return hits
+}
+
 func containsFold(list []string, s string) bool {
 	for _, v := range list {
 		if strings.EqualFold(v, s) {
@@ -235,7 +252,10 @@ func (s *Portal) discoveryResult(h catalogHit) map[string]any {
 		descs = append(descs, c.Description)
 		formats = append(formats, map[string]any{})
 	}
-	domain := s.opts.Domain
+	domain := h.domain
+	if domain == "" {
+		domain = s.opts.Domain
+	}
 	link := h.link
 	if link == "" {
 		link = "https://" + domain + "/" + slug(sc.Category) + "/" + slug(sc.Name) + "/" + sc.ID

@@ -19,7 +19,9 @@ type OfflineOptions struct {
 	// empty for none.
 	Catalog string
 	// Data lists the data to serve: files and directories of the portal's
-	// exports, each "PATH" or "ID=FILE" (see ParseDataSpec and LoadFiles).
+	// exports, each "PATH" or "ID=FILE" (see ParseDataSpec and LoadFiles),
+	// or "DOMAIN=PATH" / "DOMAIN=ID=FILE" to serve it on another portal
+	// domain (see SplitDomainSpec and Portal.AddDomain; built in memory).
 	Data []string
 	// DataDir is one more directory of exports (the same as a Data entry).
 	DataDir string
@@ -67,7 +69,19 @@ func StartOffline(ctx context.Context, opts OfflineOptions) (*Portal, error) {
 		return nil, err
 	}
 	start := time.Now()
+	own, others := opts.Data[:0:0], map[string][]string{}
+	for _, spec := range opts.Data {
+		if d, rest := SplitDomainSpec(spec); d != "" && d != p.opts.Domain {
+			others[d] = append(others[d], rest)
+		} else {
+			own = append(own, rest)
+		}
+	}
+	opts.Data = own
 	files, err := p.planOffline(ctx, opts)
+	if err == nil && len(others) > 0 {
+		err = p.startOtherDomains(ctx, others, opts.Strict)
+	}
 	if err == nil && opts.Strict {
 		err = p.loadStrict(ctx, files)
 	}

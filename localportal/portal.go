@@ -106,6 +106,10 @@ type Portal struct {
 	// reading, CREATE and DROP TABLE for writing.
 	ddlMu sync.RWMutex
 
+	// others are the portals of other domains this one serves too
+	// (domains.go); nil for most.
+	others *domainSet
+
 	srvMu   sync.Mutex
 	httpSrv *http.Server
 	url     string
@@ -225,6 +229,7 @@ func (s *Portal) Close() {
 		}
 	}
 	s.mu.Unlock()
+	s.closeOthers()
 	s.keep.Close() //nolint:errcheck // closing an in-memory database
 	s.db.Close()   //nolint:errcheck // closing an in-memory database
 	if s.cache != nil {
@@ -267,6 +272,15 @@ func Endpoint(path string) string {
 }
 
 func (s *Portal) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	if p := s.route(r); p != s {
+		if p == nil {
+			writeJSON(w, http.StatusNotFound, map[string]any{"code": "not_found", "error": true,
+				"message": "No site is served for host " + r.Host + "."})
+			return
+		}
+		p.serveHTTP(w, r)
+		return
+	}
 	endpoint := Endpoint(r.URL.Path)
 	s.log.Debug("localportal request", "method", r.Method, "path", r.URL.Path, "endpoint", endpoint)
 	if endpoint == EndpointQuery {

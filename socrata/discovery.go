@@ -23,6 +23,7 @@ type Dataset struct {
 	Permalink   string
 	Link        string
 	Columns     []string // field names
+	Domain      string   // the portal that publishes it (metadata.domain)
 }
 
 // DefaultLimit is the number of Discovery results asked for when a limit is 0.
@@ -42,6 +43,9 @@ type discoveryResponse struct {
 			Categories     []string `json:"categories"`
 			DomainCategory string   `json:"domain_category"`
 		} `json:"classification"`
+		Metadata struct {
+			Domain string `json:"domain"`
+		} `json:"metadata"`
 		Permalink string `json:"permalink"`
 		Link      string `json:"link"`
 	} `json:"results"`
@@ -108,7 +112,7 @@ func (c *Client) catalog(ctx context.Context, v url.Values) ([]Dataset, error) {
 		d := Dataset{
 			ID: r.Resource.ID, Name: r.Resource.Name, Description: r.Resource.Description, Type: r.Resource.Type,
 			Permalink: r.Permalink, Link: r.Link, Columns: r.Resource.ColumnsFieldName,
-			Category: r.Classification.DomainCategory,
+			Category: r.Classification.DomainCategory, Domain: r.Metadata.Domain,
 		}
 		if d.Category == "" && len(r.Classification.Categories) > 0 {
 			d.Category = r.Classification.Categories[0]
@@ -118,5 +122,58 @@ func (c *Client) catalog(ctx context.Context, v url.Values) ([]Dataset, error) {
 		}
 		out = append(out, d)
 	}
+	return out, nil
+}
+
+// SearchPortals runs a full-text search over several portals' datasets
+// (Discovery API, q=query, domains=the list), or over every portal the
+// Discovery API knows when domains is empty, and returns at most limit
+// results (DefaultLimit when 0), best match first. Each result's Domain
+// says which portal publishes it. The domains are sent as given: check
+// them with CheckDomain first.
+func (c *Client) SearchPortals(ctx context.Context, query string, domains []string, limit int) ([]Dataset, error) {
+	if strings.TrimSpace(query) == "" {
+		return nil, errors.New("socrata: SearchPortals: query is empty; give words to search for")
+	}
+	v, err := c.catalogParams("SearchPortals", limit)
+	if err != nil {
+		return nil, err
+	}
+	v.Del("search_context")
+	v.Del("domains")
+	if len(domains) > 0 {
+		v.Set("domains", strings.Join(domains, ","))
+	}
+	v.Set("q", query)
+	return c.catalog(ctx, v)
+}
+
+// Portal is one portal of the Discovery API's domain list.
+type Portal struct {
+	Domain string
+	Count  int // the datasets (and other assets) it publishes
+}
+
+// Portals returns the portals the Discovery API knows
+// (/api/catalog/v1/domains), most datasets first, only=dataset counting
+// datasets alone.
+func (c *Client) Portals(ctx context.Context) ([]Portal, error) {
+	var resp struct {
+		Results []struct {
+			Domain string `json:"domain"`
+			Count  int    `json:"count"`
+		} `json:"results"`
+	}
+	v := url.Values{"only": {"dataset"}}
+	if err := c.getJSON(ctx, "catalog", c.discovery+"/api/catalog/v1/domains?"+v.Encode(), &resp); err != nil {
+		return nil, err
+	}
+	out := make([]Portal, 0, len(resp.Results))
+	for _, r := range resp.Results {
+		if r.Domain != "" {
+			out = append(out, Portal{Domain: r.Domain, Count: r.Count})
+		}
+	}
+	slices.SortStableFunc(out, func(a, b Portal) int { return cmp.Compare(b.Count, a.Count) })
 	return out, nil
 }

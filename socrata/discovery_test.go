@@ -31,6 +31,9 @@ func wantDatasets(t *testing.T, raw rawDiscovery) []Dataset {
 		d.Description, _ = res["description"].(string)
 		d.Permalink, _ = r["permalink"].(string)
 		d.Link, _ = r["link"].(string)
+		if md, ok := r["metadata"].(map[string]any); ok {
+			d.Domain, _ = md["domain"].(string)
+		}
 		d.Category, _ = cls["domain_category"].(string)
 		if cats, _ := cls["categories"].([]any); d.Category == "" && len(cats) > 0 {
 			d.Category = cats[0].(string)

@@ -22,6 +22,8 @@ func serviceConfig(cfg config, log *slog.Logger) datasf.Config {
 			DiscoveryURL: cfg.DiscoveryURL,
 			AppToken:     cfg.AppToken,
 		},
+		Domains:     splitList(cfg.Domains),
+		AppTokens:   cfg.AppTokens,
 		PublicURL:   cfg.PublicURL,
 		Store:       cfg.Store,
 		Expiration:  cfg.Expiration,

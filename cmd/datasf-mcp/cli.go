@@ -223,7 +223,7 @@ func (p *parser) toolCommand(cmd *cobra.Command, c command) func(*parser, *cobra
 	values := map[string]func() (any, bool){}
 	group(cmd, groupArguments, func(fs *pflag.FlagSet) {
 		for _, a := range spec.Args {
-			if a.Name != "format" {
+			if a.Name != "format" && a.Name != "domain" { // --domain is a portal flag
 				values[a.Name] = p.argFlag(fs, a)
 			}
 		}
@@ -265,6 +265,9 @@ func (p *parser) toolCommand(cmd *cobra.Command, c command) func(*parser, *cobra
 					fromFlag[a.Name] = true
 				}
 			}
+		}
+		if f := cmd.Flags().Lookup("domain"); f != nil && f.Changed {
+			p.toolDomain()
 		}
 		for i, v := range pos {
 			a := positional[i]

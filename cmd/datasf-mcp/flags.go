@@ -139,7 +139,7 @@ func (p *parser) portalFlags(cmd *cobra.Command) {
 		fs.BoolVar(&c.Offline, "offline", p.envBool("DATASF_OFFLINE"),
 			"serve a built-in generated snapshot from an in-process fake portal; no network (env DATASF_OFFLINE=true)")
 		fs.StringArrayVar(&p.data, "data", nil,
-			"with --offline: serve the portal's exports as downloaded: a CSV, JSON, GeoJSON or rows.json(+view.json) `FILE`, a directory of them, or ID=FILE; repeatable (env DATASF_DATA, a list separated by "+string(filepath.ListSeparator)+")")
+			"with --offline: serve the portal's exports as downloaded: a CSV, JSON, GeoJSON or rows.json(+view.json) `FILE`, a directory of them, or ID=FILE; DOMAIN=FILE or DOMAIN=ID=FILE serves it on another portal domain; repeatable (env DATASF_DATA, a list separated by "+string(filepath.ListSeparator)+")")
 		fs.BoolVar(&c.DataStrict, "data-strict", p.envBool("DATASF_DATA_STRICT"),
 			"with --data: load every file before serving and stop at the first that does not load (env DATASF_DATA_STRICT=true)")
 		fs.StringVar(&c.Catalog, "catalog", p.env("DATASF_CATALOG", ""),
@@ -148,7 +148,8 @@ func (p *parser) portalFlags(cmd *cobra.Command) {
 			"with --offline: keep the datasets built into SQLite files in `DIR` for later starts; rebuilt when their source changes (env DATASF_CACHE_DIR)")
 		fs.BoolVar(&c.NoCache, "no-cache", p.envBool("DATASF_NO_CACHE"),
 			"with --offline: build the datasets in a temporary directory for this process only (env DATASF_NO_CACHE=true)")
-		fs.StringVar(&c.Domain, "domain", p.env("DATASF_DOMAIN", "data.sfgov.org"), "the Socrata portal's `DOMAIN` (env DATASF_DOMAIN)")
+		fs.StringVar(&c.Domain, "domain", p.env("DATASF_DOMAIN", "data.sfgov.org"), "the Socrata portal's `DOMAIN`, the tools' default (env DATASF_DOMAIN); search also takes a,b or * (every portal), list * (the portals)")
+		fs.StringVar(&c.Domains, "domains", p.env("DATASF_DOMAINS", ""), "allow the tools only these other portal `DOMAINS` (comma-separated); default any public Socrata portal (env DATASF_DOMAINS)")
 		fs.StringVar(&c.BaseURL, "base-url", p.env("DATASF_BASE_URL", ""), "base `URL` of the portal's APIs (default https://DOMAIN; env DATASF_BASE_URL)")
 		fs.StringVar(&c.DiscoveryURL, "discovery-url", p.env("DATASF_DISCOVERY_URL", "https://api.us.socrata.com"), "Socrata Discovery API base `URL` (env DATASF_DISCOVERY_URL)")
 		fs.StringVar(&c.LogLevel, "log-level", p.env("DATASF_LOG_LEVEL", "info"), "log at `LEVEL`: debug, info, warn or error; logs go to stderr (env DATASF_LOG_LEVEL)")
@@ -219,6 +220,11 @@ func (p *parser) finish(cmd *cobra.Command) error {
 		}
 	}
 	c.AppToken = p.getenv("SOCRATA_APP_TOKEN")
+	tokens, err := appTokens(p.getenv("DATASF_APP_TOKENS"))
+	if err != nil {
+		return fail("%v", err)
+	}
+	c.AppTokens = tokens
 	return nil
 }
 

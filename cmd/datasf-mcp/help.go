@@ -34,6 +34,7 @@ func helpText(cmd *cobra.Command) string {
 		b.WriteString(`
 Environment only:
   SOCRATA_APP_TOKEN   Socrata app token, sent as X-App-Token (never printed or logged)
+  DATASF_APP_TOKENS   app tokens of other portals, DOMAIN=TOKEN,…; each is sent only to its domain
   DATASF_REST_TOKEN   comma-separated bearer tokens; when set, /resources/ and /mcp require
                       "Authorization: Bearer TOKEN" and each result is visible only to the
                       token that created it; fetch and --server send the first one

@@ -78,6 +78,8 @@ type config struct {
 	BaseURL      string
 	DiscoveryURL string
 	AppToken     string
+	AppTokens    map[string]string // DATASF_APP_TOKENS: app tokens by domain
+	Domains      string            // --domains: the allowlist, comma-separated
 	Offline      bool
 	Data         []string
 	DataStrict   bool

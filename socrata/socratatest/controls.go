@@ -15,6 +15,7 @@ import (
 // The app token itself is never recorded, only whether one was sent.
 type Request struct {
 	Endpoint     string // "catalog", "views", "resource", "query" (SODA3) or "other"
+	Host         string // the Host it was sent to: a portal domain, or the server's address
 	Method       string
 	Path         string
 	Query        url.Values
@@ -102,7 +103,7 @@ func (c *controls) record(r *http.Request, endpoint string) decision {
 	}
 	c.total++
 	c.counts[endpoint]++
-	c.log.add(Request{Endpoint: endpoint, Method: r.Method, Path: r.URL.Path,
+	c.log.add(Request{Endpoint: endpoint, Host: r.Host, Method: r.Method, Path: r.URL.Path,
 		Query: r.URL.Query(), Header: h, AppTokenSent: tok != ""})
 	d := decision{latency: c.latency, cutAfter: -1}
 	if c.failLeft > 0 {
