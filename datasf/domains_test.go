@@ -311,12 +311,18 @@ func TestQueryOnSecondDomain(t *testing.T) {
 					t.Errorf("query_datasf(domain %q).metadata.domain = %q; want %q", domain, gotDomain, domain)
 				}
 				resource := out["resource"].(map[string]any)
-				name := resource["name"].(string)
-				if domain != "" && !strings.Contains(name, domain) {
-					t.Errorf("query_datasf(domain %q).resource.name = %q; want it to name the domain", domain, name)
+				// The result's name is said once, by its resource_link.
+				var name string
+				for _, c := range res.Content {
+					if l, ok := c.(mcp.ResourceLink); ok {
+						name = l.Name
+					}
 				}
-				if domain == "" && strings.Contains(name, "(") {
-					t.Errorf("query_datasf on the configured portal: resource.name = %q; want the dataset's name alone", name)
+				if domain != "" && !strings.Contains(name, domain) {
+					t.Errorf("query_datasf(domain %q): resource_link name = %q; want it to name the domain", domain, name)
+				}
+				if domain == "" && (name == "" || strings.Contains(name, "(")) {
+					t.Errorf("query_datasf on the configured portal: resource_link name = %q; want the dataset's name alone", name)
 				}
 				url := resource["url"].(string)
 				uris[domain] = resource["uri"].(string)

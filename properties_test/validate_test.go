@@ -188,13 +188,13 @@ func TestFastSearchQueryLength(t *testing.T) {
 
 // Property 15: over valid UTF-8 text without control characters other than
 // tab and line breaks (which SoQL allows), SoQL validation fails exactly when
-// the text is blank or longer than 4000 characters; the error names "soql".
+// the text is blank or longer than datasf.MaxSoQL characters; the error names "soql".
 func TestFastSoQLLength(t *testing.T) {
 	t.Parallel()
 	rapid.Check(t, func(t *rapid.T) {
 		q := genText(datasf.MaxSoQL, true).Draw(t, "soql")
 		n := utf8.RuneCountInString(q)
-		wantFail := blank(q) || n > 4000
+		wantFail := blank(q) || n > datasf.MaxSoQL
 		err := (&datasf.QueryInput{DatasetID: "abcd-1234", SoQL: q}).Validate()
 		if err != nil && !strings.Contains(err.Error(), "soql") {
 			t.Fatalf("QueryInput.Validate error %q does not name the field soql", err)
@@ -306,7 +306,7 @@ func TestFastValidationErrorsNameFields(t *testing.T) {
 				Format:     genFormat.Draw(t, "format"),
 			}
 			fail("dataset_id", !fourByFour.MatchString(validate.NormalizeDatasetID(s.DatasetID)))
-			fail("soql", !cleanText(s.SoQL, true) || blank(s.SoQL) || utf8.RuneCountInString(s.SoQL) > 4000)
+			fail("soql", !cleanText(s.SoQL, true) || blank(s.SoQL) || utf8.RuneCountInString(s.SoQL) > datasf.MaxSoQL)
 			fail("sample_size", outside(s.SampleSize, 1, 100))
 			fail("format", !validFormat(s.Format))
 			in = s
