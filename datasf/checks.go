@@ -43,9 +43,11 @@ func fieldNames(sc *socrata.Schema) []string {
 }
 
 // localCheck returns the isError result for a query the portal would
-// refuse, or nil. text is the query q was parsed from; rejected explains
-// the names fuzzymatch left alone.
-func localCheck(q *soql.Query, text, datasetID string, sc *socrata.Schema, rejected []fuzzymatch.Rejection) *mcp.CallToolResult {
+// refuse, or nil. text is the query q was parsed from; fixed is what
+// fuzzymatch did: why it left names alone, and their closest columns
+// (ranked once, there).
+func localCheck(q *soql.Query, text, datasetID string, sc *socrata.Schema, fixed fuzzymatch.Result) *mcp.CallToolResult {
+	rejected := fixed.Rejected
 	var ce *soql.CheckError
 	if !errors.As(q.Check(text, schemaFields(sc)), &ce) {
 		return nil
@@ -62,7 +64,10 @@ func localCheck(q *soql.Query, text, datasetID string, sc *socrata.Schema, rejec
 	if ce.Code == soql.CodeNoSuchColumn {
 		var closest []string
 		if ce.Stage == 0 {
-			closest = fuzzymatch.Closest(ce.Name, fieldNames(sc), 5)
+			var ok bool
+			if closest, ok = fixed.Closest[ce.Name]; !ok { // auto_correct off
+				closest = fuzzymatch.Closest(ce.Name, fieldNames(sc), fuzzymatch.ClosestColumns)
+			}
 		}
 		if closest == nil {
 			closest = []string{} // an empty list, not null, for the model

@@ -239,7 +239,7 @@ func (s *toolServer) query(ctx context.Context, _ mcp.CallToolRequest, in *Query
 	corrections := fixed.Corrections
 	// What the portal would refuse is answered now, in its words
 	// (checks.go). Positions point into the query as the model wrote it.
-	if res := localCheck(parsed, in.SoQL, in.DatasetID, sc, fixed.Rejected); res != nil {
+	if res := localCheck(parsed, in.SoQL, in.DatasetID, sc, fixed); res != nil {
 		return res, nil
 	}
 	stable := parsed.WithStableOrder()

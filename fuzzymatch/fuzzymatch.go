@@ -89,7 +89,14 @@ type Result struct {
 	// Rejected explains, for names left alone that are near some column
 	// (in Unknown or Ambiguous), why that column was not taken.
 	Rejected []Rejection `json:"rejected,omitempty"`
+	// Closest holds, for each name in Unknown or Ambiguous, the columns
+	// closest to it as Closest orders them (at most ClosestColumns), so
+	// that a "did you mean" message needs no second ranking.
+	Closest map[string][]string `json:"closest,omitempty"`
 }
+
+// ClosestColumns is how many columns Result.Closest offers for a name.
+const ClosestColumns = 5
 
 // Rejection is a name left alone although a column is near it.
 type Rejection struct {
@@ -189,6 +196,7 @@ func CorrectQuery(q *soql.Query, src string, columns []string, opts Options) Res
 				}
 				res.Ambiguous = append(res.Ambiguous, Ambiguity{Name: ref.Name, Candidates: names})
 				res.Rejected = append(res.Rejected, rejection(ref.Name, d))
+				res.closest(m, ref.Name, d)
 			}
 		default:
 			if key := "unk\x00" + ref.Name; !seen[key] {
@@ -197,6 +205,7 @@ func CorrectQuery(q *soql.Query, src string, columns []string, opts Options) Res
 				if d.best.Column != "" {
 					res.Rejected = append(res.Rejected, rejection(ref.Name, d))
 				}
+				res.closest(m, ref.Name, d)
 			}
 		}
 	}
@@ -223,6 +232,19 @@ func CorrectQuery(q *soql.Query, src string, columns []string, opts Options) Res
 	b.WriteString(query[last:])
 	res.Query = b.String()
 	return res
+}
+
+// closest records the columns closest to a name left alone, from the
+// ranking its decision made when it had every column ranked.
+func (res *Result) closest(m *matcher, name string, d decision) {
+	all := d.all
+	if all == nil {
+		all = m.rank(name, true) // the decision looked only a typo away
+	}
+	if res.Closest == nil {
+		res.Closest = map[string][]string{}
+	}
+	res.Closest[name] = m.closest(name, all, ClosestColumns)
 }
 
 // stageAliases returns the canonical names of the aliases the first stage

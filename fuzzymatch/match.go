@@ -35,6 +35,7 @@ type decision struct {
 	best    Candidate   // when corrected; when unknown, the nearest column (if any)
 	ties    []Candidate // when ambiguous, best first
 	why     string      // when unknown or ambiguous with a near column: the rule that refused it
+	all     []Candidate // every column ranked, when deciding needed them (nothing a typo away)
 }
 
 // matcher holds a schema's columns in the forms matching needs. It is built
@@ -66,10 +67,17 @@ func newMatcher(columns []string, threshold float64) *matcher {
 	return m
 }
 
+// rankedAll, when set (by tests), is called each time every column is
+// ranked against a name.
+var rankedAll func(name string)
+
 // rank scores every column against name (when all is false, only those
 // at most maxTypoEdits+1 edits away) and returns them closest first: fewest edits, then the
 // higher fuzzy score, then the shorter distance, then by name.
 func (m *matcher) rank(name string, all bool) []Candidate {
+	if all && rankedAll != nil {
+		rankedAll(name)
+	}
 	n := normalize(name)
 	nr := []rune(n)
 	var out []Candidate
@@ -152,8 +160,16 @@ func (m *matcher) decide(name string) decision {
 func (m *matcher) decideByEdits(name string) decision {
 	cands := m.rank(name, false)
 	if len(cands) == 0 || cands[0].Edits > maxTypoEdits {
-		// Nothing a typo away. Rank every column, only to say why.
+		// Nothing a typo away. Rank every column, to say why (and which
+		// columns are closest: CorrectQuery reports them).
 		cands = m.rank(name, true)
+		if len(cands) == 0 || cands[0].Distance > m.threshold {
+			d := decision{verdict: unknown, all: cands}
+			if len(cands) > 0 {
+				d.best, d.why = cands[0], whyFar
+			}
+			return d
+		}
 	}
 	if len(cands) == 0 {
 		return decision{verdict: unknown}
@@ -195,7 +211,13 @@ func Closest(name string, columns []string, n int) []string {
 		return nil
 	}
 	m := newMatcher(columns, DefaultThreshold)
-	cands := m.rank(name, true)
+	return m.closest(name, m.rank(name, true), n)
+}
+
+// closest orders cands, every column ranked against name, as Closest does
+// and returns the first n.
+func (m *matcher) closest(name string, cands []Candidate, n int) []string {
+	cands = slices.Clone(cands)
 	nw := words(normalize(name))
 	shared := make(map[string]int, len(cands))
 	for _, c := range cands {
