@@ -495,6 +495,10 @@ func TestDomainAllowlist(t *testing.T) {
 	if !res.IsError || out["code"] != datasf.CodeDomainRefused || !strings.Contains(out["error"].(string), chiDomain) {
 		t.Errorf("get_schema(domain %s) = %v; want domain_refused naming the allowed domains", nycDomain, out)
 	}
+	// A well-formed name that is not served gets no other name "e.g." to try.
+	if msg, _ := out["error"].(string); strings.Contains(msg, "e.g.") {
+		t.Errorf("get_schema(domain %s): %q offers an example host name; want only the served ones", nycDomain, msg)
+	}
 	if n := e.wire.n.Load() - before; n != 0 {
 		t.Errorf("get_schema on a domain outside the allowlist sent %d requests; want none", n)
 	}

@@ -158,11 +158,11 @@ func (p *portals) check(domain string) (string, error) {
 	}
 	if p.allow != nil && !p.allow[d] {
 		allowed := append([]string{p.def.domain}, p.allowed()...)
-		return "", &socrata.DomainError{Domain: domain,
+		return "", &socrata.DomainError{Domain: domain, NotServed: true,
 			Reason: "this server serves only " + strings.Join(clipList(allowed, 20), ", ")}
 	}
 	if p.opts.Served != nil && !p.opts.Served(d) {
-		return "", &socrata.DomainError{Domain: domain, Reason: "the offline portal does not serve it (--data DOMAIN=FILE adds a domain)"}
+		return "", &socrata.DomainError{Domain: domain, NotServed: true, Reason: "the offline portal does not serve it (--data DOMAIN=FILE adds a domain)"}
 	}
 	return d, nil
 }

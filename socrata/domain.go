@@ -15,9 +15,16 @@ import (
 type DomainError struct {
 	Domain string // as given
 	Reason string // what is wrong, e.g. "it has a port (:8080)"
+	// NotServed: the name is a portal's host name, but this server does not
+	// serve it (an allowlist, the offline portal); no other name is offered
+	// as an example.
+	NotServed bool
 }
 
 func (e *DomainError) Error() string {
+	if e.NotServed {
+		return fmt.Sprintf("domain %q is refused: %s", e.Domain, e.Reason)
+	}
 	return fmt.Sprintf("domain %q is refused: %s; give a portal's host name, e.g. data.cityofchicago.org", e.Domain, e.Reason)
 }
 
