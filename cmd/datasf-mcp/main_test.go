@@ -18,6 +18,7 @@ func TestParseConfig(t *testing.T) {
 		env     map[string]string
 		check   func(t *testing.T, cfg config)
 		wantErr string
+		secrets []string // what the error must not show (app tokens)
 	}{
 		{
 			name: "defaults",
@@ -174,6 +175,63 @@ func TestParseConfig(t *testing.T) {
 		{name: "data without offline", args: []string{"--data", "/tmp"}, wantErr: "--data and --catalog need --offline"},
 		{name: "server and offline", args: []string{"search", "x", "--server", "http://127.0.0.1:1", "--offline"}, wantErr: "--server and --offline exclude each other"},
 		{name: "unknown flag", args: []string{"--nope"}, wantErr: "unknown flag: --nope"},
+		// The portal flags and variables of issue 25: --domains (DATASF_DOMAINS),
+		// DATASF_APP_TOKENS (environment only), and a tool command's --domain,
+		// which is the tool's domain argument.
+		{
+			name: "allowlist from the flag",
+			args: []string{"--domains", "data.cityofchicago.org, data.ny.gov"},
+			check: func(t *testing.T, cfg config) {
+				if got := serviceConfig(cfg, nil).Domains; !cmp.Equal(got, []string{"data.cityofchicago.org", "data.ny.gov"}) {
+					t.Errorf("Domains = %q", got)
+				}
+			},
+		},
+		{
+			name: "allowlist and tokens from the environment",
+			env:  map[string]string{"DATASF_DOMAINS": "data.ny.gov", "DATASF_APP_TOKENS": "Data.NY.gov=ny-tok, data.cityofchicago.org=chi-tok"},
+			check: func(t *testing.T, cfg config) {
+				sc := serviceConfig(cfg, nil)
+				if !cmp.Equal(sc.Domains, []string{"data.ny.gov"}) {
+					t.Errorf("Domains = %q", sc.Domains)
+				}
+				if want := map[string]string{"data.ny.gov": "ny-tok", "data.cityofchicago.org": "chi-tok"}; !cmp.Equal(sc.AppTokens, want) {
+					t.Errorf("AppTokens has %d entries; want %d", len(sc.AppTokens), len(want))
+				}
+			},
+		},
+		{
+			name: "a tool command's --domain is the tool's argument",
+			args: []string{"schema", "abcd-1234", "--domain", "data.cityofchicago.org"},
+			env:  map[string]string{"DATASF_DOMAIN": "data.ny.gov"},
+			check: func(t *testing.T, cfg config) {
+				if cfg.ToolArgs["domain"] != "data.cityofchicago.org" || cfg.Domain != "data.ny.gov" {
+					t.Errorf("ToolArgs = %v, Domain = %q; want domain data.cityofchicago.org and the configured data.ny.gov", cfg.ToolArgs, cfg.Domain)
+				}
+			},
+		},
+		{
+			name: "search every portal keeps the configured domain",
+			args: []string{"search", "potholes", "--domain", "*"},
+			env:  map[string]string{"DATASF_DOMAIN": "data.sfgov.org"},
+			check: func(t *testing.T, cfg config) {
+				if cfg.ToolArgs["domain"] != "*" || cfg.Domain != "data.sfgov.org" {
+					t.Errorf("ToolArgs = %v, Domain = %q; want domain * and the configured data.sfgov.org", cfg.ToolArgs, cfg.Domain)
+				}
+			},
+		},
+		{
+			name: "no --domain, no domain argument",
+			args: []string{"schema", "abcd-1234"},
+			check: func(t *testing.T, cfg config) {
+				if _, ok := cfg.ToolArgs["domain"]; ok {
+					t.Errorf("ToolArgs = %v; want no domain", cfg.ToolArgs)
+				}
+			},
+		},
+		{name: "token entry without =", env: map[string]string{"DATASF_APP_TOKENS": "data.ny.gov"}, wantErr: "DATASF_APP_TOKENS: entry 1 is not DOMAIN=TOKEN"},
+		{name: "token for a bad domain", env: map[string]string{"DATASF_APP_TOKENS": "data.ny.gov=a,https://x.org=secret-b"}, wantErr: "DATASF_APP_TOKENS: entry 2: domain \"https://x.org\" is refused", secrets: []string{"secret-b", "=a"}},
+		{name: "two tokens for a domain", env: map[string]string{"DATASF_APP_TOKENS": "data.ny.gov=a,DATA.NY.GOV=b"}, wantErr: "data.ny.gov has two tokens", secrets: []string{"=a", "=b"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -184,6 +242,11 @@ func TestParseConfig(t *testing.T) {
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("parseConfig(%q) error = %v; want it to contain %q", tt.args, err, tt.wantErr)
+				}
+				for _, secret := range tt.secrets {
+					if strings.Contains(err.Error(), secret) {
+						t.Errorf("the error %q shows a token", err)
+					}
 				}
 				var ue *usageError
 				if !errors.As(err, &ue) || !strings.Contains(ue.usage, "Usage:\n  datasf-mcp") {
