@@ -78,16 +78,26 @@ func TestBundleManifestTools(t *testing.T) {
 		"SOCRATA_APP_TOKEN": "${user_config.app_token}",
 		"DATASF_DOMAIN":     "${user_config.domain}",
 		"DATASF_OFFLINE":    "${user_config.offline}",
+		"DATASF_DOMAINS":    "${user_config.domains}",
+		"DATASF_APP_TOKENS": "${user_config.app_tokens}",
 	}
 	if diff := cmp.Diff(wantEnv, server.MCPConfig.Env); diff != "" {
 		t.Errorf("manifest server env (-want +got):\n%s", diff)
 	}
 	// The values the bundle host substitutes parse as the flags' fallbacks.
 	cfg, err := parseConfig(nil, func(k string) string {
-		return map[string]string{"SOCRATA_APP_TOKEN": "", "DATASF_DOMAIN": "data.cityofchicago.org", "DATASF_OFFLINE": "true"}[k]
+		return map[string]string{"SOCRATA_APP_TOKEN": "", "DATASF_DOMAIN": "data.cityofchicago.org", "DATASF_OFFLINE": "true",
+			"DATASF_DOMAINS": "", "DATASF_APP_TOKENS": ""}[k]
 	}, &bytes.Buffer{})
 	if err != nil || !cfg.Offline || cfg.Domain != "data.cityofchicago.org" {
 		t.Errorf("the bundle's environment parses as %+v, %v", cfg, err)
+	}
+	// Filled in, the other portals' settings parse too.
+	cfg, err = parseConfig(nil, func(k string) string {
+		return map[string]string{"DATASF_DOMAINS": "data.cityofchicago.org", "DATASF_APP_TOKENS": "data.cityofchicago.org=chi-token"}[k]
+	}, &bytes.Buffer{})
+	if err != nil || len(cfg.AppTokens) != 1 || cfg.AppTokens["data.cityofchicago.org"] != "chi-token" || cfg.Domains != "data.cityofchicago.org" {
+		t.Errorf("the other portals' settings parse as Domains %q and %d app tokens, %v; want the allowlist and one token", cfg.Domains, len(cfg.AppTokens), err)
 	}
 }
 
