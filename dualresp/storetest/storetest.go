@@ -47,7 +47,7 @@ func Record(id string, expires time.Time) *dualresp.Record {
 		Query: dualresp.Query{
 			Kind:   "soql",
 			Text:   "SELECT applicant, status ORDER BY :id",
-			Params: map[string]string{"dataset_id": "rqzj-sfat"},
+			Params: map[string]string{"dataset_id": "rqzj-sfat", "domain": "data.cityofchicago.org"}, // a query on another portal
 		},
 		Columns:    []dualresp.Column{{Name: "applicant", Type: "text"}, {Name: "status"}},
 		TotalCount: 847,
