@@ -37,20 +37,6 @@ type soqlExecutor struct {
 	ahead     int   // pages requested ahead of the one being sent (bounded streams)
 }
 
-// newExecutor returns a soqlExecutor that runs queries through c: those
-// of c's domain only.
-func newExecutor(c *socrata.Client) *soqlExecutor {
-	return &soqlExecutor{
-		clientFor: func(_ context.Context, domain string) (*socrata.Client, error) {
-			if domain != "" && !strings.EqualFold(domain, c.Domain()) {
-				return nil, fmt.Errorf("datasf: stored query of domain %s; this executor serves %s", domain, c.Domain())
-			}
-			return c, nil
-		},
-		pageRows: streamPageRows, ahead: streamAhead,
-	}
-}
-
 // newPortalsExecutor returns a soqlExecutor that runs each stored query on
 // its own portal.
 func newPortalsExecutor(p *portals) *soqlExecutor {

@@ -1,10 +1,12 @@
 package datasf
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -226,5 +228,19 @@ func TestPageReportsColumns(t *testing.T) {
 	}
 	if got := fake.RequestCount("resource") - before; got != 1 {
 		t.Errorf("Page made %d requests; want 1", got)
+	}
+}
+
+// newExecutor returns a soqlExecutor that runs queries through c (tests): those
+// of c's domain only.
+func newExecutor(c *socrata.Client) *soqlExecutor {
+	return &soqlExecutor{
+		clientFor: func(_ context.Context, domain string) (*socrata.Client, error) {
+			if domain != "" && !strings.EqualFold(domain, c.Domain()) {
+				return nil, fmt.Errorf("datasf: stored query of domain %s; this executor serves %s", domain, c.Domain())
+			}
+			return c, nil
+		},
+		pageRows: streamPageRows, ahead: streamAhead,
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"net/netip"
@@ -46,8 +47,9 @@ type portal struct {
 	domain  string
 	client  *socrata.Client
 	schemas *schemacache.Cache
-	close   func() // releases its idle connections; nil for the configured portal
-	// transport is the client's own, when the portal is reached directly.
+	// transport is the client's own when the portal is reached directly
+	// (nil for the configured portal and when one server answers for
+	// every domain); its idle connections are closed on eviction.
 	transport *http.Transport
 }
 
@@ -85,7 +87,7 @@ type portals struct {
 	catalog *socrata.Client // cross-portal Discovery requests: no app token
 	log     *slog.Logger
 
-	mu     sync.Mutex // serialises making a portal
+	mu     sync.Mutex // serialises making a portal (not its address look-up)
 	others *lru.Cache[string, *portal]
 }
 
@@ -113,8 +115,8 @@ func newPortals(opts portalsOptions) (*portals, error) {
 	}
 	var err error
 	p.others, err = lru.NewWithEvict(size, func(_ string, v *portal) {
-		if v.close != nil {
-			v.close()
+		if v.transport != nil {
+			v.transport.CloseIdleConnections()
 		}
 	})
 	if err != nil {
@@ -135,12 +137,7 @@ func (p *portals) allowed() []string {
 	if p.allow == nil {
 		return nil
 	}
-	out := make([]string, 0, len(p.allow))
-	for d := range p.allow {
-		out = append(out, d)
-	}
-	slices.Sort(out)
-	return out
+	return slices.Sorted(maps.Keys(p.allow))
 }
 
 // check returns the domain in canonical form when the tools may talk to
@@ -189,15 +186,17 @@ func (p *portals) get(ctx context.Context, domain string) (*portal, error) {
 	if v, ok := p.others.Get(d); ok {
 		return v, nil
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if v, ok := p.others.Get(d); ok {
-		return v, nil
-	}
+	// The look-up is outside the lock: a slow resolver for one new portal
+	// does not hold up the others (two first calls may both look up).
 	if p.opts.LookupIP != nil {
 		if err := p.lookup(ctx, domain, d); err != nil {
 			return nil, err
 		}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if v, ok := p.others.Get(d); ok {
+		return v, nil
 	}
 	v := p.newPortal(d)
 	p.others.Add(d, v)
@@ -269,7 +268,6 @@ func (p *portals) newPortal(d string) *portal {
 				}
 				return nil
 			}}
-		v.close = tr.CloseIdleConnections
 		v.transport = tr
 	}
 	v.client = socrata.NewClient(copts)

@@ -86,8 +86,6 @@ func (s *toolServer) search(ctx context.Context, _ mcp.CallToolRequest, in *Sear
 		domain string // "" on the configured portal alone
 	)
 	switch d := strings.TrimSpace(in.Domain); {
-	case d == "":
-		ds, err = s.client.Search(ctx, in.Query, limit)
 	case d == "*" || strings.Contains(d, ","):
 		domains, derr := s.portals.domainsOf(ctx, d)
 		if derr != nil {
@@ -102,12 +100,10 @@ func (s *toolServer) search(ctx context.Context, _ mcp.CallToolRequest, in *Sear
 		if perr != nil {
 			return upstreamError(perr, "the domain", ""), nil
 		}
-		domain = p.domain
-		if p != s.portals.def {
-			ds, err = p.client.Search(ctx, in.Query, limit)
-		} else {
-			ds, err = s.client.Search(ctx, in.Query, limit)
+		if d != "" {
+			domain = p.domain // named, even the configured one: the hits say their domain
 		}
+		ds, err = p.client.Search(ctx, in.Query, limit)
 	}
 	if err != nil {
 		return upstreamError(err, "the catalog search", ""), nil
@@ -142,10 +138,7 @@ func (s *toolServer) list(ctx context.Context, _ mcp.CallToolRequest, in *ListIn
 	if err != nil {
 		return upstreamError(err, "the domain", ""), nil
 	}
-	domain := ""
-	if p != s.portals.def {
-		domain = p.domain
-	}
+	domain := s.otherDomain(p)
 	ds, err := p.client.List(ctx, in.Category, limit)
 	if err != nil {
 		return upstreamError(err, "the catalog listing", ""), nil

@@ -56,18 +56,29 @@ func (s *Portal) serveResource(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
+	s.answer(w, r, ds, id, src, true, nil)
+}
+
+// answer runs the SoQL src on dataset id (ds) and writes its rows, or the
+// portal's error: a parse error, a refusal of the query, or a failure while
+// it runs. defaultLimit applies the Resource API's 1,000 rows to a query
+// without LIMIT; page, when set, wraps the translated query (SODA3's page).
+func (s *Portal) answer(w http.ResponseWriter, r *http.Request, ds *dataset, id, src string, defaultLimit bool, page func(*compiled) *compiled) {
 	q, err := soql.Parse(src)
 	if err != nil {
 		writeError(w, parseError(src, err))
 		return
 	}
-	c, err := translate(ds, src, q, true)
+	c, err := translate(ds, src, q, defaultLimit)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
+	if page != nil {
+		c = page(c)
+	}
 	if err := s.run(w, r, ds, c); err != nil {
-		s.log.Warn("localportal: query failed", "dataset", id, "soql", src, "sql", c.sql, "err", err)
+		s.log.Warn("localportal: query failed", "path", r.URL.Path, "dataset", id, "soql", src, "sql", c.sql, "err", err)
 		writeError(w, &queryError{status: http.StatusBadRequest, body: map[string]any{
 			"errorCode": "query.execution.failed",
 			"message":   "Query coordinator error: query.execution.failed; " + err.Error(),

@@ -10,8 +10,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-
-	"github.com/datasf-mcp/datasf-mcp/soql"
 )
 
 // SODA3 query API (dev.socrata.com, "Queries using SODA3", "The page
@@ -99,36 +97,21 @@ func (s *Portal) serveSODA3(w http.ResponseWriter, r *http.Request) {
 			"message": "Cannot find view with id " + id})
 		return
 	}
-	src := *req.Query
-	q, err := soql.Parse(src)
-	if err != nil {
-		writeError(w, parseError(src, err))
-		return
-	}
 	// Without a page, the query's own LIMIT or SODA's default 1,000 rows;
 	// with one, that page of the query's whole result.
-	c, err := translate(ds, src, q, req.Page == nil)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
+	var page func(*compiled) *compiled
 	if req.Page != nil {
 		size, number := *req.Page.PageSize, *req.Page.PageNumber
 		offset := int64(math.MaxInt64)
 		if number-1 <= math.MaxInt64/size {
 			offset = (number - 1) * size
 		}
-		c = &compiled{sql: "SELECT * FROM (" + c.sql + ") LIMIT " + strconv.FormatInt(size, 10) +
-			" OFFSET " + strconv.FormatInt(offset, 10), cols: c.cols}
+		page = func(c *compiled) *compiled {
+			return &compiled{sql: "SELECT * FROM (" + c.sql + ") LIMIT " + strconv.FormatInt(size, 10) +
+				" OFFSET " + strconv.FormatInt(offset, 10), cols: c.cols}
+		}
 	}
-	if err := s.run(w, r, ds, c); err != nil {
-		s.log.Warn("localportal: SODA3 query failed", "dataset", id, "soql", src, "sql", c.sql, "err", err)
-		writeError(w, &queryError{status: http.StatusBadRequest, body: map[string]any{
-			"errorCode": "query.execution.failed",
-			"message":   "Query coordinator error: query.execution.failed; " + err.Error(),
-			"data":      map[string]any{"dataset": id},
-		}})
-	}
+	s.answer(w, r, ds, id, *req.Query, req.Page == nil, page)
 }
 
 // readSODA3 reads and checks a SODA3 request body.
