@@ -116,16 +116,24 @@ func (r *Response) ModelBytes() int {
 // its URI, name, description (with the page and export URLs) and MIME
 // type; URL is set too, for SDKs whose links carry one.
 func (r *Response) Link() ResourceLink {
-	desc := ""
 	r.once.Do(func() { r.st = r.fit() }) // what fits is decided once; no need to render it again
-	if int64(len(r.rows)) < r.rec.TotalCount {
-		// A partial answer says where the rest is; a whole one needs not.
-		desc = fmt.Sprintf("The complete result, %d rows: %s (JSON pages, ?offset=&limit=; /export?format=csv|ndjson|json)", r.rec.TotalCount, r.url)
-	}
-	return ResourceLink{URI: r.uri, URL: r.url, Name: r.st.name, Description: desc, MIMEType: MIMEType}
+	return r.st.link(len(r.rows))
 }
 
-func (r *Response) columnNames(rows []any) []string {
+// link returns the link of an answer with n sample rows.
+func (st *buildState) link(n int) ResourceLink {
+	r := st.r
+	l := ResourceLink{URI: r.uri, URL: r.url, Name: st.name, MIMEType: MIMEType}
+	if int64(n) < r.rec.TotalCount {
+		// A partial answer says where the rest is; a whole one needs not.
+		l.Description = fmt.Sprintf("The complete result, %d rows: %s (JSON pages, ?offset=&limit=; /export?format=csv|ndjson|json)", r.rec.TotalCount, r.url)
+	}
+	return l
+}
+
+// columnNames returns the columns of the text's table: the record's, else
+// the keys of the first sample row, sorted.
+func (r *Response) columnNames() []string {
 	if len(r.rec.Columns) > 0 {
 		names := make([]string, len(r.rec.Columns))
 		for i, c := range r.rec.Columns {
@@ -133,8 +141,8 @@ func (r *Response) columnNames(rows []any) []string {
 		}
 		return names
 	}
-	if len(rows) > 0 {
-		if m, ok := rows[0].(map[string]any); ok {
+	if len(r.rec.Sample) > 0 {
+		if m, ok := decodeRow(r.rec.Sample[0]).(map[string]any); ok {
 			return slices.Sorted(maps.Keys(m))
 		}
 	}
@@ -169,11 +177,7 @@ func (r *Response) fit() *buildState {
 		}
 		meta["query"] = r.rec.Query.Text
 	}
-	st := &buildState{r: r, meta: meta, columns: r.rec.Columns, name: r.name()}
-	st.tableCols = r.columnNames(nil)
-	if len(st.tableCols) == 0 && len(r.rec.Sample) > 0 {
-		st.tableCols = r.columnNames([]any{decodeRow(r.rec.Sample[0])})
-	}
+	st := &buildState{r: r, meta: meta, columns: r.rec.Columns, name: r.name(), tableCols: r.columnNames()}
 
 	// First make the fixed part (everything but rows) fit with room to spare.
 	st.fitFixed(r.budget)
@@ -309,11 +313,8 @@ const contentEnvelope = len(`[{"type":"text","text":},{"type":"resource_link","d
 // modelBytes returns the size of what the model is given with b: the
 // structured content, the text and the link (see ModelBytes).
 func (st *buildState) modelBytes(b built) int {
-	r := st.r
-	link := ResourceLink{URI: r.uri, Name: st.name, MIMEType: MIMEType}
-	if int64(len(b.rows)) < r.rec.TotalCount {
-		link.Description = fmt.Sprintf("The complete result, %d rows: %s (JSON pages, ?offset=&limit=; /export?format=csv|ndjson|json)", r.rec.TotalCount, r.url)
-	}
+	link := st.link(len(b.rows))
+	link.URL = "" // resource_link content has none
 	return len(mustJSON(b.content)) + jsonLen(b.summary+st.table(b.rows)) + len(mustJSON(link)) + contentEnvelope
 }
 
