@@ -56,7 +56,7 @@ func CheckDomain(domain string) (string, error) {
 	case d == "":
 		return refuse("it is empty")
 	case strings.Contains(d, "://"):
-		return refuse("it has a scheme (%s://); give the host name alone: https is always used", d[:strings.Index(d, "://")])
+		return refuse("it has a scheme (%s://); https is always used", d[:strings.Index(d, "://")])
 	case strings.ContainsAny(d, "@"):
 		return refuse("it has userinfo (@)")
 	case strings.ContainsAny(d, "/\\"):

@@ -16,6 +16,7 @@ import (
 
 	"github.com/datasf-mcp/datasf-mcp/datasf"
 	"github.com/datasf-mcp/datasf-mcp/localportal"
+	"github.com/datasf-mcp/datasf-mcp/socrata"
 )
 
 // errHelp is returned by parseConfig when it printed help, a version or a
@@ -223,6 +224,11 @@ func (p *parser) finish(cmd *cobra.Command) error {
 	tokens, err := appTokens(p.getenv("DATASF_APP_TOKENS"))
 	if err != nil {
 		return fail("%v", err)
+	}
+	for _, d := range splitList(c.Domains) { // before anything starts
+		if _, err := socrata.CheckDomain(d); err != nil {
+			return fail("--domains: %v", err)
+		}
 	}
 	c.AppTokens = tokens
 	return nil

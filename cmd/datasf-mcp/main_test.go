@@ -229,6 +229,8 @@ func TestParseConfig(t *testing.T) {
 				}
 			},
 		},
+		{name: "an allowlist entry that is no host name", args: []string{"--domains", "data.ny.gov, localhost"}, wantErr: "--domains: domain \"localhost\" is refused"},
+		{name: "an allowlist entry from the environment", args: []string{"serve", "--http", "8080"}, env: map[string]string{"DATASF_DOMAINS": "10.0.0.1"}, wantErr: "--domains: domain \"10.0.0.1\" is refused"},
 		{name: "token entry without =", env: map[string]string{"DATASF_APP_TOKENS": "data.ny.gov"}, wantErr: "DATASF_APP_TOKENS: entry 1 is not DOMAIN=TOKEN"},
 		{name: "token for a bad domain", env: map[string]string{"DATASF_APP_TOKENS": "data.ny.gov=a,https://x.org=secret-b"}, wantErr: "DATASF_APP_TOKENS: entry 2: domain \"https://x.org\" is refused", secrets: []string{"secret-b", "=a"}},
 		{name: "two tokens for a domain", env: map[string]string{"DATASF_APP_TOKENS": "data.ny.gov=a,DATA.NY.GOV=b"}, wantErr: "data.ny.gov has two tokens", secrets: []string{"=a", "=b"}},
