@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
-	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -236,6 +236,15 @@ func mustJSON(t *testing.T, v any) string {
 // getJSON GETs url over HTTP and decodes its JSON body into v.
 func getJSON(t *testing.T, url string, v any) {
 	t.Helper()
+	if err := json.Unmarshal([]byte(getText(t, url)), v); err != nil {
+		t.Fatalf("GET %s: decoding: %v", url, err)
+	}
+}
+
+// getText GETs url over HTTP and returns its body; any status but 200 OK
+// fails the test.
+func getText(t *testing.T, url string) string {
+	t.Helper()
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -245,14 +254,14 @@ func getJSON(t *testing.T, url string, v any) {
 		t.Fatalf("GET %s: %v", url, err)
 	}
 	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
 	if resp.StatusCode != http.StatusOK {
-		var body strings.Builder
-		_, _ = fmt.Fprint(&body, resp.Status)
-		t.Fatalf("GET %s: %s", url, body.String())
+		t.Fatalf("GET %s: %s %s", url, resp.Status, b)
 	}
-	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
-		t.Fatalf("GET %s: decoding: %v", url, err)
-	}
+	return string(b)
 }
 
 // --- fixtures read by the tests themselves, independently of the server ---
