@@ -5,13 +5,44 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-
-	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
+	"unicode/utf8"
 
 	"github.com/datasf-mcp/datasf-mcp/analyze"
 	"github.com/datasf-mcp/datasf-mcp/dualresp"
+	"github.com/datasf-mcp/datasf-mcp/validate"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 )
+
+// analyze_results' limits: its input schema and its validation use them.
+const (
+	// MaxAnalyzeSQL is the most characters of sql: package analyze takes at
+	// most analyze.MaxSQLBytes bytes, and a character is up to 4 bytes.
+	MaxAnalyzeSQL = analyze.MaxSQLBytes / utf8.UTFMax
+	// MaxAnalyzeResults is the most stored results one call may name.
+	MaxAnalyzeResults = analyze.MaxTables
+)
+
+// AnalyzeInput is analyze_results' arguments.
+type AnalyzeInput struct {
+	SQL     string            `json:"sql" validate:"required,notblank,chars=1 25000" jsonschema:"e.g. \"SELECT a.x, count(*) FROM a JOIN b ON b.k = a.k GROUP BY 1\"."`
+	Results map[string]string `json:"results" validate:"required,entries=1 16" jsonschema:"Table name -> result id, resource:// URI or URL. Each loads whole (up to 100,000 rows)."`
+	Format  string            `json:"format,omitempty" validate:"omitempty,oneof=auto json markdown"`
+}
+
+// Validate checks the arguments as analyze_results does (not the SQL, which
+// package analyze checks); the error is a *validate.Error naming each
+// failing argument.
+func (in *AnalyzeInput) Validate() error { return validate.Struct(in) }
+
+func analyzeTool(s *toolServer) tool {
+	return newTool(toolDef{
+		name:        "analyze_results",
+		title:       "SQL over stored results",
+		description: "One read-only SQLite SELECT over stored results, each loaded as a table: joins and calculations across datasets that SoQL cannot do. At most 1,000 rows returned; aggregate in SQL.",
+		output:      outputSchema[analyzeOutput](),
+	}, s.analyzeResults)
+}
 
 type analyzeOutput struct {
 	Summary   string           `json:"summary"`

@@ -129,9 +129,6 @@ func newPortals(opts portalsOptions) (*portals, error) {
 	return p, nil
 }
 
-// domainText is the description of every tool's domain argument.
-const domainText = `Portal host.`
-
 // allowed lists the allowlist, sorted; nil without one.
 func (p *portals) allowed() []string {
 	if p.allow == nil {

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
@@ -17,17 +18,19 @@ import (
 )
 
 // tool is one MCP tool as a value: its definition (name, description,
-// annotations, input and output schemas), its arguments and its handler.
-// The input schema and the validation are both made from args, so each
-// limit is written once, as a constant next to the tool's input type.
+// annotations, input and output schemas) and its handler. Each tool's file
+// (search.go, query.go, ...) holds its input struct, whose tags are the one
+// description of its arguments (the input schema is derived from it by
+// validate.Schema, the validation is validate.Struct), its output type, its
+// definition and its handler.
 type tool struct {
-	def  mcp.Tool
-	args args
-	// input is the type of the tool's input struct (SearchInput, ...).
-	input reflect.Type
-	// check decodes and validates raw arguments, returning the input (a
-	// pointer to a new input struct) or the isError result to answer.
-	check func(raw any) (any, *mcp.CallToolResult)
+	def mcp.Tool
+	// in is the input struct's type, input its schema.
+	in    reflect.Type
+	input *jsonschema.Schema
+	// check decodes and validates raw arguments, answering the isError
+	// result when they are refused.
+	check func(raw any) *mcp.CallToolResult
 	// handler is the MCP handler: check, then the tool's own work.
 	handler server.ToolHandlerFunc
 }
@@ -49,20 +52,28 @@ func (s *toolServer) toolList() []tool {
 	}
 }
 
-// toolDef is what a tool tells clients about itself.
+// toolDef is what a tool tells clients about itself besides its input.
 type toolDef struct {
 	name, title, description string
 	// openWorld is true for the tools that read the portal, false for those
 	// that read only this server's stored results.
 	openWorld bool
-	args      args
-	output    json.RawMessage
+	// output is the output schema (outputSchema derives one from a type).
+	output json.RawMessage
 }
 
-// newTool binds a tool's definition to its handler, which receives the
-// decoded and validated input.
+// newTool makes the tool of a definition, the input struct In and the
+// handler, which receives the decoded and validated input.
 func newTool[In any](d toolDef, handle func(context.Context, mcp.CallToolRequest, *In) (*mcp.CallToolResult, error)) tool {
-	def := mcp.NewToolWithRawSchema(d.name, d.description, d.args.schema())
+	input, err := validate.Schema[In]()
+	if err != nil {
+		panic(fmt.Sprintf("datasf: %s's input: %v", d.name, err)) // the tags are wrong: a programming error
+	}
+	raw, err := json.Marshal(input)
+	if err != nil {
+		panic(fmt.Sprintf("datasf: %s's input schema: %v", d.name, err))
+	}
+	def := mcp.NewToolWithRawSchema(d.name, d.description, raw)
 	mcp.WithRawOutputSchema(d.output)(&def)
 	mcp.WithToolAnnotation(mcp.ToolAnnotation{
 		Title:           d.title,
@@ -76,7 +87,7 @@ func newTool[In any](d toolDef, handle func(context.Context, mcp.CallToolRequest
 		if res := decodeArgs(raw, in); res != nil {
 			return nil, res
 		}
-		if err := d.args.validate(in); err != nil {
+		if err := validate.Struct(in); err != nil {
 			return nil, invalid(err)
 		}
 		if n, ok := any(in).(normalizer); ok {
@@ -86,14 +97,11 @@ func newTool[In any](d toolDef, handle func(context.Context, mcp.CallToolRequest
 	}
 	return tool{
 		def:   def,
-		args:  d.args,
-		input: reflect.TypeFor[In](),
-		check: func(raw any) (any, *mcp.CallToolResult) {
-			in, res := check(raw)
-			if res != nil {
-				return nil, res
-			}
-			return in, nil
+		in:    reflect.TypeFor[In](),
+		input: input,
+		check: func(raw any) *mcp.CallToolResult {
+			_, res := check(raw)
+			return res
 		},
 		handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			in, res := check(req.GetRawArguments())
@@ -105,176 +113,139 @@ func newTool[In any](d toolDef, handle func(context.Context, mcp.CallToolRequest
 	}
 }
 
-// arg is one argument of a tool. Its JSON Schema and its validation rule
-// are both made from these fields.
-type arg struct {
-	name        string
-	kind        string // JSON Schema type: "string", "integer", "boolean" or "object"
-	description string
-	required    bool
-	// min and max bound a string's length in characters (0: no bound), an
-	// integer's value, or an object's number of entries.
-	min, max int
-	pattern  string   // a string's JSON Schema pattern; rules must check the same
-	enum     []string // the words a string may be
-	def      any      // the default, shown in the schema
-	rules    string   // more validator rules: cleantext, notblank, fourbyfour, ...
-}
-
-// args are a tool's arguments, in the order of its input struct's fields.
-type args []arg
-
-// formatArg is the format argument every tool takes.
-var formatArg = arg{
-	name: "format", kind: "string", enum: []string{FormatAuto, FormatJSON, FormatMarkdown},
-}
-
-// schema is the JSON Schema of the arguments: an object that refuses
-// unknown properties, with the properties in the order of args.
-func (a args) schema() json.RawMessage {
-	var props object
-	var required []string
-	for _, x := range a {
-		p := object{{"type", x.kind}}
-		switch x.kind {
-		case "string":
-			if x.min > 0 {
-				p = append(p, field{"minLength", x.min})
-			}
-			if x.max > 0 {
-				p = append(p, field{"maxLength", x.max})
-			}
-		case "integer":
-			p = append(p, field{"minimum", x.min}, field{"maximum", x.max})
-		case "object":
-			p = append(p, field{"minProperties", x.min}, field{"maxProperties", x.max},
-				field{"additionalProperties", object{{"type", "string"}}})
-		}
-		if x.pattern != "" {
-			p = append(p, field{"pattern", x.pattern})
-		}
-		if x.enum != nil {
-			p = append(p, field{"enum", x.enum})
-		}
-		if x.def != nil {
-			p = append(p, field{"default", x.def})
-		}
-		if x.description != "" {
-			p = append(p, field{"description", x.description})
-		}
-		props = append(props, field{x.name, p})
-		if x.required {
-			required = append(required, x.name)
-		}
+// outputSchema is the output schema of a tool whose structured content is
+// an Out: the fields always present with a value (no omitempty, not a
+// pointer), each with its JSON type, all required. Fields present only
+// sometimes (hints, categories, next_offset when null) are allowed without
+// being listed, and the shapes inside are documented in the README and the
+// Go types, not sent to the model with every conversation; clients
+// validate what it states.
+func outputSchema[Out any]() json.RawMessage {
+	full, err := jsonschema.For[Out](&jsonschema.ForOptions{IgnoreInvalidTypes: true})
+	if err != nil {
+		panic(fmt.Sprintf("datasf: output schema of %T: %v", *new(Out), err))
 	}
-	s := object{{"type", "object"}, {"properties", props}}
-	if required != nil {
-		s = append(s, field{"required", required})
+	s := &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{}}
+	for _, name := range full.PropertyOrder {
+		p := full.Properties[name]
+		if !slices.Contains(full.Required, name) || (p.Types != nil && p.Types[0] == "null" && !isSlice(p)) {
+			continue
+		}
+		typ := p.Type
+		if p.Types != nil {
+			typ = p.Types[len(p.Types)-1] // a slice: ["null", "array"], though never null here
+		}
+		s.Properties[name] = &jsonschema.Schema{Type: typ}
+		s.PropertyOrder = append(s.PropertyOrder, name)
+		s.Required = append(s.Required, name)
 	}
-	s = append(s, field{"additionalProperties", false})
 	b, err := json.Marshal(s)
 	if err != nil {
-		panic(fmt.Sprintf("datasf: tool schema: %v", err)) // only strings, numbers and booleans
+		panic(fmt.Sprintf("datasf: output schema of %T: %v", *new(Out), err))
 	}
 	return b
 }
 
-// outputSchema is a tool's output schema: the top-level fields of its
-// structured content that are always present, with their JSON types (a
-// string, or a list such as []string{"integer", "null"}), all required;
-// fields present only sometimes (hints, categories) are allowed without
-// being listed. The
-// shapes inside are documented in the README and the Go types, not sent to
-// the model with every conversation; clients validate what it states.
-func outputSchema(required []string, props ...field) json.RawMessage {
-	p := make(object, len(props))
-	for i, f := range props {
-		p[i] = field{f.key, object{{"type", f.value}}}
-	}
-	b, err := json.Marshal(object{{"type", "object"}, {"properties", p}, {"required", required}})
-	if err != nil {
-		panic(fmt.Sprintf("datasf: output schema: %v", err)) // only strings
-	}
-	return b
+// isSlice reports whether jsonschema.For made p of a Go slice.
+func isSlice(p *jsonschema.Schema) bool { return slices.Contains(p.Types, "array") }
+
+// ToolSpec describes one tool for front ends other than MCP (the command
+// line): its name, title, description and arguments, read from the tool's
+// input schema.
+type ToolSpec struct {
+	Name, Title, Description string
+	// Args are the tool's arguments in the order of its input schema.
+	Args []ArgSpec
+
+	check func(raw any) *mcp.CallToolResult
 }
 
-// object is a JSON object that keeps the order of its fields.
-type object []field
-
-type field struct {
-	key   string
-	value any
+// ArgSpec is one argument of a tool.
+type ArgSpec struct {
+	Name        string
+	Kind        string // JSON Schema type: "string", "integer", "boolean" or "object"
+	Description string
+	Required    bool
+	// Min and Max bound a string's length in characters (0: no bound), an
+	// integer's value, or an object's number of entries.
+	Min, Max int
+	Enum     []string // the words a string may be, when only those
+	Default  any      // the default, nil when none
 }
 
-func (o object) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i, f := range o {
-		if i > 0 {
-			b.WriteByte(',')
+// ToolSpecs returns the description of every tool a model calls (not the
+// app-only ones), in the order tools/list shows them. It needs no portal,
+// store or server.
+func ToolSpecs() []ToolSpec {
+	var out []ToolSpec
+	for _, t := range new(toolServer).toolList() {
+		if appOnly(t.def) {
+			continue
 		}
-		k, err := json.Marshal(f.key)
-		if err != nil {
-			return nil, err
+		spec := ToolSpec{Name: t.def.Name, Title: t.def.Annotations.Title, Description: t.def.Description, check: t.check}
+		for _, name := range t.input.PropertyOrder {
+			spec.Args = append(spec.Args, argSpec(name, t.input.Properties[name], slices.Contains(t.input.Required, name)))
 		}
-		v, err := json.Marshal(f.value)
-		if err != nil {
-			return nil, err
-		}
-		b.Write(k)
-		b.WriteByte(':')
-		b.Write(v)
-	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
-}
-
-// rule is the validator rule of the argument (see package validate).
-func (x arg) rule() string {
-	var r []string
-	switch {
-	case x.required:
-		r = append(r, "required")
-	case x.kind == "integer" || x.kind == "boolean":
-		r = append(r, "omitnil") // a pointer: absent means the default, 0 is a value
-	default:
-		r = append(r, "omitempty")
-	}
-	if x.rules != "" {
-		r = append(r, x.rules)
-	}
-	switch x.kind {
-	case "string":
-		if x.min > 0 || x.max > 0 {
-			r = append(r, validate.Chars(x.min, x.max))
-		}
-	case "integer":
-		r = append(r, validate.Between(x.min, x.max))
-	case "object":
-		r = append(r, validate.Entries(x.min, x.max))
-	}
-	if x.enum != nil {
-		r = append(r, validate.OneOf(x.enum...))
-	}
-	return strings.Join(r, ",")
-}
-
-// validate checks an input struct (a pointer) against the arguments' rules.
-func (a args) validate(in any) error {
-	rules := validate.Rules{}
-	for _, x := range a {
-		rules[x.name] = x.rule()
-	}
-	return validate.Struct(in, rules)
-}
-
-// names lists the arguments' names.
-func (a args) names() []string {
-	out := make([]string, len(a))
-	for i, x := range a {
-		out[i] = x.name
+		out = append(out, spec)
 	}
 	return out
+}
+
+// argSpec reads one argument from its schema.
+func argSpec(name string, p *jsonschema.Schema, required bool) ArgSpec {
+	a := ArgSpec{Name: name, Kind: p.Type, Description: p.Description, Required: required}
+	num := func(f *float64) int {
+		if f == nil {
+			return 0
+		}
+		return int(*f)
+	}
+	switch {
+	case p.MaxLength != nil:
+		a.Min, a.Max = or(p.MinLength, 0), *p.MaxLength
+	case p.Maximum != nil:
+		a.Min, a.Max = num(p.Minimum), num(p.Maximum)
+	case p.MaxProperties != nil:
+		a.Min, a.Max = or(p.MinProperties, 0), *p.MaxProperties
+	}
+	for _, w := range p.Enum {
+		a.Enum = append(a.Enum, fmt.Sprint(w))
+	}
+	if p.Default != nil {
+		var v any
+		if p.Type == "integer" {
+			var n int
+			_ = json.Unmarshal(p.Default, &n)
+			v = n
+		} else {
+			_ = json.Unmarshal(p.Default, &v)
+		}
+		a.Default = v
+	}
+	return a
+}
+
+// Check validates arguments as the tool does before it runs: unknown
+// arguments, wrong types, missing required ones and limits are errors
+// whose message names the argument.
+func (t ToolSpec) Check(arguments map[string]any) error {
+	if t.check == nil {
+		return errors.New("datasf: ToolSpec.Check on a ToolSpec not from ToolSpecs")
+	}
+	res := t.check(arguments)
+	if res == nil {
+		return nil
+	}
+	for _, c := range res.Content {
+		if tc, ok := c.(mcp.TextContent); ok {
+			var body toolError
+			if json.Unmarshal([]byte(tc.Text), &body) == nil && body.Error != "" {
+				return errors.New(body.Error)
+			}
+			return errors.New(tc.Text)
+		}
+	}
+	return errors.New("invalid arguments")
 }
 
 // decodeArgs decodes the tool arguments into v strictly: unknown arguments

@@ -81,9 +81,9 @@ func inputSchema(t *testing.T, tl tool) objectSchema {
 	return s
 }
 
-// TestToolListIsComplete checks that each tool's schema, arguments and
-// input type describe the same arguments, in the same order, and that the
-// input type can validate itself.
+// TestToolListIsComplete checks that each tool's schema and input type
+// describe the same arguments, in the same order, and that the input type
+// can validate itself.
 func TestToolListIsComplete(t *testing.T) {
 	t.Parallel()
 	validator := reflect.TypeFor[interface{ Validate() error }]()
@@ -95,18 +95,18 @@ func TestToolListIsComplete(t *testing.T) {
 		}
 		seen[name] = true
 		var fields []string
-		for i := range tl.input.NumField() {
-			fields = append(fields, validate.JSONName(tl.input.Field(i)))
+		for i := range tl.in.NumField() {
+			fields = append(fields, validate.JSONName(tl.in.Field(i)))
 		}
-		if diff := cmp.Diff(fields, tl.args.names()); diff != "" {
-			t.Errorf("%s: arguments vs the fields of %s (-fields +args):\n%s", name, tl.input.Name(), diff)
+		if diff := cmp.Diff(fields, tl.input.PropertyOrder); diff != "" {
+			t.Errorf("%s: input schema properties vs the fields of %s (-fields +schema):\n%s", name, tl.in.Name(), diff)
 		}
 		props := slices.Sorted(maps.Keys(inputSchema(t, tl).Properties))
 		if diff := cmp.Diff(slices.Sorted(slices.Values(fields)), props); diff != "" {
-			t.Errorf("%s: input schema properties vs the fields of %s (-fields +schema):\n%s", name, tl.input.Name(), diff)
+			t.Errorf("%s: published input schema properties vs the fields of %s (-fields +schema):\n%s", name, tl.in.Name(), diff)
 		}
-		if !reflect.PointerTo(tl.input).Implements(validator) {
-			t.Errorf("%s: *%s has no Validate method", name, tl.input.Name())
+		if !reflect.PointerTo(tl.in).Implements(validator) {
+			t.Errorf("%s: *%s has no Validate method", name, tl.in.Name())
 		}
 		if tl.handler == nil || tl.check == nil {
 			t.Errorf("%s has no handler", name)
@@ -229,7 +229,7 @@ func (c *limitChecker) without(arg string) map[string]any {
 func (c *limitChecker) accept(what string, args map[string]any) {
 	c.t.Helper()
 	c.checks++
-	if _, res := c.tool.check(args); res != nil {
+	if res := c.tool.check(args); res != nil {
 		c.t.Errorf("%s %s: refused (%s); the schema allows it", c.tool.def.Name, what, resultText(res))
 	}
 }
@@ -237,7 +237,7 @@ func (c *limitChecker) accept(what string, args map[string]any) {
 func (c *limitChecker) reject(what string, args map[string]any, field string) {
 	c.t.Helper()
 	c.checks++
-	_, res := c.tool.check(args)
+	res := c.tool.check(args)
 	if res == nil {
 		c.t.Errorf("%s %s: accepted; the schema does not allow it", c.tool.def.Name, what)
 		return

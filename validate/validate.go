@@ -12,10 +12,20 @@
 // and line breaks), and text that is only white space counts as empty
 // (notblank).
 //
-// The limits belong to the tools (package datasf), not to this package: a
-// tool writes each limit once, as a constant, and builds both its JSON
-// Schema and its Rules from it with Chars, Between, Entries and OneOf.
-// Struct checks a struct against such Rules; DatasetID checks one value.
+// The rules are the `validate` struct tags of the tools' input structs
+// (package datasf), each limit written there once. Besides validator's own
+// rules (required, omitempty, omitnil, oneof, ...) these are available:
+//
+//	fourbyfour    a dataset id or its URL (DatasetIDPattern; see NormalizeDatasetID)
+//	notblank      not only white space
+//	cleantext     valid UTF-8, no control characters
+//	cleansoql     valid UTF-8, no control characters but tab, LF and CR
+//	chars=LO HI   LO to HI characters
+//	between=LO HI an integer from LO to HI
+//	entries=LO HI a map of LO to HI entries
+//
+// Struct checks a struct against its tags; Schema states the same struct
+// as the JSON Schema a tool publishes; DatasetID checks one value.
 //
 // Dataset ids are accepted as models write them: in any case, with white
 // space around them, or as the dataset's URL on the portal
@@ -78,36 +88,6 @@ func NormalizeDatasetID(s string) string {
 	return s
 }
 
-// Rules gives the validator tags of a struct's fields by their JSON names,
-// for example
-//
-//	Rules{"query": "required,notblank," + Chars(1, MaxQuery), "limit": "omitnil," + Between(1, MaxLimit)}
-//
-// Besides validator's own rules (required, omitempty, omitnil, ...) these
-// are available:
-//
-//	fourbyfour   a dataset id or its URL (DatasetIDPattern; see NormalizeDatasetID)
-//	notblank     not only white space
-//	cleantext    valid UTF-8, no control characters
-//	cleansoql    valid UTF-8, no control characters but tab, LF and CR
-//	chars=LO HI  LO to HI characters (Chars)
-//	between=LO HI an integer from LO to HI (Between)
-//	entries=LO HI a map of LO to HI entries (Entries)
-//	oneof=A B    one of the words (OneOf)
-type Rules map[string]string
-
-// Chars is the rule "LO to HI characters".
-func Chars(lo, hi int) string { return fmt.Sprintf("chars=%d %d", lo, hi) }
-
-// Between is the rule "an integer from LO to HI".
-func Between(lo, hi int) string { return fmt.Sprintf("between=%d %d", lo, hi) }
-
-// Entries is the rule "a map of LO to HI entries".
-func Entries(lo, hi int) string { return fmt.Sprintf("entries=%d %d", lo, hi) }
-
-// OneOf is the rule "one of these words".
-func OneOf(words ...string) string { return "oneof=" + strings.Join(words, " ") }
-
 // FieldError is one argument that failed one rule.
 type FieldError struct {
 	Field   string // the argument's JSON name, e.g. "dataset_id"
@@ -167,8 +147,7 @@ var engine = sync.OnceValue(func() *validator.Validate {
 	return v
 })
 
-// bounds reads a "lo hi" rule parameter, as written by Chars, Between and
-// Entries.
+// bounds reads the "lo hi" parameter of chars, between and entries.
 func bounds(param string) (lo, hi int64) {
 	a, b, _ := strings.Cut(param, " ")
 	lo, err1 := strconv.ParseInt(a, 10, 64)
@@ -179,11 +158,10 @@ func bounds(param string) (lo, hi int64) {
 	return lo, hi
 }
 
-// Struct validates the fields of the struct v (or v points to): each field
-// against rules[its JSON name], or against its `validate` struct tag when
-// rules has no entry for it. The error, if any, is an *Error with one
-// FieldError per failing field, in the order of the struct's fields.
-func Struct(v any, rules Rules) error {
+// Struct validates the fields of the struct v (or v points to), each
+// against its `validate` struct tag. The error, if any, is an *Error with
+// one FieldError per failing field, in the order of the struct's fields.
+func Struct(v any) error {
 	rv := reflect.ValueOf(v)
 	for rv.Kind() == reflect.Pointer && !rv.IsNil() {
 		rv = rv.Elem()
@@ -194,18 +172,9 @@ func Struct(v any, rules Rules) error {
 	out := &Error{}
 	for i := range rv.NumField() {
 		f := rv.Type().Field(i)
-		if !f.IsExported() {
-			continue
-		}
 		name := JSONName(f)
-		if name == "" {
-			continue
-		}
-		rule, ok := rules[name]
-		if !ok {
-			rule = f.Tag.Get("validate")
-		}
-		if rule == "" {
+		rule := f.Tag.Get("validate")
+		if !f.IsExported() || name == "" || rule == "" {
 			continue
 		}
 		if fe := check(name, rv.Field(i).Interface(), rule); fe != nil {

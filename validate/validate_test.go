@@ -1,62 +1,42 @@
 package validate
 
 import (
+	"encoding/json"
 	"errors"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // The test inputs look like the tools' (package datasf), with their own
 // limits: this package has none.
 type searchIn struct {
-	Query  string `json:"query"`
-	Limit  *int   `json:"limit,omitempty"`
-	Format string `json:"format,omitempty"`
-}
-
-var searchRules = Rules{
-	"query":  "required,cleantext,notblank," + Chars(1, 500),
-	"limit":  "omitnil," + Between(1, 20),
-	"format": "omitempty," + OneOf("auto", "json", "markdown"),
+	Query  string `json:"query" validate:"required,cleantext,notblank,chars=1 500" jsonschema:"Keywords."`
+	Limit  *int   `json:"limit,omitempty" validate:"omitnil,between=1 20" default:"5"`
+	Format string `json:"format,omitempty" validate:"omitempty,oneof=auto json markdown"`
 }
 
 type listIn struct {
-	Category string `json:"category,omitempty"`
-	Limit    *int   `json:"limit,omitempty"`
-}
-
-var listRules = Rules{
-	"category": "omitempty,cleantext," + Chars(0, 200),
-	"limit":    "omitnil," + Between(1, 100),
+	Category string `json:"category,omitempty" validate:"omitempty,cleantext,chars=0 200"`
+	Limit    *int   `json:"limit,omitempty" validate:"omitnil,between=1 100"`
 }
 
 type queryIn struct {
-	DatasetID   string `json:"dataset_id"`
-	SoQL        string `json:"soql"`
-	AutoCorrect *bool  `json:"auto_correct,omitempty"`
-	SampleSize  *int   `json:"sample_size,omitempty"`
-}
-
-var queryRules = Rules{
-	"dataset_id":  "required,fourbyfour",
-	"soql":        "required,cleansoql,notblank," + Chars(1, 4000),
-	"sample_size": "omitnil," + Between(1, 100),
+	DatasetID   string `json:"dataset_id" validate:"required,fourbyfour"`
+	SoQL        string `json:"soql" validate:"required,cleansoql,notblank,chars=1 4000"`
+	AutoCorrect *bool  `json:"auto_correct,omitempty" default:"true"`
+	SampleSize  *int   `json:"sample_size,omitempty" validate:"omitnil,between=1 100"`
 }
 
 type analyzeIn struct {
-	SQL     string            `json:"sql"`
-	Results map[string]string `json:"results"`
+	SQL     string            `json:"sql" validate:"required,notblank,chars=1 25000"`
+	Results map[string]string `json:"results" validate:"required,entries=1 16"`
 }
 
-var analyzeRules = Rules{
-	"sql":     "required,notblank," + Chars(1, 25000),
-	"results": "required," + Entries(1, 16),
-}
-
-// tagged takes its rules from struct tags.
+// tagged has fields JSON skips or no rule.
 type tagged struct {
 	ID   string `json:"id" validate:"required,fourbyfour"`
 	Name string `json:"name,omitempty" validate:"omitempty,cleantext"`
@@ -85,73 +65,71 @@ func TestStruct(t *testing.T) {
 	t.Parallel()
 	const id = "wg3w-h783"
 	tests := []struct {
-		name  string
-		in    any
-		rules Rules
-		want  []rule // nil: valid
+		name string
+		in   any
+		want []rule // nil: valid
 	}{
-		{"search ok", &searchIn{Query: "fire incidents"}, searchRules, nil},
-		{"search 1 char", &searchIn{Query: "x"}, searchRules, nil},
-		{"search 500 chars", &searchIn{Query: strings.Repeat("a", 500)}, searchRules, nil},
-		{"search 501 chars", &searchIn{Query: strings.Repeat("a", 501)}, searchRules, []rule{{"query", "chars"}}},
-		{"search 500 multibyte chars", &searchIn{Query: strings.Repeat("é", 500)}, searchRules, nil},
-		{"search 500 emoji", &searchIn{Query: strings.Repeat("🚒", 500)}, searchRules, nil},
-		{"search 501 multibyte chars", &searchIn{Query: strings.Repeat("é", 501)}, searchRules, []rule{{"query", "chars"}}},
-		{"search empty", &searchIn{}, searchRules, []rule{{"query", "required"}}},
-		{"search blank", &searchIn{Query: " \u00a0 "}, searchRules, []rule{{"query", "notblank"}}},
-		{"search tab", &searchIn{Query: "a\tb"}, searchRules, []rule{{"query", "cleantext"}}},
-		{"search newline", &searchIn{Query: "a\nb"}, searchRules, []rule{{"query", "cleantext"}}},
-		{"search NUL", &searchIn{Query: "ok\x00"}, searchRules, []rule{{"query", "cleantext"}}},
-		{"search DEL", &searchIn{Query: "ok\x7f"}, searchRules, []rule{{"query", "cleantext"}}},
-		{"search C1 control", &searchIn{Query: "ok\u0085"}, searchRules, []rule{{"query", "cleantext"}}},
-		{"search bad UTF-8", &searchIn{Query: "caf\xe9"}, searchRules, []rule{{"query", "cleantext"}}},
-		{"search limit unset", &searchIn{Query: "x", Limit: nil}, searchRules, nil},
-		{"search limit 0", &searchIn{Query: "x", Limit: ptr(0)}, searchRules, []rule{{"limit", "between"}}},
-		{"search limit 1", &searchIn{Query: "x", Limit: ptr(1)}, searchRules, nil},
-		{"search limit 20", &searchIn{Query: "x", Limit: ptr(20)}, searchRules, nil},
-		{"search limit 21", &searchIn{Query: "x", Limit: ptr(21)}, searchRules, []rule{{"limit", "between"}}},
-		{"search limit -1", &searchIn{Query: "x", Limit: ptr(-1)}, searchRules, []rule{{"limit", "between"}}},
-		{"search bad format", &searchIn{Query: "x", Format: "xml"}, searchRules, []rule{{"format", "oneof"}}},
-		{"search two errors", &searchIn{Query: "", Limit: ptr(50)}, searchRules, []rule{{"query", "required"}, {"limit", "between"}}},
-		{"search by value", searchIn{Query: "x"}, searchRules, nil},
+		{"search ok", &searchIn{Query: "fire incidents"}, nil},
+		{"search 1 char", &searchIn{Query: "x"}, nil},
+		{"search 500 chars", &searchIn{Query: strings.Repeat("a", 500)}, nil},
+		{"search 501 chars", &searchIn{Query: strings.Repeat("a", 501)}, []rule{{"query", "chars"}}},
+		{"search 500 multibyte chars", &searchIn{Query: strings.Repeat("é", 500)}, nil},
+		{"search 500 emoji", &searchIn{Query: strings.Repeat("🚒", 500)}, nil},
+		{"search 501 multibyte chars", &searchIn{Query: strings.Repeat("é", 501)}, []rule{{"query", "chars"}}},
+		{"search empty", &searchIn{}, []rule{{"query", "required"}}},
+		{"search blank", &searchIn{Query: " \u00a0 "}, []rule{{"query", "notblank"}}},
+		{"search tab", &searchIn{Query: "a\tb"}, []rule{{"query", "cleantext"}}},
+		{"search newline", &searchIn{Query: "a\nb"}, []rule{{"query", "cleantext"}}},
+		{"search NUL", &searchIn{Query: "ok\x00"}, []rule{{"query", "cleantext"}}},
+		{"search DEL", &searchIn{Query: "ok\x7f"}, []rule{{"query", "cleantext"}}},
+		{"search C1 control", &searchIn{Query: "ok\u0085"}, []rule{{"query", "cleantext"}}},
+		{"search bad UTF-8", &searchIn{Query: "caf\xe9"}, []rule{{"query", "cleantext"}}},
+		{"search limit unset", &searchIn{Query: "x", Limit: nil}, nil},
+		{"search limit 0", &searchIn{Query: "x", Limit: ptr(0)}, []rule{{"limit", "between"}}},
+		{"search limit 1", &searchIn{Query: "x", Limit: ptr(1)}, nil},
+		{"search limit 20", &searchIn{Query: "x", Limit: ptr(20)}, nil},
+		{"search limit 21", &searchIn{Query: "x", Limit: ptr(21)}, []rule{{"limit", "between"}}},
+		{"search limit -1", &searchIn{Query: "x", Limit: ptr(-1)}, []rule{{"limit", "between"}}},
+		{"search bad format", &searchIn{Query: "x", Format: "xml"}, []rule{{"format", "oneof"}}},
+		{"search two errors", &searchIn{Query: "", Limit: ptr(50)}, []rule{{"query", "required"}, {"limit", "between"}}},
+		{"search by value", searchIn{Query: "x"}, nil},
 
-		{"list empty", &listIn{}, listRules, nil},
-		{"list category", &listIn{Category: "Public Safety", Limit: ptr(100)}, listRules, nil},
-		{"list category 200", &listIn{Category: strings.Repeat("c", 200)}, listRules, nil},
-		{"list category 201", &listIn{Category: strings.Repeat("c", 201)}, listRules, []rule{{"category", "chars"}}},
-		{"list category control", &listIn{Category: "a\x1bb"}, listRules, []rule{{"category", "cleantext"}}},
-		{"list limit 0", &listIn{Limit: ptr(0)}, listRules, []rule{{"limit", "between"}}},
-		{"list limit 101", &listIn{Limit: ptr(101)}, listRules, []rule{{"limit", "between"}}},
+		{"list empty", &listIn{}, nil},
+		{"list category", &listIn{Category: "Public Safety", Limit: ptr(100)}, nil},
+		{"list category 200", &listIn{Category: strings.Repeat("c", 200)}, nil},
+		{"list category 201", &listIn{Category: strings.Repeat("c", 201)}, []rule{{"category", "chars"}}},
+		{"list category control", &listIn{Category: "a\x1bb"}, []rule{{"category", "cleantext"}}},
+		{"list limit 0", &listIn{Limit: ptr(0)}, []rule{{"limit", "between"}}},
+		{"list limit 101", &listIn{Limit: ptr(101)}, []rule{{"limit", "between"}}},
 
-		{"query ok", &queryIn{DatasetID: id, SoQL: "SELECT count(*)"}, queryRules, nil},
-		{"query tabs and newlines", &queryIn{DatasetID: id, SoQL: "SELECT a,\n\tb\r\nWHERE c > 1"}, queryRules, nil},
-		{"query 4000 multibyte", &queryIn{DatasetID: id, SoQL: strings.Repeat("ü", 4000)}, queryRules, nil},
-		{"query 4001", &queryIn{DatasetID: id, SoQL: strings.Repeat("x", 4001)}, queryRules, []rule{{"soql", "chars"}}},
-		{"query blank", &queryIn{DatasetID: id, SoQL: "\n\t "}, queryRules, []rule{{"soql", "notblank"}}},
-		{"query control", &queryIn{DatasetID: id, SoQL: "SELECT n\x01"}, queryRules, []rule{{"soql", "cleansoql"}}},
-		{"query bad UTF-8", &queryIn{DatasetID: id, SoQL: "SELECT \xff\xfe"}, queryRules, []rule{{"soql", "cleansoql"}}},
-		{"query sample 0", &queryIn{DatasetID: id, SoQL: "SELECT a", SampleSize: ptr(0)}, queryRules, []rule{{"sample_size", "between"}}},
-		{"query sample 100", &queryIn{DatasetID: id, SoQL: "SELECT a", SampleSize: ptr(100)}, queryRules, nil},
-		{"query auto_correct false", &queryIn{DatasetID: id, SoQL: "SELECT a", AutoCorrect: ptr(false)}, queryRules, nil},
-		{"query all wrong", &queryIn{DatasetID: "x", SampleSize: ptr(1000)}, queryRules, []rule{{"dataset_id", "fourbyfour"}, {"soql", "required"}, {"sample_size", "between"}}},
-		{"query upper id", &queryIn{DatasetID: "ABCD-1234", SoQL: "SELECT a"}, queryRules, nil},
-		{"query id with underscore", &queryIn{DatasetID: "abcd_1234", SoQL: "SELECT a"}, queryRules, []rule{{"dataset_id", "fourbyfour"}}},
+		{"query ok", &queryIn{DatasetID: id, SoQL: "SELECT count(*)"}, nil},
+		{"query tabs and newlines", &queryIn{DatasetID: id, SoQL: "SELECT a,\n\tb\r\nWHERE c > 1"}, nil},
+		{"query 4000 multibyte", &queryIn{DatasetID: id, SoQL: strings.Repeat("ü", 4000)}, nil},
+		{"query 4001", &queryIn{DatasetID: id, SoQL: strings.Repeat("x", 4001)}, []rule{{"soql", "chars"}}},
+		{"query blank", &queryIn{DatasetID: id, SoQL: "\n\t "}, []rule{{"soql", "notblank"}}},
+		{"query control", &queryIn{DatasetID: id, SoQL: "SELECT n\x01"}, []rule{{"soql", "cleansoql"}}},
+		{"query bad UTF-8", &queryIn{DatasetID: id, SoQL: "SELECT \xff\xfe"}, []rule{{"soql", "cleansoql"}}},
+		{"query sample 0", &queryIn{DatasetID: id, SoQL: "SELECT a", SampleSize: ptr(0)}, []rule{{"sample_size", "between"}}},
+		{"query sample 100", &queryIn{DatasetID: id, SoQL: "SELECT a", SampleSize: ptr(100)}, nil},
+		{"query auto_correct false", &queryIn{DatasetID: id, SoQL: "SELECT a", AutoCorrect: ptr(false)}, nil},
+		{"query all wrong", &queryIn{DatasetID: "x", SampleSize: ptr(1000)}, []rule{{"dataset_id", "fourbyfour"}, {"soql", "required"}, {"sample_size", "between"}}},
+		{"query upper id", &queryIn{DatasetID: "ABCD-1234", SoQL: "SELECT a"}, nil},
+		{"query id with underscore", &queryIn{DatasetID: "abcd_1234", SoQL: "SELECT a"}, []rule{{"dataset_id", "fourbyfour"}}},
 
-		{"analyze ok", &analyzeIn{SQL: "SELECT 1", Results: map[string]string{"t": "x"}}, analyzeRules, nil},
-		{"analyze no results", &analyzeIn{SQL: "SELECT 1"}, analyzeRules, []rule{{"results", "required"}}},
-		{"analyze empty results", &analyzeIn{SQL: "SELECT 1", Results: map[string]string{}}, analyzeRules, []rule{{"results", "entries"}}},
-		{"analyze 17 results", &analyzeIn{SQL: "SELECT 1", Results: manyEntries(17)}, analyzeRules, []rule{{"results", "entries"}}},
-		{"analyze 16 results", &analyzeIn{SQL: "SELECT 1", Results: manyEntries(16)}, analyzeRules, nil},
-		{"analyze blank sql", &analyzeIn{SQL: "  ", Results: manyEntries(1)}, analyzeRules, []rule{{"sql", "notblank"}}},
+		{"analyze ok", &analyzeIn{SQL: "SELECT 1", Results: map[string]string{"t": "x"}}, nil},
+		{"analyze no results", &analyzeIn{SQL: "SELECT 1"}, []rule{{"results", "required"}}},
+		{"analyze empty results", &analyzeIn{SQL: "SELECT 1", Results: map[string]string{}}, []rule{{"results", "entries"}}},
+		{"analyze 17 results", &analyzeIn{SQL: "SELECT 1", Results: manyEntries(17)}, []rule{{"results", "entries"}}},
+		{"analyze 16 results", &analyzeIn{SQL: "SELECT 1", Results: manyEntries(16)}, nil},
+		{"analyze blank sql", &analyzeIn{SQL: "  ", Results: manyEntries(1)}, []rule{{"sql", "notblank"}}},
 
-		{"tags ok", &tagged{ID: id}, nil, nil},
-		{"tags bad", &tagged{ID: "x", Name: "\x00"}, nil, []rule{{"id", "fourbyfour"}, {"name", "cleantext"}}},
-		{"rules replace tags", &tagged{ID: "x"}, Rules{"id": "required"}, nil},
+		{"tags ok", &tagged{ID: id}, nil},
+		{"tags bad", &tagged{ID: "x", Name: "\x00"}, []rule{{"id", "fourbyfour"}, {"name", "cleantext"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			err := Struct(tt.in, tt.rules)
+			err := Struct(tt.in)
 			if tt.want == nil {
 				if err != nil {
 					t.Fatalf("Struct(%+v) = %v; want nil", tt.in, err)
@@ -188,21 +166,21 @@ func TestMessages(t *testing.T) {
 	}{
 		{"dataset id", DatasetID("ABC"), `dataset_id must be a dataset id like abcd-1234 (4 letters or digits, a hyphen, 4 more) or the dataset's URL; got "ABC"`},
 		{"dataset id empty", DatasetID(""), `dataset_id must not be empty`},
-		{"query too long", Struct(&searchIn{Query: strings.Repeat("q", 612)}, searchRules), `query must be 1 to 500 characters; got 612`},
-		{"query too long multibyte", Struct(&searchIn{Query: strings.Repeat("日", 501)}, searchRules), `query must be 1 to 500 characters; got 501`},
-		{"query blank", Struct(&searchIn{Query: "   "}, searchRules), `query must not be empty`},
-		{"soql empty", Struct(&queryIn{DatasetID: id}, queryRules), `soql must not be empty`},
-		{"soql too long", Struct(&queryIn{DatasetID: id, SoQL: strings.Repeat("s", 4001)}, queryRules), `soql must be 1 to 4000 characters; got 4001`},
-		{"soql control", Struct(&queryIn{DatasetID: id, SoQL: "SELECT a\x07"}, queryRules), `soql must not contain control characters; found U+0007 at byte 8`},
-		{"soql bad UTF-8", Struct(&queryIn{DatasetID: id, SoQL: "SELECT \xff"}, queryRules), `soql must be valid UTF-8 text; byte 7 (0xFF) is not`},
-		{"limit", Struct(&searchIn{Query: "x", Limit: ptr(50)}, searchRules), `limit must be between 1 and 20; got 50`},
-		{"limit zero", Struct(&searchIn{Query: "x", Limit: ptr(0)}, searchRules), `limit must be between 1 and 20; got 0`},
-		{"list limit", Struct(&listIn{Limit: ptr(101)}, listRules), `limit must be between 1 and 100; got 101`},
-		{"category", Struct(&listIn{Category: strings.Repeat("c", 201)}, listRules), `category must be at most 200 characters; got 201`},
-		{"sample size", Struct(&queryIn{DatasetID: id, SoQL: "SELECT a", SampleSize: ptr(-3)}, queryRules), `sample_size must be between 1 and 100; got -3`},
-		{"format", Struct(&searchIn{Query: "x", Format: "xml"}, searchRules), `format must be one of auto, json, markdown; got "xml"`},
-		{"entries", Struct(&analyzeIn{SQL: "SELECT 1", Results: map[string]string{}}, analyzeRules), `results must have 1 to 16 entries; got 0`},
-		{"two fields", Struct(&searchIn{Limit: ptr(21)}, searchRules), `query must not be empty; limit must be between 1 and 20; got 21`},
+		{"query too long", Struct(&searchIn{Query: strings.Repeat("q", 612)}), `query must be 1 to 500 characters; got 612`},
+		{"query too long multibyte", Struct(&searchIn{Query: strings.Repeat("日", 501)}), `query must be 1 to 500 characters; got 501`},
+		{"query blank", Struct(&searchIn{Query: "   "}), `query must not be empty`},
+		{"soql empty", Struct(&queryIn{DatasetID: id}), `soql must not be empty`},
+		{"soql too long", Struct(&queryIn{DatasetID: id, SoQL: strings.Repeat("s", 4001)}), `soql must be 1 to 4000 characters; got 4001`},
+		{"soql control", Struct(&queryIn{DatasetID: id, SoQL: "SELECT a\x07"}), `soql must not contain control characters; found U+0007 at byte 8`},
+		{"soql bad UTF-8", Struct(&queryIn{DatasetID: id, SoQL: "SELECT \xff"}), `soql must be valid UTF-8 text; byte 7 (0xFF) is not`},
+		{"limit", Struct(&searchIn{Query: "x", Limit: ptr(50)}), `limit must be between 1 and 20; got 50`},
+		{"limit zero", Struct(&searchIn{Query: "x", Limit: ptr(0)}), `limit must be between 1 and 20; got 0`},
+		{"list limit", Struct(&listIn{Limit: ptr(101)}), `limit must be between 1 and 100; got 101`},
+		{"category", Struct(&listIn{Category: strings.Repeat("c", 201)}), `category must be at most 200 characters; got 201`},
+		{"sample size", Struct(&queryIn{DatasetID: id, SoQL: "SELECT a", SampleSize: ptr(-3)}), `sample_size must be between 1 and 100; got -3`},
+		{"format", Struct(&searchIn{Query: "x", Format: "xml"}), `format must be one of auto, json, markdown; got "xml"`},
+		{"entries", Struct(&analyzeIn{SQL: "SELECT 1", Results: map[string]string{}}), `results must have 1 to 16 entries; got 0`},
+		{"two fields", Struct(&searchIn{Limit: ptr(21)}), `query must not be empty; limit must be between 1 and 20; got 21`},
 		{"long value clipped", DatasetID(strings.Repeat("x", 50)), `dataset_id must be a dataset id like abcd-1234 (4 letters or digits, a hyphen, 4 more) or the dataset's URL; got "` + strings.Repeat("x", 40) + `…"`},
 	}
 	for _, tt := range tests {
@@ -227,26 +205,25 @@ var rawValidatorText = regexp.MustCompile(`Key: '|Error:Field validation|failed 
 func TestEveryRuleHasAMessage(t *testing.T) {
 	t.Parallel()
 	inputs := []struct {
-		in    any
-		rules Rules
+		in any
 	}{
-		{&searchIn{Query: "", Limit: ptr(99), Format: "x"}, searchRules},
-		{&searchIn{Query: strings.Repeat("a", 501)}, searchRules},
-		{&searchIn{Query: "a\x00"}, searchRules},
-		{&searchIn{Query: "  "}, searchRules},
-		{&listIn{Category: strings.Repeat("a", 201), Limit: ptr(-1)}, listRules},
-		{&listIn{Category: "\x01"}, listRules},
-		{&queryIn{DatasetID: "", SoQL: "", SampleSize: ptr(101)}, queryRules},
-		{&queryIn{DatasetID: "nope", SoQL: strings.Repeat("a", 4001)}, queryRules},
-		{&queryIn{DatasetID: "nope", SoQL: "\x1b"}, queryRules},
-		{&queryIn{DatasetID: "nope", SoQL: " \n "}, queryRules},
-		{&analyzeIn{SQL: " "}, analyzeRules},
-		{&analyzeIn{SQL: strings.Repeat("a", 25001), Results: manyEntries(17)}, analyzeRules},
-		{&analyzeIn{SQL: "", Results: map[string]string{}}, analyzeRules},
+		{&searchIn{Query: "", Limit: ptr(99), Format: "x"}},
+		{&searchIn{Query: strings.Repeat("a", 501)}},
+		{&searchIn{Query: "a\x00"}},
+		{&searchIn{Query: "  "}},
+		{&listIn{Category: strings.Repeat("a", 201), Limit: ptr(-1)}},
+		{&listIn{Category: "\x01"}},
+		{&queryIn{DatasetID: "", SoQL: "", SampleSize: ptr(101)}},
+		{&queryIn{DatasetID: "nope", SoQL: strings.Repeat("a", 4001)}},
+		{&queryIn{DatasetID: "nope", SoQL: "\x1b"}},
+		{&queryIn{DatasetID: "nope", SoQL: " \n "}},
+		{&analyzeIn{SQL: " "}},
+		{&analyzeIn{SQL: strings.Repeat("a", 25001), Results: manyEntries(17)}},
+		{&analyzeIn{SQL: "", Results: map[string]string{}}},
 	}
 	seen := map[string]bool{}
 	for _, tt := range inputs {
-		err := Struct(tt.in, tt.rules)
+		err := Struct(tt.in)
 		var e *Error
 		if !errors.As(err, &e) {
 			t.Fatalf("Struct(%+v) = %v; want *Error", tt.in, err)
@@ -274,7 +251,7 @@ func TestEveryRuleHasAMessage(t *testing.T) {
 func TestStructNotAStruct(t *testing.T) {
 	t.Parallel()
 	for _, v := range []any{42, nil, (*searchIn)(nil)} {
-		err := Struct(v, searchRules)
+		err := Struct(v)
 		var e *Error
 		if !errors.As(err, &e) || len(e.Fields) != 1 || e.Fields[0].Field != "arguments" {
 			t.Fatalf("Struct(%#v) = %#v; want an *Error on arguments", v, err)
@@ -285,17 +262,67 @@ func TestStructNotAStruct(t *testing.T) {
 	}
 }
 
-func TestRuleBuilders(t *testing.T) {
+// TestSchema: the schema states what the tags say, once.
+func TestSchema(t *testing.T) {
 	t.Parallel()
-	for _, tt := range []struct{ got, want string }{
-		{Chars(1, 500), "chars=1 500"},
-		{Between(1, 20), "between=1 20"},
-		{Entries(1, 16), "entries=1 16"},
-		{OneOf("auto", "json"), "oneof=auto json"},
-	} {
-		if tt.got != tt.want {
-			t.Errorf("rule = %q; want %q", tt.got, tt.want)
-		}
+	tests := []struct {
+		name string
+		got  func() (*jsonschema.Schema, error)
+		want string
+	}{
+		{"search", Schema[searchIn], `{"type":"object","properties":{` +
+			`"query":{"type":"string","description":"Keywords.","minLength":1,"maxLength":500},` +
+			`"limit":{"type":"integer","default":5,"minimum":1,"maximum":20},` +
+			`"format":{"type":"string","enum":["auto","json","markdown"]}},` +
+			`"required":["query"],"additionalProperties":false}`},
+		{"list", Schema[listIn], `{"type":"object","properties":{` +
+			`"category":{"type":"string","maxLength":200},` +
+			`"limit":{"type":"integer","minimum":1,"maximum":100}},` +
+			`"additionalProperties":false}`},
+		{"query", Schema[queryIn], `{"type":"object","properties":{` +
+			`"dataset_id":{"type":"string"},` +
+			`"soql":{"type":"string","minLength":1,"maxLength":4000},` +
+			`"auto_correct":{"type":"boolean","default":true},` +
+			`"sample_size":{"type":"integer","minimum":1,"maximum":100}},` +
+			`"required":["dataset_id","soql"],"additionalProperties":false}`},
+		{"analyze", Schema[analyzeIn], `{"type":"object","properties":{` +
+			`"sql":{"type":"string","minLength":1,"maxLength":25000},` +
+			`"results":{"type":"object","additionalProperties":{"type":"string"},"minProperties":1,"maxProperties":16}},` +
+			`"required":["sql","results"],"additionalProperties":false}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			s, err := tt.got()
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := json.Marshal(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got, want any
+			if err := json.Unmarshal(b, &got); err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal([]byte(tt.want), &want); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("Schema (-want +got):\n%s\ngot %s", diff, b)
+			}
+		})
+	}
+}
+
+type badDefault struct {
+	N *int `json:"n,omitempty" default:"five"`
+}
+
+func TestSchemaBadDefault(t *testing.T) {
+	t.Parallel()
+	if _, err := Schema[badDefault](); err == nil || !strings.Contains(err.Error(), "default") {
+		t.Fatalf("Schema[badDefault]() = %v; want an error about the default", err)
 	}
 }
 

@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/mark3labs/mcp-go/mcp"
-
 	"github.com/datasf-mcp/datasf-mcp/dualresp"
+	"github.com/datasf-mcp/datasf-mcp/validate"
+	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // result_page's limits: its input schema and its validation use them.
@@ -31,31 +31,17 @@ const (
 // ResultPageInput is result_page's arguments. A nil Limit means
 // DefaultResultPageLimit, a nil Offset 0; an empty Order means ascending.
 type ResultPageInput struct {
-	Result string `json:"result"`
-	Offset *int   `json:"offset,omitempty"`
-	Limit  *int   `json:"limit,omitempty"`
-	SortBy string `json:"sort_by,omitempty"`
-	Order  string `json:"order,omitempty"`
-	Format string `json:"format,omitempty"`
+	Result string `json:"result" validate:"required,notblank,chars=1 1000" jsonschema:"The stored result: its id, resource:// URI or URL (resource.uri or resource.url of query_datasf)."`
+	Offset *int   `json:"offset,omitempty" validate:"omitnil,between=0 1000000000" default:"0" jsonschema:"The first row to return, counting from 0."`
+	Limit  *int   `json:"limit,omitempty" validate:"omitnil,between=1 1000" default:"100" jsonschema:"How many rows to return (1-1000, default 100)."`
+	SortBy string `json:"sort_by,omitempty" validate:"omitempty,chars=0 200" jsonschema:"Sort by this column of the result (one of its columns; anything else is refused). Without it, the result's own stable order."`
+	Order  string `json:"order,omitempty" validate:"omitempty,oneof=asc desc" jsonschema:"The sort order of sort_by: asc (the default) or desc."`
+	Format string `json:"format,omitempty" validate:"omitempty,oneof=auto json markdown"`
 }
 
 // Validate checks the arguments as result_page does (not whether sort_by
 // is a column of the result, which needs the result).
-func (in *ResultPageInput) Validate() error { return resultPageArgs.validate(in) }
-
-var resultPageArgs = args{
-	{name: "result", kind: "string", required: true, min: 1, max: MaxResultRef, rules: "notblank",
-		description: "The stored result: its id, resource:// URI or URL (resource.uri or resource.url of query_datasf)."},
-	{name: "offset", kind: "integer", min: 0, max: MaxResultPageOffset, def: 0,
-		description: "The first row to return, counting from 0."},
-	{name: "limit", kind: "integer", min: 1, max: MaxResultPageLimit, def: DefaultResultPageLimit,
-		description: fmt.Sprintf("How many rows to return (1-%d, default %d).", MaxResultPageLimit, DefaultResultPageLimit)},
-	{name: "sort_by", kind: "string", max: MaxSortField,
-		description: "Sort by this column of the result (one of its columns; anything else is refused). Without it, the result's own stable order."},
-	{name: "order", kind: "string", enum: []string{"asc", "desc"},
-		description: "The sort order of sort_by: asc (the default) or desc."},
-	formatArg,
-}
+func (in *ResultPageInput) Validate() error { return validate.Struct(in) }
 
 // resultPageTool pages through a stored result for the result viewer (the
 // MCP App): visible to the app only, hidden from the model (see app.go).
@@ -64,7 +50,6 @@ func resultPageTool(s *toolServer) tool {
 		name:        "result_page",
 		title:       "Read a page of a stored result",
 		description: "For the result viewer app: one page of a stored query result (the complete result, not the sample), optionally sorted by one of its columns. Checked like the REST API's page requests, and visible only to the caller that created the result.",
-		args:        resultPageArgs,
 		output:      resultPageOutputSchema,
 	}, s.resultPage)
 	t.def.Meta = &mcp.Meta{AdditionalFields: map[string]any{

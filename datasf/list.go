@@ -1,0 +1,106 @@
+package datasf
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/datasf-mcp/datasf-mcp/socrata"
+	"github.com/datasf-mcp/datasf-mcp/validate"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// list_datasf's limits: its input schema and its validation use them.
+const (
+	MaxCategory      = 200 // characters of category
+	MaxListLimit     = 100 // datasets per answer
+	DefaultListLimit = 10
+)
+
+// ListInput is list_datasf's arguments. A nil Limit means DefaultListLimit.
+type ListInput struct {
+	Category string `json:"category,omitempty" validate:"omitempty,cleantext,chars=0 200" jsonschema:"e.g. \"Public Safety\"; omit for all."`
+	Limit    *int   `json:"limit,omitempty" validate:"omitnil,between=1 100" default:"10"`
+	Domain   string `json:"domain,omitempty" validate:"omitempty,cleantext" jsonschema:"Portal host. \"*\" lists portals."`
+	Format   string `json:"format,omitempty" validate:"omitempty,oneof=auto json markdown"`
+}
+
+// Validate checks the arguments as list_datasf does; the error is a
+// *validate.Error naming each failing argument.
+func (in *ListInput) Validate() error { return validate.Struct(in) }
+
+func listTool(s *toolServer) tool {
+	return newTool(toolDef{
+		name:        "list_datasf",
+		title:       "List datasets",
+		description: "Datasets, most recently updated first, optionally of one category. Next: get_schema.",
+		openWorld:   true,
+		output:      outputSchema[catalogResult](),
+	}, s.list)
+}
+
+func (s *toolServer) list(ctx context.Context, _ mcp.CallToolRequest, in *ListInput) (*mcp.CallToolResult, error) {
+	limit := or(in.Limit, DefaultListLimit)
+	if strings.TrimSpace(in.Domain) == "*" {
+		return s.listPortals(ctx, in, limit), nil
+	}
+	p, err := s.portals.get(ctx, strings.TrimSpace(in.Domain))
+	if err != nil {
+		return upstreamError(err, "the domain", ""), nil
+	}
+	domain := s.otherDomain(p)
+	ds, err := p.client.List(ctx, in.Category, limit)
+	if err != nil {
+		return upstreamError(err, "the catalog listing", ""), nil
+	}
+	out := catalogResult{Category: in.Category, Domain: domain, Results: datasetItems(ds, limit, domain)}
+	out.Count = len(out.Results)
+	if in.Category != "" {
+		out.Summary = fmt.Sprintf("The %d most recently updated datasets in category %q.", out.Count, in.Category)
+	} else {
+		out.Summary = fmt.Sprintf("The %d most recently updated datasets.", out.Count)
+	}
+	table := catalogTable(out.Results)
+	if out.Count == 0 && in.Category != "" && domain != "" {
+		out.Summary = fmt.Sprintf("No dataset of %s is in category %q. Call list_datasf without a category to see its datasets.", domain, in.Category)
+	} else if out.Count == 0 && in.Category != "" {
+		out.Summary = fmt.Sprintf("No dataset is in category %q.", in.Category)
+		if out.Categories, table = s.noHits(ctx); out.Categories != nil {
+			out.Summary += " The portal's categories are below: call list_datasf with one of them."
+		}
+	}
+	return render(responseFormat(ctx, in.Format), out, out.Summary, table), nil
+}
+
+// portalItem is one portal of list_datasf's domain "*" answer.
+type portalItem struct {
+	Domain   string `json:"domain"`
+	Datasets int    `json:"datasets"`
+}
+
+// listPortals answers list_datasf with domain "*": the portals the
+// Discovery API knows (only the allowed ones with an allowlist), most
+// datasets first.
+func (s *toolServer) listPortals(ctx context.Context, in *ListInput, limit int) *mcp.CallToolResult {
+	all, err := s.portals.catalog.Portals(ctx)
+	if err != nil {
+		return upstreamError(err, "the list of portals", "")
+	}
+	out := catalogResult{Domain: "*", Results: []datasetItem{}, Portals: []portalItem{}}
+	for _, p := range all {
+		if len(out.Portals) == limit {
+			break
+		}
+		if d, err := socrata.CheckDomain(p.Domain); err == nil && s.portals.permitted(d) {
+			out.Portals = append(out.Portals, portalItem{Domain: d, Datasets: p.Count})
+		}
+	}
+	out.Count = len(out.Portals)
+	out.Summary = fmt.Sprintf("%d portals, most datasets first. Pass one as domain to search_datasf, list_datasf, get_schema and query_datasf.", out.Count)
+	var table strings.Builder
+	table.WriteString("| domain | datasets |\n|---|---|\n")
+	for _, p := range out.Portals {
+		fmt.Fprintf(&table, "| %s | %d |\n", cell(p.Domain), p.Datasets)
+	}
+	return render(responseFormat(ctx, in.Format), out, out.Summary, table.String())
+}

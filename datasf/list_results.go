@@ -1,0 +1,154 @@
+package datasf
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/datasf-mcp/datasf-mcp/dualresp"
+	"github.com/datasf-mcp/datasf-mcp/validate"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// list_results' limits: its input schema and its validation use them.
+const (
+	MaxListResultsLimit     = 100 // results per answer
+	DefaultListResultsLimit = 20
+	// MaxResultsPerOwner is how many result ids list_results remembers for
+	// one session or bearer token (the newest); it also bounds offset.
+	MaxResultsPerOwner = 200
+)
+
+// ListResultsInput is list_results' arguments. A nil Limit means
+// DefaultListResultsLimit, a nil Offset 0.
+type ListResultsInput struct {
+	Limit  *int   `json:"limit,omitempty" validate:"omitnil,between=1 100" default:"20"`
+	Offset *int   `json:"offset,omitempty" validate:"omitnil,between=0 200" default:"0" jsonschema:"The next_offset of the previous answer."`
+	Format string `json:"format,omitempty" validate:"omitempty,oneof=auto json markdown"`
+}
+
+// Validate checks the arguments as list_results does.
+func (in *ListResultsInput) Validate() error { return validate.Struct(in) }
+
+func listResultsTool(s *toolServer) tool {
+	return newTool(toolDef{
+		name:        "list_results",
+		title:       "List stored results",
+		description: "This session's stored results, newest first: dataset, query, rows, link. Reuse one instead of re-running a query.",
+		output:      outputSchema[listResultsOutput](),
+	}, s.listResults)
+}
+
+type listResultsOutput struct {
+	Summary    string       `json:"summary"`
+	Count      int          `json:"count"`
+	Total      int          `json:"total"`
+	Offset     int          `json:"offset"`
+	NextOffset *int         `json:"next_offset"`
+	Results    []resultItem `json:"results"`
+}
+
+type resultItem struct {
+	ID         string   `json:"id"`
+	URI        string   `json:"uri"`
+	URL        string   `json:"url"`
+	Name       string   `json:"name"`
+	DatasetID  string   `json:"dataset_id,omitempty"`
+	Domain     string   `json:"domain,omitempty"` // the portal, when not the configured one
+	Query      string   `json:"query,omitempty"`
+	TotalCount int64    `json:"total_count"`
+	Columns    []string `json:"columns"`
+	CreatedAt  string   `json:"created_at,omitempty"`
+	ExpiresAt  *string  `json:"expires_at"`
+	Pinned     bool     `json:"pinned"`
+}
+
+func (s *toolServer) listResults(ctx context.Context, _ mcp.CallToolRequest, in *ListResultsInput) (*mcp.CallToolResult, error) {
+	limit, offset := or(in.Limit, DefaultListResultsLimit), or(in.Offset, 0)
+	out := listResultsOutput{Results: []resultItem{}, Offset: offset}
+	ids := s.session.list(ctx)
+	var live []*dualresp.Record
+	for i := len(ids) - 1; i >= 0; i-- { // newest first
+		rec, err := s.results.Resource(ctx, ids[i])
+		if err != nil {
+			continue // expired or deleted
+		}
+		live = append(live, rec)
+	}
+	out.Total = len(live)
+	for i, rec := range live {
+		if i < offset {
+			continue
+		}
+		if len(out.Results) == limit {
+			next := i
+			out.NextOffset = &next
+			break
+		}
+		it := resultItem{
+			ID: rec.ID, URI: s.results.URI(rec.ID), URL: s.results.URL(rec.ID), Name: rec.Name, Query: rec.Query.Text,
+			TotalCount: rec.TotalCount, Columns: make([]string, 0, len(rec.Columns)), CreatedAt: rec.CreatedAt.UTC().Format(time.RFC3339),
+			Pinned: rec.Pinned, DatasetID: rec.Query.Params["dataset_id"], Domain: rec.Query.Params["domain"],
+		}
+		for _, c := range rec.Columns {
+			it.Columns = append(it.Columns, c.Name)
+		}
+		if !rec.Pinned && !rec.ExpiresAt.IsZero() {
+			e := rec.ExpiresAt.UTC().Format(time.RFC3339)
+			it.ExpiresAt = &e
+		}
+		out.Results = append(out.Results, it)
+	}
+	out.Count = len(out.Results)
+	switch {
+	case resultsOwner(ctx) == "":
+		out.Summary = "This connection has no session and no bearer token, so no results are listed to it; use the links that query_datasf returned."
+	case out.NextOffset != nil:
+		out.Summary = fmt.Sprintf("Results %d-%d of %d stored results of this session, newest first. More: offset %d.", offset+1, offset+out.Count, out.Total, *out.NextOffset)
+	case offset == 0:
+		out.Summary = fmt.Sprintf("%d stored results in this session, newest first.", out.Total)
+	default:
+		out.Summary = fmt.Sprintf("%d stored results in this session; %d shown from offset %d.", out.Total, out.Count, offset)
+	}
+	// Each row tells one result from the others: its dataset, its query
+	// (shortened in the middle), its size and its age.
+	var table strings.Builder
+	table.WriteString("| dataset | query | rows | created | expires | url |\n|---|---|---|---|---|---|\n")
+	for _, it := range out.Results {
+		exp := "never"
+		if it.ExpiresAt != nil {
+			exp = shortTime(*it.ExpiresAt)
+		}
+		dataset := it.DatasetID
+		if dataset == "" {
+			dataset = it.Name
+		}
+		if it.Domain != "" {
+			dataset += " on " + it.Domain
+		}
+		fmt.Fprintf(&table, "| %s | %s | %d | %s | %s | %s |\n", cell(dataset), cell(middleCut(it.Query, listQueryRunes)), it.TotalCount, shortTime(it.CreatedAt), exp, it.URL)
+	}
+	return render(responseFormat(ctx, in.Format), out, out.Summary, table.String()), nil
+}
+
+// listQueryRunes is how much of a query a list_results row shows.
+const listQueryRunes = 72
+
+// middleCut shortens s to n runes by cutting its middle, where a long
+// query's least telling part is (the start says what it selects, the end
+// how it filters, groups and orders).
+func middleCut(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	head := (n - 1) / 2
+	tail := n - 1 - head
+	return string(r[:head]) + "…" + string(r[len(r)-tail:])
+}
+
+// shortTime writes an RFC 3339 time as "2026-11-25 04:31:07Z".
+func shortTime(t string) string {
+	return strings.Replace(t, "T", " ", 1)
+}

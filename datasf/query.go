@@ -1,0 +1,207 @@
+package datasf
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+
+	"github.com/datasf-mcp/datasf-mcp/dualresp"
+	"github.com/datasf-mcp/datasf-mcp/dualresp/mcpgo"
+	"github.com/datasf-mcp/datasf-mcp/fuzzymatch"
+	"github.com/datasf-mcp/datasf-mcp/socrata"
+	"github.com/datasf-mcp/datasf-mcp/soql"
+	"github.com/datasf-mcp/datasf-mcp/validate"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// query_datasf's limits: its input schema and its validation use them.
+const (
+	MaxSoQL       = 16000 // characters of soql: a long IN list fits; SODA3 takes it in a body, SODA 2.1 in a URL
+	MaxSampleSize = 100   // sample rows per answer
+	// DefaultSampleSize is the sample size when neither the call nor
+	// toolServerOptions.DefaultSampleSize gives one.
+	DefaultSampleSize = 15
+)
+
+// QueryInput is query_datasf's arguments. A nil AutoCorrect means true; a
+// nil SampleSize means the server's default.
+type QueryInput struct {
+	DatasetID   string `json:"dataset_id" validate:"required,fourbyfour" jsonschema:"4x4 id (e.g. \"wg3w-h783\") or URL."`
+	SoQL        string `json:"soql" validate:"required,cleansoql,notblank,chars=1 16000" jsonschema:"e.g. \"SELECT incident_category, count(*) AS n GROUP BY incident_category ORDER BY n DESC\", with fieldNames from get_schema."`
+	AutoCorrect *bool  `json:"auto_correct,omitempty" default:"true" jsonschema:"Correct misspelt column names."`
+	SampleSize  *int   `json:"sample_size,omitempty" validate:"omitnil,between=1 100"`
+	Domain      string `json:"domain,omitempty" validate:"omitempty,cleantext"`
+	Format      string `json:"format,omitempty" validate:"omitempty,oneof=auto json markdown"`
+}
+
+// Validate checks the arguments as query_datasf does (not the SoQL syntax,
+// which package soql checks); the error is a *validate.Error naming each
+// failing argument.
+func (in *QueryInput) Validate() error { return validate.Struct(in) }
+
+// queryTool's structured content is a dual response (dualresp.Structured),
+// which may also carry hints (hints.go).
+func queryTool(s *toolServer) tool {
+	return newTool(toolDef{
+		name:        "query_datasf",
+		title:       "Query a dataset",
+		description: "Run SoQL on a dataset. Returns a SAMPLE of the rows, the exact total (metadata.total_count) and resource.url, the complete result for the user. Answer with aggregates (GROUP BY, count(*), sum); never page through results yourself. SoQL has no FROM; text comparison is case-sensitive; quote dates ('2024-01-01').",
+		openWorld:   true,
+		output:      dualresp.OutputSchema,
+	}, s.query)
+}
+
+func (s *toolServer) query(ctx context.Context, _ mcp.CallToolRequest, in *QueryInput) (*mcp.CallToolResult, error) {
+	// The query is parsed once; correction, the local checks, the count,
+	// the sample, the hints and the stored query all use this tree.
+	parsed, err := parseSoQL(ctx, in.SoQL)
+	if err != nil {
+		return syntaxError(err), nil
+	}
+	p, err := s.portals.get(ctx, strings.TrimSpace(in.Domain))
+	if err != nil {
+		return upstreamError(err, "the domain", ""), nil
+	}
+	domain := s.otherDomain(p)
+	sc, _, err := p.schemas.Schema(ctx, in.DatasetID)
+	if err != nil {
+		return upstreamError(err, s.datasetName(p, in.DatasetID), "Check the id with search_datasf."), nil
+	}
+	fixed := fuzzymatch.Result{Query: in.SoQL}
+	if or(in.AutoCorrect, true) {
+		fixed = fuzzymatch.CorrectQuery(parsed, in.SoQL, fieldNames(sc), fuzzymatch.Options{})
+	}
+	corrections := fixed.Corrections
+	// What the portal would refuse is answered now, in its words
+	// (checks.go). Positions point into the query as the model wrote it.
+	if res := localCheck(parsed, in.SoQL, in.DatasetID, sc, fixed); res != nil {
+		return res, nil
+	}
+	stable := parsed.WithStableOrder()
+
+	sampleSize := or(in.SampleSize, s.sample)
+	if sampleSize == 0 {
+		sampleSize = DefaultSampleSize
+	}
+	// What a model needs on every call, said once: the dataset's name is
+	// the resource's name.
+	meta := map[string]any{
+		"dataset_id": in.DatasetID,
+		"query":      stable.String(),
+	}
+	name := sc.Name
+	if domain != "" {
+		meta["domain"] = domain
+		name += " (" + domain + ")"
+	}
+	if len(corrections) > 0 {
+		meta["corrections"] = corrections
+	}
+	if len(fixed.Ambiguous) > 0 {
+		meta["ambiguous"] = fixed.Ambiguous
+	}
+	if fixed.Query != in.SoQL {
+		meta["original_query"] = in.SoQL
+	}
+	// One call: the count and the sample run concurrently (two upstream
+	// requests), and the sample's response headers give the columns.
+	stored := storedQuery(domain, in.DatasetID, stable)
+	stored.Parsed = stable
+	resp, err := s.results.CreateResponse(ctx, dualresp.Spec{
+		Name:        name,
+		Description: stable.String(),
+		Query:       stored,
+		SampleSize:  sampleSize,
+		Metadata:    meta,
+		Notes:       correctionNotes(corrections, fixed.Query),
+	})
+	var countErr *dualresp.CountError
+	var sampleErr *dualresp.QueryError
+	switch {
+	case errors.As(err, &countErr):
+		return queryError(countErr.Err, s.datasetName(p, in.DatasetID), sc), nil
+	case errors.As(err, &sampleErr):
+		return queryError(sampleErr.Err, s.datasetName(p, in.DatasetID), sc), nil
+	case err != nil:
+		return toolError{Error: "The result could not be stored: " + err.Error(), ErrorType: errAPI}.result(), nil
+	}
+	s.session.add(ctx, resp.ID())
+	res := mcpgo.CallToolResult(resp)
+	if zeroAnswer(resp, parsed) {
+		addHints(res, s.zeroHints(ctx, p.client, in.DatasetID, parsed, sc)) // hints.go
+	}
+	if responseFormat(ctx, in.Format) == FormatJSON {
+		b, _ := json.Marshal(res.StructuredContent)
+		res.Content[0] = mcp.NewTextContent(string(b))
+	}
+	return res, nil
+}
+
+// correctionNotes are the sentences an answer must carry when column names
+// were corrected: each correction, and the query that ran.
+func correctionNotes(corrections []fuzzymatch.Correction, ran string) []string {
+	if len(corrections) == 0 {
+		return nil
+	}
+	pairs := make([]string, len(corrections))
+	for i, c := range corrections {
+		pairs[i] = c.Original + " → " + c.Corrected
+	}
+	return []string{"Column names corrected: " + strings.Join(pairs, ", ") + " (the query run: " + ran + ")."}
+}
+
+// parseCounter counts the SoQL parses of a call when its context carries
+// one (see parseSoQL); tests use it.
+type parseCounter struct{ n atomic.Int64 }
+
+type parseCounterKey struct{}
+
+// parseSoQL parses SoQL text, counting the parse in ctx's parseCounter.
+func parseSoQL(ctx context.Context, text string) (*soql.Query, error) {
+	if c, ok := ctx.Value(parseCounterKey{}).(*parseCounter); ok {
+		c.n.Add(1)
+	}
+	return soql.Parse(text)
+}
+
+// syntaxError answers a SoQL syntax error locally, with its position.
+func syntaxError(err error) *mcp.CallToolResult {
+	var se *soql.SyntaxError
+	if errors.As(err, &se) && se.Got == "FROM" {
+		return toolError{Error: fmt.Sprintf("SoQL has no FROM: the dataset is the dataset_id argument. Remove FROM and the name after it (line %d, column %d), and call query_datasf again.", se.Pos.Line, se.Pos.Column),
+			ErrorType: errValidation, Code: "soql_syntax",
+			Details: map[string]any{"line": se.Pos.Line, "column": se.Pos.Column, "expected": se.Expected, "got": se.Got}}.result()
+	}
+	if errors.As(err, &se) {
+		return toolError{Error: "soql has a syntax error: " + se.Error() + ". Fix the query and call query_datasf again.",
+			ErrorType: errValidation, Code: "soql_syntax",
+			Details: map[string]any{"line": se.Pos.Line, "column": se.Pos.Column, "expected": se.Expected, "got": se.Got}}.result()
+	}
+	return validationError("soql could not be read: "+err.Error(), nil)
+}
+
+// queryError translates a failed query, adding the closest real columns when
+// Socrata says a column does not exist. datasetID names the dataset (with
+// its domain when it is not the configured portal's).
+func queryError(err error, datasetID string, sc *socrata.Schema) *mcp.CallToolResult {
+	var api *socrata.APIError
+	if errors.As(err, &api) && api.Code == "query.soql.no-such-column" {
+		col, _ := api.Data["column"].(string)
+		close := fuzzymatch.Closest(col, fieldNames(sc), 5)
+		if close == nil {
+			close = []string{} // an empty list, not null, for the model
+		}
+		msg := fmt.Sprintf("No such column %q in %s (%s).", col, datasetID, api.Message)
+		if len(close) > 0 {
+			msg += " Closest columns: " + strings.Join(close, ", ") + "."
+		}
+		msg += " Call get_schema for the full list."
+		return toolError{Error: msg, ErrorType: errValidation, Code: "no_such_column", Details: map[string]any{
+			"code": api.Code, "column": col, "closest_columns": close, "socrata_message": api.Message,
+		}}.result()
+	}
+	return upstreamError(err, "the query on "+datasetID, "Check the id with search_datasf.")
+}

@@ -1,0 +1,80 @@
+package datasf
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/datasf-mcp/datasf-mcp/validate"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// SchemaInput is get_schema's arguments. The domain argument's length is
+// not in the schema, to keep tools/list short: portals.go checks it
+// (socrata.CheckDomain, MaxSearchDomains).
+type SchemaInput struct {
+	DatasetID string `json:"dataset_id" validate:"required,fourbyfour" jsonschema:"4x4 id (e.g. \"wg3w-h783\") or URL."`
+	Domain    string `json:"domain,omitempty" validate:"omitempty,cleantext"`
+	Format    string `json:"format,omitempty" validate:"omitempty,oneof=auto json markdown"`
+}
+
+// Validate checks the arguments as get_schema does; the error is a
+// *validate.Error naming each failing argument.
+func (in *SchemaInput) Validate() error { return validate.Struct(in) }
+
+func schemaTool(s *toolServer) tool {
+	return newTool(toolDef{
+		name:        "get_schema",
+		title:       "Dataset schema",
+		description: "A dataset's columns (fieldName to use in SoQL, type) and exact row count. Call it before query_datasf.",
+		openWorld:   true,
+		output:      outputSchema[schemaResult](),
+	}, s.schema)
+}
+
+type schemaResult struct {
+	Summary     string         `json:"summary"`
+	DatasetID   string         `json:"dataset_id"`
+	Domain      string         `json:"domain,omitempty"`
+	Name        string         `json:"name"`
+	Description string         `json:"description,omitempty"`
+	Category    string         `json:"category,omitempty"`
+	RowCount    int64          `json:"row_count"`
+	Cached      bool           `json:"cached"`
+	Columns     []schemaColumn `json:"columns"`
+}
+
+type schemaColumn struct {
+	Name        string `json:"name"`
+	FieldName   string `json:"fieldName"`
+	DataType    string `json:"dataType"`
+	Description string `json:"description,omitempty"`
+}
+
+func (s *toolServer) schema(ctx context.Context, _ mcp.CallToolRequest, in *SchemaInput) (*mcp.CallToolResult, error) {
+	p, err := s.portals.get(ctx, strings.TrimSpace(in.Domain))
+	if err != nil {
+		return upstreamError(err, "the domain", ""), nil
+	}
+	sc, cached, err := p.schemas.Schema(ctx, in.DatasetID)
+	if err != nil {
+		return upstreamError(err, s.datasetName(p, in.DatasetID), "Check the id with search_datasf."), nil
+	}
+	out := schemaResult{
+		DatasetID: in.DatasetID, Domain: s.otherDomain(p), Name: sc.Name, Description: sc.Description, Category: sc.Category,
+		RowCount: sc.RowCount, Cached: cached, Columns: make([]schemaColumn, 0, len(sc.Columns)),
+	}
+	for _, c := range sc.Columns {
+		out.Columns = append(out.Columns, schemaColumn{Name: c.Name, FieldName: c.FieldName, DataType: c.DataType, Description: c.Description})
+	}
+	out.Summary = fmt.Sprintf("%s (%s): %d columns, %d rows. Use the fieldName values in query_datasf.", sc.Name, in.DatasetID, len(out.Columns), sc.RowCount)
+	if out.Domain != "" {
+		out.Summary = fmt.Sprintf("%s (%s on %s): %d columns, %d rows. Use the fieldName values in query_datasf, with domain %s.", sc.Name, in.DatasetID, out.Domain, len(out.Columns), sc.RowCount, out.Domain)
+	}
+	var table strings.Builder
+	table.WriteString("| fieldName | type | name |\n|---|---|---|\n")
+	for _, c := range out.Columns {
+		fmt.Fprintf(&table, "| %s | %s | %s |\n", cell(c.FieldName), cell(c.DataType), cell(c.Name))
+	}
+	return render(responseFormat(ctx, in.Format), out, out.Summary, table.String()), nil
+}
