@@ -9,6 +9,7 @@ import (
 
 	"github.com/datasf-mcp/datasf-mcp/analyze"
 	"github.com/datasf-mcp/datasf-mcp/dualresp"
+	"github.com/datasf-mcp/datasf-mcp/portal"
 	"github.com/datasf-mcp/datasf-mcp/validate"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -69,7 +70,7 @@ func (s *toolServer) analyzeResults(ctx context.Context, req mcp.CallToolRequest
 	out := analyzeOutput{Columns: res.Columns, Rows: res.Rows, RowCount: res.RowCount, Truncated: res.Truncated, Tables: make([]analyzeTable, len(res.Tables))}
 	for i, t := range res.Tables {
 		out.Tables[i].TableInfo = t
-		if rec, err := s.results.Resource(ctx, t.ResourceID); err == nil && rec.Query.Kind == QueryKind {
+		if rec, err := s.results.Resource(ctx, t.ResourceID); err == nil && rec.Query.Kind == portal.QueryKind {
 			out.Tables[i].Domain = rec.Query.Params["domain"]
 		}
 	}

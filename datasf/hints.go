@@ -11,8 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mark3labs/mcp-go/mcp"
-
 	"github.com/datasf-mcp/datasf-mcp/dualresp"
 	"github.com/datasf-mcp/datasf-mcp/fuzzymatch"
 	"github.com/datasf-mcp/datasf-mcp/socrata"
@@ -21,7 +19,7 @@ import (
 
 // Zero-result hints. When a query matches no row and its WHERE compares
 // text columns with literals (=, IN, LIKE, starts_with), the answer carries
-// "hints": for each literal, the values that match it case-insensitively,
+// "hints" (dualresp.Response.WithHints renders them with the rest): for each literal, the values that match it case-insensitively,
 // with their row counts (police_district = 'MISSION' finds nothing; the
 // values are written 'Mission', 2,553 rows), or else the column's closest
 // values. SoQL text comparison is case-sensitive, and a model guesses the
@@ -115,6 +113,9 @@ type hint struct {
 	Closest []hintValue `json:"closest_values"`
 	Message string      `json:"message"`
 }
+
+// HintMessage is the sentence the answer's summary says.
+func (h hint) HintMessage() string { return h.Message }
 
 type hintValue struct {
 	Value string `json:"value"`
@@ -268,7 +269,7 @@ func (t hintTerm) matcher() func(v string) bool {
 
 // zeroHints makes at most maxHintColumns requests and returns the hints
 // for q's literals (nil when there is nothing to say).
-func (s *toolServer) zeroHints(ctx context.Context, client *socrata.Client, datasetID string, q *soql.Query, sc *socrata.Schema) []hint {
+func (s *toolServer) zeroHints(ctx context.Context, client *socrata.Client, datasetID string, q *soql.Query, sc *socrata.Schema) []dualresp.Hint {
 	terms := hintTerms(q, sc)
 	if len(terms) == 0 {
 		return nil
@@ -286,7 +287,7 @@ func (s *toolServer) zeroHints(ctx context.Context, client *socrata.Client, data
 	}
 	ctx, cancel := context.WithTimeout(ctx, hintTimeout)
 	defer cancel()
-	var hints []hint
+	var hints []dualresp.Hint
 	for _, col := range columns {
 		res, err := client.Query(ctx, datasetID, hintQuery(col, byColumn[col]))
 		if err != nil {
@@ -375,35 +376,4 @@ func thousands(n int64) string {
 		return "-" + s
 	}
 	return s
-}
-
-// addHints puts hints into a zero-result answer: the structured content's
-// "hints" and its summary, and the text content.
-func addHints(res *mcp.CallToolResult, hints []hint) {
-	if len(hints) == 0 {
-		return
-	}
-	b, err := json.Marshal(res.StructuredContent)
-	if err != nil {
-		return
-	}
-	var sc map[string]any
-	if err := json.Unmarshal(b, &sc); err != nil {
-		return
-	}
-	var msgs []string
-	for _, h := range hints {
-		msgs = append(msgs, h.Message)
-	}
-	note := " Hints: " + strings.Join(msgs, " ")
-	if summary, ok := sc["summary"].(string); ok {
-		sc["summary"] = summary + note
-	}
-	sc["hints"] = hints
-	res.StructuredContent = sc
-	if len(res.Content) > 0 {
-		if tc, ok := mcp.AsTextContent(res.Content[0]); ok {
-			res.Content[0] = mcp.NewTextContent(tc.Text + "\n\n" + strings.TrimSpace(note))
-		}
-	}
 }

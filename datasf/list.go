@@ -44,12 +44,12 @@ func (s *toolServer) list(ctx context.Context, _ mcp.CallToolRequest, in *ListIn
 	if strings.TrimSpace(in.Domain) == "*" {
 		return s.listPortals(ctx, in, limit), nil
 	}
-	p, err := s.portals.get(ctx, strings.TrimSpace(in.Domain))
+	p, err := s.portals.Get(ctx, strings.TrimSpace(in.Domain))
 	if err != nil {
 		return upstreamError(err, "the domain", ""), nil
 	}
-	domain := s.otherDomain(p)
-	ds, err := p.client.List(ctx, in.Category, limit)
+	domain := otherDomain(p)
+	ds, err := p.Client.List(ctx, in.Category, limit)
 	if err != nil {
 		return upstreamError(err, "the catalog listing", ""), nil
 	}
@@ -82,7 +82,7 @@ type portalItem struct {
 // Discovery API knows (only the allowed ones with an allowlist), most
 // datasets first.
 func (s *toolServer) listPortals(ctx context.Context, in *ListInput, limit int) *mcp.CallToolResult {
-	all, err := s.portals.catalog.Portals(ctx)
+	all, err := s.portals.Catalog.Portals(ctx)
 	if err != nil {
 		return upstreamError(err, "the list of portals", "")
 	}
@@ -91,7 +91,7 @@ func (s *toolServer) listPortals(ctx context.Context, in *ListInput, limit int) 
 		if len(out.Portals) == limit {
 			break
 		}
-		if d, err := socrata.CheckDomain(p.Domain); err == nil && s.portals.permitted(d) {
+		if d, err := socrata.CheckDomain(p.Domain); err == nil && s.portals.Permitted(d) {
 			out.Portals = append(out.Portals, portalItem{Domain: d, Datasets: p.Count})
 		}
 	}

@@ -8,14 +8,25 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/datasf-mcp/datasf-mcp/socrata"
+	"github.com/datasf-mcp/datasf-mcp/socrata/socratatest"
 )
 
 // One parse per query_datasf call: correction, the local checks, the count,
 // the sample, the hints and the stored query all use the tree parsed from
-// the model's text (the executor receives it through dualresp.Query.Parsed).
+// the model's text (the count and the sample receive it in a portal.Query,
+// the dualresp.Plan of the call).
 func TestQueryParsesOnce(t *testing.T) {
 	t.Parallel()
-	_, fake := streamExecutor(t) // abcd-1234: n (number), label (text)
+	fake := socratatest.NewServer(t)
+	schema := socratatest.Schema{ID: "abcd-1234", Name: "Parse", Columns: []socratatest.Column{
+		{Name: "N", FieldName: "n", DataType: "number"},
+		{Name: "Label", FieldName: "label", DataType: "text"},
+	}}
+	if err := fake.AddGenerated(t.Context(), schema, 257, func(i int) map[string]any {
+		return map[string]any{"n": i, "label": fmt.Sprintf("row %03d", i%10)}
+	}); err != nil {
+		t.Fatal(err)
+	}
 	svc, err := New(t.Context(), Config{Socrata: socrata.Options{BaseURL: fake.URL(), DiscoveryURL: fake.URL(), MaxRetries: -1}, CleanupInterval: -1})
 	if err != nil {
 		t.Fatal(err)

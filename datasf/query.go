@@ -11,6 +11,7 @@ import (
 	"github.com/datasf-mcp/datasf-mcp/dualresp"
 	"github.com/datasf-mcp/datasf-mcp/dualresp/mcpgo"
 	"github.com/datasf-mcp/datasf-mcp/fuzzymatch"
+	"github.com/datasf-mcp/datasf-mcp/portal"
 	"github.com/datasf-mcp/datasf-mcp/socrata"
 	"github.com/datasf-mcp/datasf-mcp/soql"
 	"github.com/datasf-mcp/datasf-mcp/validate"
@@ -61,14 +62,14 @@ func (s *toolServer) query(ctx context.Context, _ mcp.CallToolRequest, in *Query
 	if err != nil {
 		return syntaxError(err), nil
 	}
-	p, err := s.portals.get(ctx, strings.TrimSpace(in.Domain))
+	p, err := s.portals.Get(ctx, strings.TrimSpace(in.Domain))
 	if err != nil {
 		return upstreamError(err, "the domain", ""), nil
 	}
-	domain := s.otherDomain(p)
-	sc, _, err := p.schemas.Schema(ctx, in.DatasetID)
+	domain := otherDomain(p)
+	sc, _, err := p.Schemas.Schema(ctx, in.DatasetID)
 	if err != nil {
-		return upstreamError(err, s.datasetName(p, in.DatasetID), "Check the id with search_datasf."), nil
+		return upstreamError(err, datasetName(p, in.DatasetID), "Check the id with search_datasf."), nil
 	}
 	fixed := fuzzymatch.Result{Query: in.SoQL}
 	if or(in.AutoCorrect, true) {
@@ -107,32 +108,30 @@ func (s *toolServer) query(ctx context.Context, _ mcp.CallToolRequest, in *Query
 		meta["original_query"] = in.SoQL
 	}
 	// One call: the count and the sample run concurrently (two upstream
-	// requests), and the sample's response headers give the columns.
-	stored := storedQuery(domain, in.DatasetID, stable)
-	stored.Parsed = stable
+	// requests) on the resolved portal with the parsed tree, and the
+	// sample's response headers give the columns.
+	plan := &portal.Query{Portal: p, DatasetID: in.DatasetID, Tree: stable}
 	resp, err := s.results.CreateResponse(ctx, dualresp.Spec{
 		Name:        name,
 		Description: stable.String(),
-		Query:       stored,
+		Query:       plan.Stored(),
+		Plan:        plan,
 		SampleSize:  sampleSize,
 		Metadata:    meta,
 		Notes:       correctionNotes(corrections, fixed.Query),
 	})
-	var countErr *dualresp.CountError
-	var sampleErr *dualresp.QueryError
+	var store *dualresp.StorageError
 	switch {
-	case errors.As(err, &countErr):
-		return queryError(countErr.Err, s.datasetName(p, in.DatasetID), sc), nil
-	case errors.As(err, &sampleErr):
-		return queryError(sampleErr.Err, s.datasetName(p, in.DatasetID), sc), nil
-	case err != nil:
+	case errors.As(err, &store):
 		return toolError{Error: "The result could not be stored: " + err.Error(), ErrorType: errAPI}.result(), nil
+	case err != nil:
+		return queryError(err, datasetName(p, in.DatasetID), sc), nil
 	}
 	s.session.add(ctx, resp.ID())
-	res := mcpgo.CallToolResult(resp)
 	if zeroAnswer(resp, parsed) {
-		addHints(res, s.zeroHints(ctx, p.client, in.DatasetID, parsed, sc)) // hints.go
+		resp = resp.WithHints(s.zeroHints(ctx, p.Client, in.DatasetID, parsed, sc)...) // hints.go
 	}
+	res := mcpgo.CallToolResult(resp)
 	if responseFormat(ctx, in.Format) == FormatJSON {
 		b, _ := json.Marshal(res.StructuredContent)
 		res.Content[0] = mcp.NewTextContent(string(b))

@@ -4,21 +4,22 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/datasf-mcp/datasf-mcp/portal"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // otherDomain is p's domain when it is not the configured portal, else "".
-func (s *toolServer) otherDomain(p *portal) string {
-	if p == s.portals.def {
+func otherDomain(p *portal.Portal) string {
+	if p.Configured {
 		return ""
 	}
-	return p.domain
+	return p.Domain
 }
 
 // datasetName names a dataset in messages: "dataset ID", plus " on
 // DOMAIN" for another portal's.
-func (s *toolServer) datasetName(p *portal, id string) string {
-	if d := s.otherDomain(p); d != "" {
+func datasetName(p *portal.Portal, id string) string {
+	if d := otherDomain(p); d != "" {
 		return "dataset " + id + " on " + d
 	}
 	return "dataset " + id

@@ -10,8 +10,8 @@ import (
 )
 
 // SchemaInput is get_schema's arguments. The domain argument's length is
-// not in the schema, to keep tools/list short: portals.go checks it
-// (socrata.CheckDomain, MaxSearchDomains).
+// not in the schema, to keep tools/list short: package portal checks it
+// (socrata.CheckDomain, portal.MaxSearchDomains).
 type SchemaInput struct {
 	DatasetID string `json:"dataset_id" validate:"required,fourbyfour" jsonschema:"4x4 id (e.g. \"wg3w-h783\") or URL."`
 	Domain    string `json:"domain,omitempty" validate:"omitempty,cleantext"`
@@ -52,16 +52,16 @@ type schemaColumn struct {
 }
 
 func (s *toolServer) schema(ctx context.Context, _ mcp.CallToolRequest, in *SchemaInput) (*mcp.CallToolResult, error) {
-	p, err := s.portals.get(ctx, strings.TrimSpace(in.Domain))
+	p, err := s.portals.Get(ctx, strings.TrimSpace(in.Domain))
 	if err != nil {
 		return upstreamError(err, "the domain", ""), nil
 	}
-	sc, cached, err := p.schemas.Schema(ctx, in.DatasetID)
+	sc, cached, err := p.Schemas.Schema(ctx, in.DatasetID)
 	if err != nil {
-		return upstreamError(err, s.datasetName(p, in.DatasetID), "Check the id with search_datasf."), nil
+		return upstreamError(err, datasetName(p, in.DatasetID), "Check the id with search_datasf."), nil
 	}
 	out := schemaResult{
-		DatasetID: in.DatasetID, Domain: s.otherDomain(p), Name: sc.Name, Description: sc.Description, Category: sc.Category,
+		DatasetID: in.DatasetID, Domain: otherDomain(p), Name: sc.Name, Description: sc.Description, Category: sc.Category,
 		RowCount: sc.RowCount, Cached: cached, Columns: make([]schemaColumn, 0, len(sc.Columns)),
 	}
 	for _, c := range sc.Columns {

@@ -18,9 +18,6 @@ const (
 	MaxSearchQuery     = 500 // characters of query
 	MaxSearchLimit     = 20  // datasets per answer
 	DefaultSearchLimit = 5
-	// MaxSearchDomains is the number of characters of the domain
-	// argument: a few domains separated by commas.
-	MaxSearchDomains = 1000
 )
 
 // SearchInput is search_datasf's arguments. A nil Limit means
@@ -68,23 +65,23 @@ func (s *toolServer) search(ctx context.Context, _ mcp.CallToolRequest, in *Sear
 	)
 	switch d := strings.TrimSpace(in.Domain); {
 	case d == "*" || strings.Contains(d, ","):
-		domains, derr := s.portals.domainsOf(ctx, d)
+		domains, derr := s.portals.Domains(ctx, d)
 		if derr != nil {
 			return upstreamError(derr, "the domain", ""), nil
 		}
 		domain = cmp.Or(strings.Join(domains, ","), "*")
-		if ds, err = s.portals.catalog.SearchPortals(ctx, in.Query, domains, limit); err == nil {
-			ds = slices.DeleteFunc(ds, func(x socrata.Dataset) bool { return !s.portals.permitted(x.Domain) })
+		if ds, err = s.portals.Catalog.SearchPortals(ctx, in.Query, domains, limit); err == nil {
+			ds = slices.DeleteFunc(ds, func(x socrata.Dataset) bool { return !s.portals.Permitted(x.Domain) })
 		}
 	default:
-		p, perr := s.portals.get(ctx, d)
+		p, perr := s.portals.Get(ctx, d)
 		if perr != nil {
 			return upstreamError(perr, "the domain", ""), nil
 		}
 		if d != "" {
-			domain = p.domain // named, even the configured one: the hits say their domain
+			domain = p.Domain // named, even the configured one: the hits say their domain
 		}
-		ds, err = p.client.Search(ctx, in.Query, limit)
+		ds, err = p.Client.Search(ctx, in.Query, limit)
 	}
 	if err != nil {
 		return upstreamError(err, "the catalog search", ""), nil

@@ -13,6 +13,7 @@ import (
 	"github.com/datasf-mcp/datasf-mcp/dualresp"
 	"github.com/datasf-mcp/datasf-mcp/dualresp/mcpgo"
 	"github.com/datasf-mcp/datasf-mcp/dualresp/spill"
+	"github.com/datasf-mcp/datasf-mcp/portal"
 	"github.com/datasf-mcp/datasf-mcp/schemacache"
 	"github.com/datasf-mcp/datasf-mcp/socrata"
 )
@@ -32,10 +33,10 @@ Column names are corrected automatically when slightly wrong (see metadata.corre
 // and Blobs are required.
 type toolServerOptions struct {
 	// Portals are the Socrata portals: the configured one (its client and
-	// schema cache) and the others the tools may name (portals.go).
-	Portals *portals
+	// schema cache) and the others the tools may name (package portal).
+	Portals *portal.Registry
 	// Results stores dual responses and serves their full results, with
-	// executors(Portals, Blobs) as its Executors.
+	// the portals' and the blobs' Executors.
 	Results *dualresp.Server
 	// Blobs keeps spilled results: the spill middleware fills it, Results
 	// reads the query kind spill.Kind from it.
@@ -59,7 +60,7 @@ type toolServerOptions struct {
 // registered on.
 type toolServer struct {
 	client  *socrata.Client // the configured portal's
-	portals *portals
+	portals *portal.Registry
 	results *dualresp.Server
 	schemas *schemacache.Cache
 	sample  int
@@ -86,10 +87,10 @@ func newToolServer(opts toolServerOptions) (*toolServer, error) {
 		return nil, errors.New("datasf: toolServerOptions.Results and Blobs are required")
 	}
 	s := &toolServer{
-		client:  opts.Portals.def.client,
+		client:  opts.Portals.Default().Client,
 		portals: opts.Portals,
 		results: opts.Results,
-		schemas: opts.Portals.def.schemas,
+		schemas: opts.Portals.Default().Schemas,
 		sample:  opts.DefaultSampleSize,
 		log:     opts.Logger,
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/datasf-mcp/datasf-mcp/dualresp/spill"
 	"github.com/datasf-mcp/datasf-mcp/dualresp/sqlitestore"
 	"github.com/datasf-mcp/datasf-mcp/dualresp/viewer"
+	"github.com/datasf-mcp/datasf-mcp/portal"
 	"github.com/datasf-mcp/datasf-mcp/schemacache"
 	"github.com/datasf-mcp/datasf-mcp/socrata"
 )
@@ -35,7 +36,7 @@ type Config struct {
 	Offline *OfflineConfig
 	// Domains, when not empty, is the allowlist of the portal domains the
 	// tools may name besides Socrata.Domain (DATASF_DOMAINS); empty allows
-	// any public Socrata portal (at most MaxDomains kept at once).
+	// any public Socrata portal (at most portal.MaxDomains kept at once).
 	Domains []string
 	// AppTokens are app tokens by domain (DATASF_APP_TOKENS), each sent
 	// only with its own domain's requests; Socrata.AppToken, when set, is
@@ -137,7 +138,7 @@ type Service struct {
 	log      *slog.Logger
 	url      string
 	client   *socrata.Client
-	portals  *portals
+	portals  *portal.Registry
 	results  *dualresp.Server
 	server   *toolServer
 	sessions *sessions
@@ -206,17 +207,18 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 			return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
 		}
 	}
-	def := &portal{domain: svc.client.Domain(), client: svc.client, schemas: schemacache.New(svc.client, schemacache.Options{})}
-	if svc.portals, err = newPortals(portalsOptions{Default: def, Socrata: copts, Allow: cfg.Domains,
+	def := &portal.Portal{Client: svc.client, Schemas: schemacache.New(svc.client, schemacache.Options{})}
+	if svc.portals, err = portal.New(portal.Options{Default: def, Socrata: copts, Allow: cfg.Domains,
 		Tokens: cfg.AppTokens, LookupIP: lookup, Served: served, Logger: svc.log}); err != nil {
 		return svc, err
 	}
 
 	blobs := spill.NewStore(spill.StoreOptions{})
 	ropts := dualresp.Options{
-		BaseURL:           svc.url,
-		Store:             store,
-		Executors:         executors(svc.portals, blobs),
+		BaseURL: svc.url,
+		Store:   store,
+		// SoQL on each stored query's portal, spilled tool results from blobs.
+		Executors:         map[string]dualresp.Executor{portal.QueryKind: portal.NewExecutor(svc.portals), spill.Kind: blobs},
 		DefaultExpiration: cfg.Expiration,
 		DefaultSampleSize: cfg.SampleSize,
 		CleanupInterval:   cfg.CleanupInterval,

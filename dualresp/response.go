@@ -30,6 +30,8 @@ type Response struct {
 	budget     int
 	executedAt time.Time
 	notes      []string // sentences the summary carries (Spec.Notes)
+	hints      []Hint   // advice for the next call (WithHints)
+	hintsJSON  []json.RawMessage
 
 	once sync.Once
 	st   *buildState       // what fits in the budget, decided once
@@ -39,6 +41,33 @@ type Response struct {
 
 func newResponse(rec *Record, url, uri string, budget int, executedAt time.Time) *Response {
 	return &Response{rec: rec.Clone(), url: url, uri: uri, budget: budget, executedAt: executedAt}
+}
+
+// Hint is advice an answer carries for the model's next call, when the
+// answer alone would mislead (no row matched, but ignoring case a value
+// would): its HintMessage is a sentence the summary says after "Hints:",
+// and its JSON encoding (its own type's) is an entry of the structured
+// content's "hints".
+type Hint interface {
+	HintMessage() string
+}
+
+// WithHints returns the response with hints: rendered once, with the rest
+// of the answer, into its summary, text and structured content (and
+// outside its byte budget: they come with answers that have next to no
+// rows, and must reach the model whole). Use it before rendering r.
+func (r *Response) WithHints(hints ...Hint) *Response {
+	if len(hints) == 0 {
+		return r
+	}
+	h := newResponse(r.rec, r.url, r.uri, r.budget, r.executedAt)
+	h.notes = r.notes
+	h.hints = append(slices.Clip(r.hints), hints...)
+	h.hintsJSON = make([]json.RawMessage, len(h.hints))
+	for i, x := range h.hints {
+		h.hintsJSON[i] = mustJSON(x)
+	}
+	return h
 }
 
 // ID returns the resource id.
@@ -106,7 +135,8 @@ func (r *Response) Text() string {
 // ModelBytes returns the size of what a model may be given of this
 // response: the JSON of the structured content, of the text and of the
 // link, plus what an MCP SDK adds around the last two
-// (contentEnvelope). It is at most the Server's ByteBudget.
+// (contentEnvelope). It is at most the Server's ByteBudget, hints aside
+// (WithHints).
 func (r *Response) ModelBytes() int {
 	b := r.build()
 	return r.st.modelBytes(b)
@@ -177,7 +207,8 @@ func (r *Response) fit() *buildState {
 		}
 		meta["query"] = r.rec.Query.Text
 	}
-	st := &buildState{r: r, meta: meta, columns: r.rec.Columns, name: r.name(), tableCols: r.columnNames()}
+	st := &buildState{r: r, meta: meta, columns: r.rec.Columns, name: r.name(), tableCols: r.columnNames(), fitting: true}
+	defer func() { st.fitting = false }()
 
 	// First make the fixed part (everything but rows) fit with room to spare.
 	st.fitFixed(r.budget)
@@ -243,6 +274,7 @@ type buildState struct {
 	reduced   bool     // sample rows were dropped
 	colsCut   bool     // the column list was cut
 	metaCut   bool     // caller metadata was dropped
+	fitting   bool     // fit is measuring: the hints, outside the budget, are left out
 }
 
 // fitFixed shrinks caller metadata, name and columns until what the model
@@ -333,6 +365,13 @@ func (st *buildState) render(rows []any, enc []json.RawMessage) built {
 			summary += "."
 		}
 	}
+	if len(r.hints) > 0 && !st.fitting {
+		msgs := make([]string, len(r.hints))
+		for i, h := range r.hints {
+			msgs[i] = h.HintMessage()
+		}
+		summary += " Hints: " + strings.Join(msgs, " ")
+	}
 	if st.valuesCut {
 		summary += " Long values are cut."
 	}
@@ -365,6 +404,10 @@ func (st *buildState) render(rows []any, enc []json.RawMessage) built {
 		meta.ColumnCount = len(rec.Columns)
 	}
 	results := append(make([]json.RawMessage, 0, len(enc)), enc...) // [] when empty, never null
+	var hints []json.RawMessage
+	if !st.fitting {
+		hints = slices.Clone(r.hintsJSON)
+	}
 	return built{
 		summary: summary,
 		rows:    slices.Clone(rows),
@@ -373,6 +416,7 @@ func (st *buildState) render(rows []any, enc []json.RawMessage) built {
 			Results:  results,
 			Resource: ResourceLink{URI: r.uri, URL: r.url}, // the name is the link's
 			Metadata: meta,
+			Hints:    hints,
 		},
 	}
 }

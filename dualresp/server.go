@@ -95,6 +95,30 @@ type PageResult struct {
 	Columns []Column
 }
 
+// Plan is a query its caller has prepared already, in the caller's own
+// types (a parsed tree, the client of its source): Spec.Plan hands it to
+// CreateResponse, which counts and samples through it instead of through
+// the Executor of the Query's kind, so the query is neither rendered to
+// text nor looked up again on its way. Count and Page run concurrently.
+// Their errors come back from CreateResponse as they returned them, so the
+// caller reads them in its own terms.
+type Plan interface {
+	Count(ctx context.Context) (int64, error)
+	Page(ctx context.Context, req PageRequest) (PageResult, error)
+}
+
+// executorPlan runs a stored Query through its Executor.
+type executorPlan struct {
+	exec Executor
+	q    Query
+}
+
+func (p executorPlan) Count(ctx context.Context) (int64, error) { return p.exec.Count(ctx, p.q) }
+
+func (p executorPlan) Page(ctx context.Context, req PageRequest) (PageResult, error) {
+	return p.exec.Page(ctx, p.q, req)
+}
+
 // Streamer is an optional interface of an Executor: when present,
 // Server.Rows (and so exports) call Stream instead of paging through Page.
 // Stream calls fn for each of the rows Page would return for req, except
@@ -305,6 +329,10 @@ type Spec struct {
 	Description string
 	// Query is stored and re-executed for pages and exports.
 	Query Query
+	// Plan, when set, is the same query prepared by the caller: the count
+	// and the sample run through it (see Plan). Nil means through the
+	// Executor of Query.Kind.
+	Plan Plan
 	// Columns are the result's columns; REST sort fields must be among them.
 	Columns []Column
 	// SampleSize is the number of sample rows. Zero means the Server's
@@ -326,15 +354,23 @@ type Spec struct {
 }
 
 // CreateResponse counts the query's rows and fetches its sample
-// concurrently through the Executor of the query's kind (two calls, one
-// request each for most executors), stores the query (not the rows) and
+// concurrently through the Spec's Plan, or else the Executor of the query's
+// kind (two calls, one request each for most executors), stores the query (not the rows) and
 // returns the response. When the Spec gives no Columns, the columns the
-// sample page reports are stored. Errors are *CountError, *QueryError or
-// *StorageError.
+// sample page reports are stored. Errors are the Plan's own, or else
+// *CountError or *QueryError (wrapping the Executor's); or *StorageError.
 func (s *Server) CreateResponse(ctx context.Context, spec Spec) (*Response, error) {
-	exec, err := s.Executor(spec.Query.Kind)
-	if err != nil {
-		return nil, &QueryError{Op: "sample", Err: err}
+	plan := spec.Plan
+	countErr := func(err error) error { return err }
+	sampleErr := countErr
+	if plan == nil {
+		exec, err := s.Executor(spec.Query.Kind)
+		if err != nil {
+			return nil, &QueryError{Op: "sample", Err: err}
+		}
+		plan = executorPlan{exec, spec.Query}
+		countErr = func(err error) error { return &CountError{Err: err} }
+		sampleErr = func(err error) error { return &QueryError{Op: "sample", Err: err} }
 	}
 	size := spec.SampleSize
 	if size == 0 {
@@ -347,9 +383,9 @@ func (s *Server) CreateResponse(ctx context.Context, spec Spec) (*Response, erro
 	)
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
-		n, err := exec.Count(gctx, spec.Query)
+		n, err := plan.Count(gctx)
 		if err != nil {
-			return &CountError{Err: err}
+			return countErr(err)
 		}
 		if n < 0 {
 			return &CountError{Err: fmt.Errorf("negative count %d", n)}
@@ -359,9 +395,9 @@ func (s *Server) CreateResponse(ctx context.Context, spec Spec) (*Response, erro
 	})
 	if size > 0 {
 		g.Go(func() error {
-			page, err := exec.Page(gctx, spec.Query, PageRequest{Offset: 0, Limit: int64(size)})
+			page, err := plan.Page(gctx, PageRequest{Offset: 0, Limit: int64(size)})
 			if err != nil {
-				return &QueryError{Op: "sample", Err: err}
+				return sampleErr(err)
 			}
 			sample, cols = page.Rows, page.Columns
 			return nil
@@ -397,7 +433,7 @@ func (s *Server) saveResponse(ctx context.Context, spec Spec, total int64, sampl
 		ID:          id,
 		Name:        spec.Name,
 		Description: spec.Description,
-		Query:       Query{Kind: spec.Query.Kind, Text: spec.Query.Text, Params: spec.Query.Params}, // without Parsed
+		Query:       spec.Query,
 		Columns:     spec.Columns,
 		TotalCount:  total,
 		Sample:      sample,

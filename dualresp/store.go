@@ -17,12 +17,6 @@ type Query struct {
 	// Params holds whatever else the Executor needs, for example
 	// {"dataset_id": "rqzj-sfat"}.
 	Params map[string]string `json:"params,omitempty"`
-	// Parsed optionally carries the caller's parsed form of Text to the
-	// Executor for the calls CreateResponse makes, so that a query is not
-	// parsed again right after the caller parsed it. It is never stored:
-	// pages and exports later run from Text. Executors must treat it as
-	// read-only (Count and Page run concurrently).
-	Parsed any `json:"-"`
 }
 
 // Column describes one column of a result.

@@ -124,6 +124,9 @@ type Structured struct {
 	Results  []json.RawMessage `json:"results"`
 	Resource ResourceLink      `json:"resource"`
 	Metadata Metadata          `json:"metadata"`
+	// Hints are the answer's advice for the next call (Response.WithHints),
+	// each a JSON object; absent without any.
+	Hints []json.RawMessage `json:"hints,omitempty"`
 }
 
 // ResourceLink points to a full result. In the structured content it is

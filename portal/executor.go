@@ -1,6 +1,7 @@
-package datasf
+package portal
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,12 +12,12 @@ import (
 	"strings"
 
 	"github.com/datasf-mcp/datasf-mcp/dualresp"
-	"github.com/datasf-mcp/datasf-mcp/dualresp/spill"
 	"github.com/datasf-mcp/datasf-mcp/socrata"
 	"github.com/datasf-mcp/datasf-mcp/soql"
 )
 
-// QueryKind is the dualresp.Query kind of the queries this package stores.
+// QueryKind is the dualresp.Query kind of the SoQL queries stored for
+// portals.
 const QueryKind = "soql"
 
 // streamPageRows is the number of rows of each upstream request Stream
@@ -27,90 +28,102 @@ const streamPageRows = 50_000
 // is sending when it knows where the result ends.
 const streamAhead = 2
 
-// soqlExecutor re-executes stored SoQL queries against a Socrata portal. It is the
-// dualresp.Executor the REST endpoint uses to serve pages and exports.
-type soqlExecutor struct {
-	// clientFor returns the client of a stored query's domain ("" for the
-	// configured portal), checked again at every execution (portals.go).
-	clientFor func(ctx context.Context, domain string) (*socrata.Client, error)
-	pageRows  int64 // rows per upstream request of Stream
-	ahead     int   // pages requested ahead of the one being sent (bounded streams)
+// Query is a SoQL query on a dataset of a portal, parsed: what a tool hands
+// dualresp (as a dualresp.Plan) to count and sample it, and what the
+// Executor makes of a stored query. Its tree is read-only: Count and Page
+// run concurrently.
+type Query struct {
+	Portal    *Portal
+	DatasetID string
+	Tree      *soql.Query
+
+	pageRows int64 // rows per upstream request of Stream (0: streamPageRows)
+	ahead    int   // pages requested ahead (0: streamAhead)
 }
 
-// newPortalsExecutor returns a soqlExecutor that runs each stored query on
-// its own portal.
-func newPortalsExecutor(p *portals) *soqlExecutor {
-	return &soqlExecutor{
-		clientFor: func(ctx context.Context, domain string) (*socrata.Client, error) {
-			v, err := p.get(ctx, domain)
-			if err != nil {
-				return nil, err
-			}
-			return v.client, nil
-		},
-		pageRows: streamPageRows, ahead: streamAhead,
+// Stored is the dualresp query definition kept for q: its text, its
+// dataset and, for a portal other than the configured one, its domain.
+func (q *Query) Stored() dualresp.Query {
+	params := map[string]string{"dataset_id": q.DatasetID}
+	if !q.Portal.Configured {
+		params["domain"] = q.Portal.Domain
 	}
+	return dualresp.Query{Kind: QueryKind, Text: q.Tree.String(), Params: params}
 }
 
-// storedQuery builds the dualresp query definition for a SoQL query on a
-// dataset of the configured portal (domain "") or of another.
-func storedQuery(domain, datasetID string, q *soql.Query) dualresp.Query {
-	params := map[string]string{"dataset_id": datasetID}
-	if domain != "" {
-		params["domain"] = domain
-	}
-	return dualresp.Query{Kind: QueryKind, Text: q.String(), Params: params}
+// Executor re-executes stored SoQL queries, each on its own portal: the
+// dualresp.Executor (and Streamer) of QueryKind.
+type Executor struct {
+	portals  *Registry
+	pageRows int64
+	ahead    int
 }
 
-func (e *soqlExecutor) parse(ctx context.Context, q dualresp.Query) (*socrata.Client, string, *soql.Query, error) {
+// NewExecutor returns the Executor of the portals of r.
+func NewExecutor(r *Registry) *Executor {
+	return &Executor{portals: r, pageRows: streamPageRows, ahead: streamAhead}
+}
+
+// Query resolves a stored query: its portal (checked again, as the
+// allowlist may have changed since it was stored) and its parsed tree.
+func (e *Executor) Query(ctx context.Context, q dualresp.Query) (*Query, error) {
 	if q.Kind != QueryKind {
-		return nil, "", nil, fmt.Errorf("datasf: cannot execute a stored query of kind %q", q.Kind)
+		return nil, fmt.Errorf("portal: cannot execute a stored query of kind %q", q.Kind)
 	}
 	id := q.Params["dataset_id"]
 	if id == "" {
-		return nil, "", nil, errors.New("datasf: stored query has no dataset_id")
+		return nil, errors.New("portal: stored query has no dataset_id")
 	}
-	c, err := e.clientFor(ctx, q.Params["domain"])
+	p, err := e.portals.Get(ctx, q.Params["domain"])
 	if err != nil {
-		return nil, "", nil, err
+		return nil, err
 	}
-	if parsed, ok := q.Parsed.(*soql.Query); ok {
-		return c, id, parsed, nil // the caller's tree, read-only
-	}
-	parsed, err := parseSoQL(ctx, q.Text)
+	tree, err := soql.Parse(q.Text)
 	if err != nil {
-		return nil, "", nil, fmt.Errorf("datasf: stored query does not parse: %w", err)
+		return nil, fmt.Errorf("portal: stored query does not parse: %w", err)
 	}
-	return c, id, parsed, nil
+	return &Query{Portal: p, DatasetID: id, Tree: tree, pageRows: e.pageRows, ahead: e.ahead}, nil
 }
 
 // Count returns the exact number of rows the stored query returns.
-func (e *soqlExecutor) Count(ctx context.Context, q dualresp.Query) (int64, error) {
-	c, id, parsed, err := e.parse(ctx, q)
+func (e *Executor) Count(ctx context.Context, q dualresp.Query) (int64, error) {
+	x, err := e.Query(ctx, q)
 	if err != nil {
 		return 0, err
 	}
-	return countRows(ctx, c, id, parsed)
+	return x.Count(ctx)
 }
 
-// Page returns one page of the stored query's rows, as raw JSON objects,
-// with the result's columns from the response's X-SODA2-Fields and
-// X-SODA2-Types headers: one upstream request.
-func (e *soqlExecutor) Page(ctx context.Context, q dualresp.Query, req dualresp.PageRequest) (dualresp.PageResult, error) {
-	c, id, parsed, err := e.parse(ctx, q)
+// Page returns one page of the stored query's rows (see Query.Page).
+func (e *Executor) Page(ctx context.Context, q dualresp.Query, req dualresp.PageRequest) (dualresp.PageResult, error) {
+	x, err := e.Query(ctx, q)
 	if err != nil {
 		return dualresp.PageResult{}, err
 	}
-	parsed = withOrder(parsed, req.Order)
-	rows, cols, err := rawRows(ctx, c, id, parsed.WithPage(req.Offset, req.Limit))
-	return dualresp.PageResult{Rows: rows, Columns: cols}, err
+	return x.Page(ctx, req)
 }
 
-// Executors returns the executors of the query kinds a datasf server
-// stores, for dualresp.Options.Executors: QueryKind (SoQL) on each stored
-// query's portal, and spill.Kind (spilled tool results) from blobs.
-func executors(p *portals, blobs *spill.Store) map[string]dualresp.Executor {
-	return map[string]dualresp.Executor{QueryKind: newPortalsExecutor(p), spill.Kind: blobs}
+// Stream passes the stored query's rows to fn (see Query.Stream).
+func (e *Executor) Stream(ctx context.Context, q dualresp.Query, req dualresp.PageRequest, fn func(json.RawMessage) error) error {
+	x, err := e.Query(ctx, q)
+	if err != nil {
+		return err
+	}
+	return x.Stream(ctx, req, fn)
+}
+
+// Count returns the exact number of rows of q: `<q> |> SELECT count(*)`.
+func (q *Query) Count(ctx context.Context) (int64, error) {
+	return countRows(ctx, q.Portal.Client, q.DatasetID, q.Tree)
+}
+
+// Page returns one page of q's rows, as raw JSON objects, with the
+// result's columns from the response's X-SODA2-Fields and X-SODA2-Types
+// headers: one upstream request.
+func (q *Query) Page(ctx context.Context, req dualresp.PageRequest) (dualresp.PageResult, error) {
+	tree := withOrder(q.Tree, req.Order)
+	rows, cols, err := rawRows(ctx, q.Portal.Client, q.DatasetID, tree.WithPage(req.Offset, req.Limit))
+	return dualresp.PageResult{Rows: rows, Columns: cols}, err
 }
 
 // Stream passes rows req.Offset .. req.Offset+req.Limit-1 of the stored
@@ -120,20 +133,18 @@ func executors(p *portals, blobs *spill.Store) map[string]dualresp.Executor {
 // prepares them while the current one is consumed: two pages ahead when
 // req.Limit says where the result ends (never a request past that end), one
 // page ahead otherwise (so at most one request more than needed at the end).
-func (e *soqlExecutor) Stream(ctx context.Context, q dualresp.Query, req dualresp.PageRequest, fn func(json.RawMessage) error) error {
-	c, id, parsed, err := e.parse(ctx, q)
-	if err != nil {
-		return err
-	}
+func (q *Query) Stream(ctx context.Context, req dualresp.PageRequest, fn func(json.RawMessage) error) error {
+	c, id := q.Portal.Client, q.DatasetID
 	if req.Offset < 0 || req.Limit < 0 {
-		return fmt.Errorf("datasf: bad stream offset %d, limit %d", req.Offset, req.Limit)
+		return fmt.Errorf("portal: bad stream offset %d, limit %d", req.Offset, req.Limit)
 	}
-	parsed = withOrder(parsed, req.Order)
+	parsed := withOrder(q.Tree, req.Order)
+	pageRows, qahead := cmp.Or(q.pageRows, streamPageRows), cmp.Or(q.ahead, streamAhead)
 	end := int64(math.MaxInt64)
 	ahead := 1
 	if req.Limit > 0 && req.Offset <= math.MaxInt64-req.Limit {
 		end = req.Offset + req.Limit
-		ahead = max(e.ahead, 1)
+		ahead = max(qahead, 1)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -143,7 +154,7 @@ func (e *soqlExecutor) Stream(ctx context.Context, q dualresp.Query, req dualres
 		if next >= end {
 			return
 		}
-		size := min(e.pageRows, end-next)
+		size := min(pageRows, end-next)
 		ch := make(chan openedPage, 1)
 		go func(off int64) {
 			s, err := c.QueryStream(ctx, id, parsed.WithPage(off, size).String())
@@ -263,7 +274,7 @@ func countRows(ctx context.Context, c *socrata.Client, datasetID string, q *soql
 		return 0, err
 	}
 	if len(res.Rows) != 1 {
-		return 0, fmt.Errorf("datasf: count query returned %d rows, want 1", len(res.Rows))
+		return 0, fmt.Errorf("portal: count query returned %d rows, want 1", len(res.Rows))
 	}
 	for _, v := range res.Rows[0] {
 		switch v := v.(type) {
@@ -275,7 +286,7 @@ func countRows(ctx context.Context, c *socrata.Client, datasetID string, q *soql
 			return v.Int64()
 		}
 	}
-	return 0, errors.New("datasf: count query returned no count")
+	return 0, errors.New("portal: count query returned no count")
 }
 
 // rawRows runs q and returns its rows as raw JSON objects plus the result's

@@ -1,4 +1,14 @@
-package datasf
+// Package portal is the Socrata portals the tools talk to: a Registry
+// resolves a tool's domain argument once (checked, allowed, its addresses
+// public) into a *Portal, the value that carries the portal's client (with
+// its own app token, retries and back-off) and schema cache to whatever
+// reads the portal, and the Executor runs SoQL queries on them: a Query
+// (a portal, a dataset and a parsed tree) now, and a stored
+// dualresp.Query later, for pages and exports.
+//
+// It is imported by package datasf (the tools and the composition root)
+// only; it is not a library API.
+package portal
 
 import (
 	"context"
@@ -36,27 +46,38 @@ import (
 // server keeps at once (without an allowlist).
 const MaxDomains = 32
 
-// maxSearchPortals bounds the domains one search_datasf call names.
-const maxSearchPortals = 20
+// MaxSearchPortals bounds the domains one search_datasf call names.
+const MaxSearchPortals = 20
+
+// MaxSearchDomains is the number of characters of search_datasf's domain
+// argument: a few domains separated by commas.
+const MaxSearchDomains = 1000
 
 // domainSchemaCacheSize bounds each other portal's schema cache.
 const domainSchemaCacheSize = 64
 
-// portal is one Socrata portal the tools talk to.
-type portal struct {
-	domain  string
-	client  *socrata.Client
-	schemas *schemacache.Cache
+// Portal is one Socrata portal the tools talk to, resolved once by a
+// Registry: its domain, its client (which holds the portal's app token) and
+// its schema cache.
+type Portal struct {
+	Domain  string
+	Client  *socrata.Client
+	Schemas *schemacache.Cache
+	// Configured is true for the configured portal (Options.Default):
+	// answers name only the other portals, and a stored query names its
+	// domain only for them.
+	Configured bool
 	// transport is the client's own when the portal is reached directly
 	// (nil for the configured portal and when one server answers for
 	// every domain); its idle connections are closed on eviction.
 	transport *http.Transport
 }
 
-// portalsOptions configures newPortals.
-type portalsOptions struct {
-	// Default is the configured portal (required).
-	Default *portal
+// Options configures New.
+type Options struct {
+	// Default is the configured portal (required): its Domain, Client and
+	// Schemas.
+	Default *Portal
 	// Socrata is the configured client's options: the other portals'
 	// clients copy their timeouts, retries, user agent, logger and
 	// Discovery URL. When BaseURL is set (offline mode, tests, a proxy),
@@ -79,20 +100,31 @@ type portalsOptions struct {
 	Logger *slog.Logger
 }
 
-// portals is the registry of the portals the tools may talk to.
-type portals struct {
-	def     *portal
-	opts    portalsOptions
-	allow   map[string]bool // nil: any public portal
-	catalog *socrata.Client // cross-portal Discovery requests: no app token
+// Registry is the registry of the portals the tools may talk to. It is
+// safe for concurrent use.
+type Registry struct {
+	def   *Portal
+	opts  Options
+	allow map[string]bool // nil: any public portal
+	// Catalog makes cross-portal Discovery requests (no app token).
+	Catalog *socrata.Client
 	log     *slog.Logger
 
 	mu     sync.Mutex // serialises making a portal (not its address look-up)
-	others *lru.Cache[string, *portal]
+	others *lru.Cache[string, *Portal]
 }
 
-func newPortals(opts portalsOptions) (*portals, error) {
-	p := &portals{def: opts.Default, opts: opts, log: opts.Logger}
+// New returns the Registry of opts.Default and the other portals opts
+// allows.
+func New(opts Options) (*Registry, error) {
+	if opts.Default == nil || opts.Default.Client == nil {
+		return nil, errors.New("portal: Options.Default with a Client is required")
+	}
+	opts.Default.Configured = true
+	if opts.Default.Domain == "" {
+		opts.Default.Domain = opts.Default.Client.Domain()
+	}
+	p := &Registry{def: opts.Default, opts: opts, log: opts.Logger}
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
 	}
@@ -114,7 +146,7 @@ func newPortals(opts portalsOptions) (*portals, error) {
 		}
 	}
 	var err error
-	p.others, err = lru.NewWithEvict(size, func(_ string, v *portal) {
+	p.others, err = lru.NewWithEvict(size, func(_ string, v *Portal) {
 		if v.transport != nil {
 			v.transport.CloseIdleConnections()
 		}
@@ -124,13 +156,16 @@ func newPortals(opts portalsOptions) (*portals, error) {
 	}
 	copts := opts.Socrata
 	copts.AppToken = ""
-	copts.Domain = opts.Default.domain
-	p.catalog = socrata.NewClient(copts)
+	copts.Domain = opts.Default.Domain
+	p.Catalog = socrata.NewClient(copts)
 	return p, nil
 }
 
+// Default returns the configured portal.
+func (p *Registry) Default() *Portal { return p.def }
+
 // allowed lists the allowlist, sorted; nil without one.
-func (p *portals) allowed() []string {
+func (p *Registry) allowed() []string {
 	if p.allow == nil {
 		return nil
 	}
@@ -139,19 +174,19 @@ func (p *portals) allowed() []string {
 
 // check returns the domain in canonical form when the tools may talk to
 // it; the error is a *socrata.DomainError. Nothing is sent anywhere.
-func (p *portals) check(domain string) (string, error) {
+func (p *Registry) check(domain string) (string, error) {
 	if domain == "" {
-		return p.def.domain, nil
+		return p.def.Domain, nil
 	}
 	d, err := socrata.CheckDomain(domain)
 	if err != nil {
 		return "", err
 	}
-	if d == p.def.domain {
+	if d == p.def.Domain {
 		return d, nil
 	}
 	if p.allow != nil && !p.allow[d] {
-		allowed := append([]string{p.def.domain}, p.allowed()...)
+		allowed := append([]string{p.def.Domain}, p.allowed()...)
 		return "", &socrata.DomainError{Domain: domain, NotServed: true,
 			Reason: "this server serves only " + strings.Join(clipList(allowed, 20), ", ")}
 	}
@@ -169,15 +204,15 @@ func clipList(list []string, n int) []string {
 	return append(slices.Clip(list[:n]), fmt.Sprintf("and %d more", len(list)-n))
 }
 
-// get returns the portal of domain ("" for the configured one), making
+// Get returns the portal of domain ("" for the configured one), making
 // its client on first use. A refused domain is a *socrata.DomainError and
 // nothing was sent to it.
-func (p *portals) get(ctx context.Context, domain string) (*portal, error) {
+func (p *Registry) Get(ctx context.Context, domain string) (*Portal, error) {
 	d, err := p.check(domain)
 	if err != nil {
 		return nil, err
 	}
-	if d == p.def.domain {
+	if d == p.def.Domain {
 		return p.def, nil
 	}
 	if v, ok := p.others.Get(d); ok {
@@ -202,7 +237,7 @@ func (p *portals) get(ctx context.Context, domain string) (*portal, error) {
 }
 
 // lookup checks that every address of d is public.
-func (p *portals) lookup(ctx context.Context, given, d string) error {
+func (p *Registry) lookup(ctx context.Context, given, d string) error {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	addrs, err := p.opts.LookupIP(ctx, d)
@@ -225,11 +260,11 @@ func (p *portals) lookup(ctx context.Context, given, d string) error {
 }
 
 // newPortal makes the client and schema cache of domain d.
-func (p *portals) newPortal(d string) *portal {
+func (p *Registry) newPortal(d string) *Portal {
 	copts := p.opts.Socrata
 	copts.Domain = d
 	copts.AppToken = p.opts.Tokens[d]
-	v := &portal{domain: d}
+	v := &Portal{Domain: d}
 	if copts.BaseURL != "" {
 		// One server answers for every domain (offline, tests): the
 		// request names the domain in its Host header; no DNS.
@@ -267,8 +302,8 @@ func (p *portals) newPortal(d string) *portal {
 			}}
 		v.transport = tr
 	}
-	v.client = socrata.NewClient(copts)
-	v.schemas = schemacache.New(v.client, schemacache.Options{Size: domainSchemaCacheSize})
+	v.Client = socrata.NewClient(copts)
+	v.Schemas = schemacache.New(v.Client, schemacache.Options{Size: domainSchemaCacheSize})
 	return v
 }
 
@@ -284,39 +319,47 @@ func (t hostTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return t.next.RoundTrip(r)
 }
 
-// domainsOf returns the checked domains of a search's domain argument: one
+// Domains returns the checked domains of a search's domain argument: one
 // domain, several separated by commas, or "*" (every portal: the
 // allowlist's, or all the Discovery API knows, nil). Each is checked as
 // get checks it (its addresses too), though only the Discovery API is asked.
-func (p *portals) domainsOf(ctx context.Context, arg string) ([]string, error) {
-	if len(arg) > MaxSearchDomains || strings.Count(arg, ",") >= maxSearchPortals {
-		return nil, &socrata.DomainError{Domain: clipText(arg, 60),
-			Reason: fmt.Sprintf("a search names at most %d domains (%d characters); use \"*\" for all", maxSearchPortals, MaxSearchDomains)}
+func (p *Registry) Domains(ctx context.Context, arg string) ([]string, error) {
+	if len(arg) > MaxSearchDomains || strings.Count(arg, ",") >= MaxSearchPortals {
+		return nil, &socrata.DomainError{Domain: clip(arg, 60),
+			Reason: fmt.Sprintf("a search names at most %d domains (%d characters); use \"*\" for all", MaxSearchPortals, MaxSearchDomains)}
 	}
 	if strings.TrimSpace(arg) == "*" {
 		if p.allow == nil {
 			return nil, nil
 		}
-		return append([]string{p.def.domain}, p.allowed()...), nil
+		return append([]string{p.def.Domain}, p.allowed()...), nil
 	}
 	var out []string
 	for _, part := range strings.Split(arg, ",") {
 		if strings.TrimSpace(part) == "" {
 			return nil, &socrata.DomainError{Domain: arg, Reason: "it has an empty entry between commas"}
 		}
-		v, err := p.get(ctx, strings.TrimSpace(part))
+		v, err := p.Get(ctx, strings.TrimSpace(part))
 		if err != nil {
 			return nil, err
 		}
-		if !slices.Contains(out, v.domain) {
-			out = append(out, v.domain)
+		if !slices.Contains(out, v.Domain) {
+			out = append(out, v.Domain)
 		}
 	}
 	return out, nil
 }
 
-// permitted reports whether the tools may show a dataset of domain d.
-func (p *portals) permitted(d string) bool {
+// Permitted reports whether the tools may show a dataset of domain d.
+func (p *Registry) Permitted(d string) bool {
 	d = strings.ToLower(d)
-	return p.allow == nil || d == p.def.domain || p.allow[d]
+	return p.allow == nil || d == p.def.Domain || p.allow[d]
+}
+
+// clip cuts s to at most n characters, marking the cut.
+func clip(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return strings.TrimSpace(string(r[:n-1])) + "…"
+	}
+	return s
 }

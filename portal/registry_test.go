@@ -1,4 +1,4 @@
-package datasf
+package portal
 
 import (
 	"context"
@@ -15,22 +15,22 @@ import (
 // Reached directly (no BaseURL), another portal's client connects only to
 // public addresses, whatever its name resolved to when it was checked; the
 // configured portal's client is the caller's.
-func TestPortalsDirectClientIsGuarded(t *testing.T) {
+func TestDirectClientIsGuarded(t *testing.T) {
 	t.Parallel()
-	def := &portal{domain: "data.sfgov.org", client: socrata.NewClient(socrata.Options{})}
-	p, err := newPortals(portalsOptions{Default: def, Socrata: socrata.Options{},
+	def := &Portal{Domain: "data.sfgov.org", Client: socrata.NewClient(socrata.Options{})}
+	p, err := New(Options{Default: def, Socrata: socrata.Options{},
 		LookupIP: func(context.Context, string) ([]netip.Addr, error) {
 			return []netip.Addr{netip.MustParseAddr("52.206.140.199")}, nil
 		}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := p.get(t.Context(), "Data.CityOfChicago.org")
+	v, err := p.Get(t.Context(), "Data.CityOfChicago.org")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v.domain != "data.cityofchicago.org" || v.transport == nil || v.transport.Proxy != nil {
-		t.Fatalf("portal %q, transport %v; want data.cityofchicago.org with a transport of its own and no proxy", v.domain, v.transport)
+	if v.Domain != "data.cityofchicago.org" || v.transport == nil || v.transport.Proxy != nil {
+		t.Fatalf("portal %q, transport %v; want data.cityofchicago.org with a transport of its own and no proxy", v.Domain, v.transport)
 	}
 	// DNS rebinding: the name now points at this loopback server.
 	var hits atomic.Int64
@@ -47,14 +47,14 @@ func TestPortalsDirectClientIsGuarded(t *testing.T) {
 	if n := hits.Load(); n != 0 {
 		t.Errorf("the loopback server was reached %d times", n)
 	}
-	if again, _ := p.get(t.Context(), "data.cityofchicago.org"); again != v {
+	if again, _ := p.Get(t.Context(), "data.cityofchicago.org"); again != v {
 		t.Errorf("a second get made another portal; want the kept one")
 	}
-	if d, _ := p.get(t.Context(), ""); d != def {
+	if d, _ := p.Get(t.Context(), ""); d != def {
 		t.Errorf(`get("") is not the configured portal`)
 	}
 	var de *socrata.DomainError
-	if _, err := p.get(t.Context(), "127.0.0.1"); !errors.As(err, &de) {
+	if _, err := p.Get(t.Context(), "127.0.0.1"); !errors.As(err, &de) {
 		t.Errorf(`get("127.0.0.1") = %v; want a *socrata.DomainError`, err)
 	}
 }

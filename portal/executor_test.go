@@ -1,12 +1,10 @@
-package datasf
+package portal
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -18,9 +16,9 @@ import (
 
 const streamRows = 257
 
-// streamExecutor returns a soqlExecutor with 50-row pages on a fake portal
+// streamExecutor returns an Executor with 50-row pages on a fake portal
 // holding dataset abcd-1234 with n = 0 .. streamRows-1 and a label.
-func streamExecutor(t *testing.T) (*soqlExecutor, *socratatest.Server) {
+func streamExecutor(t *testing.T) (*Executor, *socratatest.Server) {
 	t.Helper()
 	fake := socratatest.NewServer(t)
 	schema := socratatest.Schema{ID: "abcd-1234", Name: "Stream", Columns: []socratatest.Column{
@@ -32,7 +30,11 @@ func streamExecutor(t *testing.T) (*soqlExecutor, *socratatest.Server) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	e := newExecutor(socrata.NewClient(socrata.Options{BaseURL: fake.URL(), MaxRetries: -1}))
+	r, err := New(Options{Default: &Portal{Client: socrata.NewClient(socrata.Options{BaseURL: fake.URL(), MaxRetries: -1})}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := NewExecutor(r)
 	e.pageRows = 50
 	return e, fake
 }
@@ -44,11 +46,11 @@ func stored(t *testing.T, text string) dualresp.Query {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return storedQuery("", "abcd-1234", q.WithStableOrder())
+	return (&Query{Portal: &Portal{Configured: true}, DatasetID: "abcd-1234", Tree: q.WithStableOrder()}).Stored()
 }
 
 // streamNs streams req and returns the n of every row.
-func streamNs(t *testing.T, e *soqlExecutor, q dualresp.Query, req dualresp.PageRequest) []int {
+func streamNs(t *testing.T, e *Executor, q dualresp.Query, req dualresp.PageRequest) []int {
 	t.Helper()
 	var ns []int
 	err := e.Stream(t.Context(), q, req, func(row json.RawMessage) error {
@@ -228,19 +230,5 @@ func TestPageReportsColumns(t *testing.T) {
 	}
 	if got := fake.RequestCount("resource") - before; got != 1 {
 		t.Errorf("Page made %d requests; want 1", got)
-	}
-}
-
-// newExecutor returns a soqlExecutor that runs queries through c (tests): those
-// of c's domain only.
-func newExecutor(c *socrata.Client) *soqlExecutor {
-	return &soqlExecutor{
-		clientFor: func(_ context.Context, domain string) (*socrata.Client, error) {
-			if domain != "" && !strings.EqualFold(domain, c.Domain()) {
-				return nil, fmt.Errorf("datasf: stored query of domain %s; this executor serves %s", domain, c.Domain())
-			}
-			return c, nil
-		},
-		pageRows: streamPageRows, ahead: streamAhead,
 	}
 }
