@@ -5,7 +5,7 @@
 // Socrata client (against the real portal, or the local one of package
 // localportal when Config.Offline is set), the result store and the result
 // registry (dualresp) with one executor per stored query kind, the schema
-// cache, the tools, and the HTTP handlers, and returns a Service holding
+// cache, the tools, and the HTTP transport (package mcphttp), and returns a Service holding
 // them: its MCPServer to serve over any transport, ServeStdio, Serve (the
 // REST API, and MCP over Streamable HTTP at /mcp), HTTPHandler and Close.
 // Tests assemble it through package datasftest.
@@ -28,13 +28,16 @@
 // sees (visibility ["app"]; clients that do not declare the extension
 // neither list nor call it). The model's payload is the same either way.
 //
-// Each tool is one value: its definition (name, description, annotations,
-// input and output schemas), its input type (SearchInput, ListInput,
-// SchemaInput, QueryInput, ListResultsInput, AnalyzeInput) and its handler.
-// Each argument limit is one constant (MaxSearchQuery, MaxSoQL, ...) from
-// which both the tool's input schema and its validation are made; zero is a
-// value, not "unset": an omitted limit or sample_size means the default, 0
-// is refused.
+// Each tool is one value in one file named for its topic (search.go holds
+// search_datasf, query.go query_datasf, ...): its input type (SearchInput,
+// ListInput, SchemaInput, QueryInput, ListResultsInput, AnalyzeInput,
+// ResultPageInput), whose struct tags state each argument once (json, the
+// jsonschema description, the validate rules, the default), its output
+// type, its definition (the input schema is derived from the input type,
+// the output schema from the output type) and its handler. The limits are
+// also exported as constants (MaxSearchQuery, MaxSoQL, ...), which a test
+// holds to the tags; zero is a value, not "unset": an omitted limit or
+// sample_size means the default, 0 is refused.
 //
 // The query path validates the input (dataset ids in any case, padded, or as
 // the dataset's URL are normalized to the id), parses the SoQL locally (syntax
@@ -46,18 +49,18 @@
 // aggregated; checks.go), gives the query a deterministic order, and stores
 // the query (not the rows) so the full result can be paged later through the
 // REST endpoint or read as an MCP resource. When no row matches, the answer
-// carries hints about its text literals (hints.go).
+// carries hints about its text literals (package hints).
 //
 // The four portal tools take a domain: the configured portal when it is
 // left out, else any public Socrata portal (or those of Config.Domains),
-// checked before any request as portals.go says (a DNS host name only;
+// checked before any request by package portal (a DNS host name only;
 // public addresses only, at lookup and at dial time); each portal has its
 // own client, app token (Config.AppTokens) and schema cache. search_datasf
 // and list_datasf take "*" for every portal (list_datasf then lists the
 // portals). A stored query keeps its domain, so its pages and exports run
 // on its own portal.
 //
-// Stored results are re-executed by kind: "soql" through soqlExecutor (the
-// portal, paged or streamed), "spill" (large search, list and schema
+// Stored results are re-executed by kind: "soql" through portal.Executor
+// (on its portal, paged or streamed), "spill" (large search, list and schema
 // answers kept whole in memory) through package dualresp/spill.
 package datasf

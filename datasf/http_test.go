@@ -15,6 +15,7 @@ import (
 
 	"github.com/datasf-mcp/datasf-mcp/datasf"
 	"github.com/datasf-mcp/datasf-mcp/datasf/datasftest"
+	"github.com/datasf-mcp/datasf-mcp/mcphttp"
 )
 
 // httpEnv serves the product's HTTPHandler (MCP at /mcp, REST at
@@ -189,7 +190,7 @@ func TestHostChecked(t *testing.T) {
 func TestMCPBodyBounded(t *testing.T) {
 	t.Parallel()
 	_, ts := httpEnv(t, datasf.Config{})
-	big := `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"` + strings.Repeat("x", datasf.MaxMCPRequestBody) + `"}}`
+	big := `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"` + strings.Repeat("x", mcphttp.MaxMCPRequestBody) + `"}}`
 	if r := rawPost(t, ts.URL+"/mcp", nil, big); r.status != http.StatusRequestEntityTooLarge {
 		t.Errorf("POST /mcp of %d bytes = %d; want 413", len(big), r.status)
 	}

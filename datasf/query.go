@@ -11,6 +11,7 @@ import (
 	"github.com/datasf-mcp/datasf-mcp/dualresp"
 	"github.com/datasf-mcp/datasf-mcp/dualresp/mcpgo"
 	"github.com/datasf-mcp/datasf-mcp/fuzzymatch"
+	"github.com/datasf-mcp/datasf-mcp/hints"
 	"github.com/datasf-mcp/datasf-mcp/portal"
 	"github.com/datasf-mcp/datasf-mcp/socrata"
 	"github.com/datasf-mcp/datasf-mcp/soql"
@@ -44,7 +45,7 @@ type QueryInput struct {
 func (in *QueryInput) Validate() error { return validate.Struct(in) }
 
 // queryTool's structured content is a dual response (dualresp.Structured),
-// which may also carry hints (hints.go).
+// which may also carry hints (package hints).
 func queryTool(s *toolServer) tool {
 	return newTool(toolDef{
 		name:        "query_datasf",
@@ -128,8 +129,8 @@ func (s *toolServer) query(ctx context.Context, _ mcp.CallToolRequest, in *Query
 		return queryError(err, datasetName(p, in.DatasetID), sc), nil
 	}
 	s.session.add(ctx, resp.ID())
-	if zeroAnswer(resp, parsed) {
-		resp = resp.WithHints(s.zeroHints(ctx, p.Client, in.DatasetID, parsed, sc)...) // hints.go
+	if hints.Empty(resp, parsed) {
+		resp = resp.WithHints(hints.Find(ctx, p.Client, in.DatasetID, parsed, sc, s.log)...)
 	}
 	res := mcpgo.CallToolResult(resp)
 	if responseFormat(ctx, in.Format) == FormatJSON {

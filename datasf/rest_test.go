@@ -109,7 +109,7 @@ func reversed(s []int64) []int64 {
 	return s
 }
 
-// TestRESTSortAndExport exercises the soqlExecutor behind the REST endpoint:
+// TestRESTSortAndExport exercises the portal.Executor behind the REST endpoint:
 // pages sorted by a result column (POST) and the streamed export.
 func TestRESTSortAndExport(t *testing.T) {
 	t.Parallel()

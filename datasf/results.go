@@ -2,12 +2,11 @@ package datasf
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"slices"
 	"sync"
 
 	"github.com/datasf-mcp/datasf-mcp/dualresp"
+	"github.com/datasf-mcp/datasf-mcp/mcphttp"
 	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/mark3labs/mcp-go/server"
 )
@@ -41,38 +40,6 @@ func sessionID(ctx context.Context) string {
 	return ""
 }
 
-// ClientKeyHeader names the key a client without a bearer token sends so
-// that the results it creates in one session are listed to it in the next:
-// the command line sends a random key of the user's (kept in the user's
-// cache directory) with every --server call. Without RESTTokens the key only
-// groups results for list_results; it grants no access, as every result is
-// readable by its link then. With RESTTokens the header is ignored: the
-// token identifies the caller.
-const ClientKeyHeader = "X-Datasf-Client-Key"
-
-// ValidClientKey reports whether key is acceptable as a ClientKeyHeader:
-// 16 to 128 letters, digits, '-' or '_'.
-func ValidClientKey(key string) bool {
-	if len(key) < 16 || len(key) > 128 {
-		return false
-	}
-	for _, c := range key {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
-			return false
-		}
-	}
-	return true
-}
-
-type clientKeyCtx struct{}
-
-// withClientKey records the caller's ClientKeyHeader in ctx, hashed so
-// that the owner table never holds the key itself.
-func withClientKey(ctx context.Context, key string) context.Context {
-	sum := sha256.Sum256([]byte("datasf-client-key\x00" + key))
-	return context.WithValue(ctx, clientKeyCtx{}, hex.EncodeToString(sum[:16]))
-}
-
 // resultsOwner is whom the results created in ctx are listed to: the bearer
 // token's owner, else the client key, else the MCP session. It is "" when
 // the caller has none (a client on the stateless protocol without a token
@@ -81,7 +48,7 @@ func resultsOwner(ctx context.Context) string {
 	if owner, ok := dualresp.OwnerFrom(ctx); ok && owner != "" {
 		return "owner:" + owner
 	}
-	if key, ok := ctx.Value(clientKeyCtx{}).(string); ok {
+	if key, ok := mcphttp.ClientKey(ctx); ok {
 		return "client:" + key
 	}
 	if sid := sessionID(ctx); sid != "" {

@@ -19,6 +19,7 @@ import (
 	"github.com/datasf-mcp/datasf-mcp/dualresp/spill"
 	"github.com/datasf-mcp/datasf-mcp/dualresp/sqlitestore"
 	"github.com/datasf-mcp/datasf-mcp/dualresp/viewer"
+	"github.com/datasf-mcp/datasf-mcp/mcphttp"
 	"github.com/datasf-mcp/datasf-mcp/portal"
 	"github.com/datasf-mcp/datasf-mcp/schemacache"
 	"github.com/datasf-mcp/datasf-mcp/socrata"
@@ -86,10 +87,10 @@ type Config struct {
 	// cross-origin, and /mcp ("*" for any).
 	CORSOrigins []string
 	// SessionIdleTimeout ends an MCP session over Streamable HTTP that sent
-	// nothing for this long (default DefaultSessionIdleTimeout).
+	// nothing for this long (default mcphttp.DefaultSessionIdleTimeout).
 	SessionIdleTimeout time.Duration
 	// MaxSessions bounds the live MCP sessions over Streamable HTTP
-	// (default DefaultMaxSessions); past it, the one idle the longest ends.
+	// (default mcphttp.DefaultMaxSessions); past it, the one idle the longest ends.
 	MaxSessions int
 
 	// Version is the server version told to MCP clients (default Version).
@@ -134,14 +135,14 @@ const DefaultPublicURL = "http://127.0.0.1:8765"
 // portal or the local one), the result registry with its store, the schema
 // cache, the tools, and the HTTP handlers. It is safe for concurrent use.
 type Service struct {
-	cfg      Config
-	log      *slog.Logger
-	url      string
-	client   *socrata.Client
-	portals  *portal.Registry
-	results  *dualresp.Server
-	server   *toolServer
-	sessions *sessions
+	cfg     Config
+	log     *slog.Logger
+	url     string
+	client  *socrata.Client
+	portals *portal.Registry
+	results *dualresp.Server
+	server  *toolServer
+	http    *mcphttp.Server
 	// auth identifies REST and /mcp callers by bearer token; nil without
 	// RESTTokens.
 	auth    func(*http.Request) (string, error)
@@ -243,7 +244,13 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 	if err != nil {
 		return svc, err
 	}
-	svc.sessions = newSessions(cfg.SessionIdleTimeout, cfg.MaxSessions, nil, svc.server.session.forgetSession)
+	svc.http = mcphttp.New(mcphttp.Options{
+		PublicURL: svc.url, Auth: svc.auth, CORSOrigins: cfg.CORSOrigins,
+		SessionIdleTimeout: cfg.SessionIdleTimeout, MaxSessions: cfg.MaxSessions,
+		OnSessionEnd: svc.server.session.forgetSession,
+		ContextFunc:  FormatFromHeader,
+		Logger:       svc.log,
+	})
 	return svc, nil
 }
 
@@ -305,6 +312,14 @@ func (s *Service) Schemas() *schemacache.Cache { return s.server.schemas }
 // SocrataClient returns the client the tools and the result registry use.
 func (s *Service) SocrataClient() *socrata.Client { return s.client }
 
+// HTTPHandler serves MCP over Streamable HTTP at /mcp, the REST API at
+// /resources/ and GET /healthz, with the checks package mcphttp makes
+// (Host, Origin, bearer tokens, body size, sessions, batches). Call
+// shutdown to end the MCP sessions.
+func (s *Service) HTTPHandler() (handler http.Handler, shutdown func(context.Context) error) {
+	return s.http.Handler(s.MCPServer(), s.RESTHandler())
+}
+
 // RESTHandler serves the REST API of stored results at /resources/ (and
 // the result viewer page to browsers).
 func (s *Service) RESTHandler() http.Handler {
@@ -318,7 +333,7 @@ func (s *Service) Serve(ctx context.Context) error {
 		return errors.New("datasf: Serve needs Config.Listener")
 	}
 	var (
-		handler  = s.checkHost(s.RESTHandler())
+		handler  = s.http.CheckHost(s.RESTHandler())
 		shutdown = func(context.Context) error { return nil }
 	)
 	if s.cfg.StreamableHTTP {

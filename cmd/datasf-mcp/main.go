@@ -95,7 +95,7 @@ type config struct {
 	SampleSize   int
 	LogLevel     string
 	RESTTokens   []string
-	ClientKey    string // without RESTTokens, the user's key sent to --server (datasf.ClientKeyHeader)
+	ClientKey    string // without RESTTokens, the user's key sent to --server (mcphttp.ClientKeyHeader)
 	CORSOrigins  string
 	Format       string // download format of fetch and query --all: csv, ndjson or json
 	Output       string // -o FILE

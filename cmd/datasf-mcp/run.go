@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/datasf-mcp/datasf-mcp/datasf"
+	"github.com/datasf-mcp/datasf-mcp/mcphttp"
 )
 
 // run runs the command of the table cfg names until it ends or ctx is
@@ -61,12 +62,12 @@ func serverHeaders(cfg config) map[string]string {
 	case len(cfg.RESTTokens) > 0:
 		return map[string]string{"Authorization": "Bearer " + cfg.RESTTokens[0]}
 	case cfg.ClientKey != "":
-		return map[string]string{datasf.ClientKeyHeader: cfg.ClientKey}
+		return map[string]string{mcphttp.ClientKeyHeader: cfg.ClientKey}
 	}
 	return nil
 }
 
-// userClientKey returns the user's key for datasf.ClientKeyHeader, kept in
+// userClientKey returns the user's key for mcphttp.ClientKeyHeader, kept in
 // the user's cache directory (datasf-mcp/cli-owner, mode 0600) and made on
 // first use, so that results --server lists what query --server made from
 // the same account.
@@ -112,7 +113,7 @@ func readClientKey(path string) (string, error) {
 		return "", err
 	}
 	key := strings.TrimSpace(string(b))
-	if !datasf.ValidClientKey(key) {
+	if !mcphttp.ValidClientKey(key) {
 		return "", fmt.Errorf("%s does not hold a valid key: delete it and a new one is made", path)
 	}
 	return key, nil

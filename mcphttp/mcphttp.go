@@ -1,4 +1,12 @@
-package datasf
+// Package mcphttp serves an MCP server over Streamable HTTP beside a REST
+// API, with the checks a server on a user's machine needs: a Host check
+// against DNS rebinding, an Origin check for browsers, bearer tokens,
+// bounded bodies, session ids that end when idle, and JSON-RPC batches where
+// the protocol version has them.
+//
+// It is imported by package datasf (the composition root) only; it is not
+// a library API.
+package mcphttp
 
 import (
 	"bytes"
@@ -9,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -24,6 +33,55 @@ import (
 	"github.com/datasf-mcp/datasf-mcp/dualresp"
 )
 
+// Options configures New. Every zero field means the default.
+type Options struct {
+	// PublicURL is the base URL of the server as its clients reach it,
+	// e.g. "http://127.0.0.1:8765": its host passes the Host check and its
+	// origin the Origin check.
+	PublicURL string
+	// Auth, when set, identifies callers by bearer token (see
+	// dualresp.BearerTokens): /mcp requires one, and the tool calls of a
+	// caller run as its owner (dualresp.WithOwner).
+	Auth func(*http.Request) (owner string, err error)
+	// CORSOrigins are the browser origins allowed besides the server's own
+	// ("*" for any).
+	CORSOrigins []string
+	// SessionIdleTimeout ends a session that sent nothing for this long
+	// (default DefaultSessionIdleTimeout).
+	SessionIdleTimeout time.Duration
+	// MaxSessions bounds the live sessions (default DefaultMaxSessions);
+	// past it, the one idle the longest ends.
+	MaxSessions int
+	// OnSessionEnd is called with the id of each session that ends.
+	OnSessionEnd func(id string)
+	// ContextFunc adds what a request says (its headers) to the context of
+	// its MCP messages; nil adds nothing.
+	ContextFunc server.HTTPContextFunc
+	// Logger receives diagnostics (default: discard).
+	Logger *slog.Logger
+}
+
+// Server is the HTTP transport of one MCP server. It is safe for
+// concurrent use.
+type Server struct {
+	opts     Options
+	log      *slog.Logger
+	sessions *sessions
+}
+
+// New returns the transport that opts describe.
+func New(opts Options) *Server {
+	s := &Server{opts: opts, log: opts.Logger}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	s.sessions = newSessions(opts.SessionIdleTimeout, opts.MaxSessions, nil, opts.OnSessionEnd)
+	return s
+}
+
+// Sessions returns the number of live MCP sessions.
+func (s *Server) Sessions() int { return s.sessions.Len() }
+
 // Defaults of the Streamable HTTP transport.
 const (
 	// DefaultSessionIdleTimeout ends an MCP session that sent nothing for
@@ -37,8 +95,9 @@ const (
 	MaxMCPRequestBody = 1 << 20
 )
 
-// HTTPHandler serves MCP over Streamable HTTP at /mcp, the REST API at
-// /resources/ and GET /healthz. Call shutdown to end the MCP sessions.
+// Handler serves mcpServer over Streamable HTTP at /mcp, rest (the REST
+// API) at /resources/ and GET /healthz. Call shutdown to end the MCP
+// sessions.
 //
 // Every request passes the same checks: a request that reached a loopback
 // address must name a loopback host (or the PublicURL's host) in Host, so
@@ -48,21 +107,22 @@ const (
 // are issued by initialize, refused when unknown, and end on DELETE or when
 // idle; a JSON-RPC batch is accepted where the negotiated protocol version
 // (2025-03-26) has them and answered -32600 where it does not. With
-// RESTTokens, /mcp requires one too and results belong to the token that
-// created them.
-func (s *Service) HTTPHandler() (handler http.Handler, shutdown func(context.Context) error) {
-	auth := s.auth
+// Auth, /mcp requires a bearer token too and the calls run as its owner.
+func (s *Server) Handler(mcpServer *server.MCPServer, rest http.Handler) (handler http.Handler, shutdown func(context.Context) error) {
+	auth := s.opts.Auth
 	opts := []server.StreamableHTTPOption{
 		server.WithEndpointPath("/mcp"),
 		server.WithStreamableHTTPLogger(s.log),
-		// checkHost guards /mcp as it guards the REST API, and also lets in
+		// CheckHost guards /mcp as it guards the REST API, and also lets in
 		// the PublicURL's host (a proxy on this machine), which mcp-go's own
 		// check would refuse.
 		server.WithDisableLocalhostProtection(true),
 		server.WithSessionIdManager(s.sessions),
 		server.WithSessionIdleTTL(s.sessions.idle),
 		server.WithHTTPContextFunc(func(ctx context.Context, r *http.Request) context.Context {
-			ctx = FormatFromHeader(ctx, r)
+			if s.opts.ContextFunc != nil {
+				ctx = s.opts.ContextFunc(ctx, r)
+			}
 			if auth != nil {
 				if owner, err := auth(r); err == nil {
 					return dualresp.WithOwner(ctx, owner)
@@ -75,7 +135,7 @@ func (s *Service) HTTPHandler() (handler http.Handler, shutdown func(context.Con
 			return ctx
 		}),
 	}
-	streamable := server.NewStreamableHTTPServer(s.MCPServer(), opts...)
+	streamable := server.NewStreamableHTTPServer(mcpServer, opts...)
 	mcpHandler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if auth != nil {
 			if _, err := auth(r); err != nil {
@@ -108,12 +168,12 @@ func (s *Service) HTTPHandler() (handler http.Handler, shutdown func(context.Con
 	})
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", mcpHandler)
-	mux.Handle("/resources/", s.RESTHandler())
+	mux.Handle("/resources/", rest)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"status":"ok"}`))
 	})
-	return s.checkHost(mux), streamable.Shutdown
+	return s.CheckHost(mux), streamable.Shutdown
 }
 
 // writeHTTPJSON answers status with {"error": code, "message": msg}.
@@ -123,13 +183,13 @@ func writeHTTPJSON(w http.ResponseWriter, status int, code, msg string) {
 	_ = json.NewEncoder(w).Encode(map[string]string{"error": code, "message": msg})
 }
 
-// checkHost refuses requests that reached a loopback address under a Host
+// CheckHost refuses requests that reached a loopback address under a Host
 // that is not a loopback name, nor the PublicURL's host: a page on another
 // site resolving its name to 127.0.0.1 (DNS rebinding) cannot use the
 // server.
-func (s *Service) checkHost(next http.Handler) http.Handler {
+func (s *Server) CheckHost(next http.Handler) http.Handler {
 	public := ""
-	if u, err := url.Parse(s.url); err == nil {
+	if u, err := url.Parse(s.opts.PublicURL); err == nil {
 		public = strings.ToLower(u.Host)
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -158,12 +218,12 @@ func isLoopback(hostport string) bool {
 
 // allowedOrigin reports whether a request's Origin may use /mcp: none
 // (not a browser), the server's own, or one of CORSOrigins ("*": any).
-func (s *Service) allowedOrigin(r *http.Request) bool {
+func (s *Server) allowedOrigin(r *http.Request) bool {
 	origin := r.Header.Get("Origin")
 	if origin == "" {
 		return true
 	}
-	if slices.Contains(s.cfg.CORSOrigins, "*") || slices.Contains(s.cfg.CORSOrigins, origin) {
+	if slices.Contains(s.opts.CORSOrigins, "*") || slices.Contains(s.opts.CORSOrigins, origin) {
 		return true
 	}
 	u, err := url.Parse(origin)
@@ -171,7 +231,7 @@ func (s *Service) allowedOrigin(r *http.Request) bool {
 		return false
 	}
 	own := strings.EqualFold(u.Host, r.Host)
-	if pu, err := url.Parse(s.url); err == nil && strings.EqualFold(u.Host, pu.Host) && u.Scheme == pu.Scheme {
+	if pu, err := url.Parse(s.opts.PublicURL); err == nil && strings.EqualFold(u.Host, pu.Host) && u.Scheme == pu.Scheme {
 		own = true
 	}
 	return own

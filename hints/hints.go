@@ -1,10 +1,18 @@
-package datasf
+// Package hints finds what to tell a model whose SoQL query matched
+// nothing: for each text literal its WHERE compares with (=, IN, LIKE,
+// starts_with), the values that match it ignoring case, or else the
+// column's closest values (see Find).
+//
+// It is imported by package datasf (query_datasf) only; it is not a
+// library API.
+package hints
 
 import (
 	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"regexp"
 	"slices"
 	"strconv"
@@ -39,11 +47,11 @@ const (
 	hintTimeout     = 10 * time.Second
 )
 
-// zeroAnswer reports whether resp answers "nothing": no row, or every
+// Empty reports whether resp answers "nothing": no row, or every
 // aggregate of the query's last stage 0 or null in every row of a result
 // small enough to be all in the sample (SELECT count(*) ... is one row
 // saying 0, the same answer as no row).
-func zeroAnswer(resp *dualresp.Response, q *soql.Query) bool {
+func Empty(resp *dualresp.Response, q *soql.Query) bool {
 	if resp.TotalCount() == 0 {
 		return true
 	}
@@ -100,8 +108,9 @@ func zeroAnswer(resp *dualresp.Response, q *soql.Query) bool {
 	return true
 }
 
-// hint is what was found for one literal of a zero-result query.
-type hint struct {
+// Hint is what was found for one literal of a zero-result query: a
+// dualresp.Hint.
+type Hint struct {
 	Column   string `json:"column"`
 	Operator string `json:"operator"` // "=", "IN", "LIKE" or "starts_with"
 	Literal  string `json:"literal"`
@@ -115,7 +124,7 @@ type hint struct {
 }
 
 // HintMessage is the sentence the answer's summary says.
-func (h hint) HintMessage() string { return h.Message }
+func (h Hint) HintMessage() string { return h.Message }
 
 type hintValue struct {
 	Value string `json:"value"`
@@ -267,9 +276,11 @@ func (t hintTerm) matcher() func(v string) bool {
 	return func(v string) bool { return strings.EqualFold(v, t.literal) }
 }
 
-// zeroHints makes at most maxHintColumns requests and returns the hints
-// for q's literals (nil when there is nothing to say).
-func (s *toolServer) zeroHints(ctx context.Context, client *socrata.Client, datasetID string, q *soql.Query, sc *socrata.Schema) []dualresp.Hint {
+// Find makes at most maxHintColumns requests to client for the dataset
+// whose schema is sc, and returns the hints for q's literals (nil when
+// there is nothing to say). A failed request only means fewer hints; it is
+// logged to log at debug level.
+func Find(ctx context.Context, client *socrata.Client, datasetID string, q *soql.Query, sc *socrata.Schema, log *slog.Logger) []dualresp.Hint {
 	terms := hintTerms(q, sc)
 	if len(terms) == 0 {
 		return nil
@@ -291,7 +302,7 @@ func (s *toolServer) zeroHints(ctx context.Context, client *socrata.Client, data
 	for _, col := range columns {
 		res, err := client.Query(ctx, datasetID, hintQuery(col, byColumn[col]))
 		if err != nil {
-			s.log.Debug("zero-result hints: request failed", "dataset", datasetID, "column", col, "err", err)
+			log.Debug("zero-result hints: request failed", "dataset", datasetID, "column", col, "err", err)
 			continue
 		}
 		var values []hintValue
@@ -311,12 +322,12 @@ func (s *toolServer) zeroHints(ctx context.Context, client *socrata.Client, data
 }
 
 // makeHint reads one literal's hint from the column's values.
-func makeHint(t hintTerm, values []hintValue) hint {
-	h := hint{Column: t.column, Operator: t.op, Literal: t.literal, Matches: []hintValue{}, Closest: []hintValue{}}
+func makeHint(t hintTerm, values []hintValue) Hint {
+	h := Hint{Column: t.column, Operator: t.op, Literal: t.literal, Matches: []hintValue{}, Closest: []hintValue{}}
 	matches := t.matcher()
 	for _, v := range values {
 		if matches(v.Value) && len(h.Matches) < maxHintValues {
-			h.Matches = append(h.Matches, hintValue{clipText(v.Value, maxHintValueLen), v.Count})
+			h.Matches = append(h.Matches, hintValue{clip(v.Value, maxHintValueLen), v.Count})
 		}
 	}
 	lit := fmt.Sprintf("%s %s '%s'", t.column, t.op, t.literal)
@@ -350,7 +361,7 @@ func makeHint(t hintTerm, values []hintValue) hint {
 		return cmp.Or(cmp.Compare(a.dist, b.dist), cmp.Compare(b.Count, a.Count))
 	})
 	for _, v := range ranked[:min(len(ranked), maxHintValues)] {
-		h.Closest = append(h.Closest, hintValue{clipText(v.Value, maxHintValueLen), v.Count})
+		h.Closest = append(h.Closest, hintValue{clip(v.Value, maxHintValueLen), v.Count})
 	}
 	if len(h.Closest) == 0 {
 		h.Message = fmt.Sprintf("%s matches no row, and %s has no values.", lit, t.column)
@@ -374,6 +385,14 @@ func thousands(n int64) string {
 	}
 	if neg {
 		return "-" + s
+	}
+	return s
+}
+
+// clip cuts s to at most n characters, marking the cut.
+func clip(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return strings.TrimSpace(string(r[:n-1])) + "…"
 	}
 	return s
 }

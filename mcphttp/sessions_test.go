@@ -1,12 +1,9 @@
-package datasf
+package mcphttp
 
 import (
 	"fmt"
-	"sync"
 	"testing"
 	"time"
-
-	"github.com/datasf-mcp/datasf-mcp/dualresp"
 )
 
 // TestSessionsEnd: a session ends when idle, on Terminate, or when newer
@@ -58,21 +55,5 @@ func TestSessionsEnd(t *testing.T) {
 	}
 	if got, want := fmt.Sprint(ended), fmt.Sprint([]string{a, b, many[0]}); got != want {
 		t.Errorf("ended = %s; want %s", got, want)
-	}
-}
-
-// TestSessionResultsConcurrentAdds: results created at once by one caller
-// (tool calls run concurrently) are all listed.
-func TestSessionResultsConcurrentAdds(t *testing.T) {
-	t.Parallel()
-	var r sessionResults
-	ctx := dualresp.WithOwner(t.Context(), "owner-a")
-	var wg sync.WaitGroup
-	for i := range 100 {
-		wg.Go(func() { r.add(ctx, fmt.Sprint(i)) })
-	}
-	wg.Wait()
-	if got := len(r.list(ctx)); got != 100 {
-		t.Errorf("after 100 concurrent adds, list has %d ids; want 100", got)
 	}
 }
