@@ -130,7 +130,35 @@ func CorrectQuery(q *soql.Query, src string, columns []string, opts Options) Res
 	if threshold <= 0 {
 		threshold = DefaultThreshold
 	}
+	misses := unknownRefs(q, columns)
+	if len(misses) == 0 {
+		return res
+	}
+	m := newMatcher(columns, threshold)
+	names, decided := decideRefs(q, misses, m)
+	for _, name := range names {
+		res.report(m, name, decided[name], threshold)
+	}
+	var fixed []*soql.Ident
+	for _, ref := range misses {
+		if d, ok := decided[ref.Name]; ok && d.verdict == corrected {
+			fixed = append(fixed, ref)
+		}
+	}
+	if len(fixed) == 0 {
+		return res
+	}
+	// The text is rewritten from the references as written, then the tree.
+	res.Query = splice(src, fixed, decided)
+	for _, ref := range fixed {
+		rename(ref, decided[ref.Name].best.Column)
+	}
+	return res
+}
 
+// unknownRefs returns q's column references that name none of columns, in
+// source order.
+func unknownRefs(q *soql.Query, columns []string) []*soql.Ident {
 	known := make(map[string]bool, len(columns))
 	for _, c := range columns {
 		known[Canonical(c)] = true
@@ -141,97 +169,88 @@ func CorrectQuery(q *soql.Query, src string, columns []string, opts Options) Res
 			misses = append(misses, ref)
 		}
 	}
-	if len(misses) == 0 {
-		return res
-	}
+	return misses
+}
 
+// decideRefs decides once for each name the references misses use (as
+// written), and returns the names in order of first use with their
+// decisions. A reference as close to one of the query's own aliases as to
+// any column is more likely a misspelt alias: it is left out (no decision).
+func decideRefs(q *soql.Query, misses []*soql.Ident, m *matcher) ([]string, map[string]decision) {
 	aliases := stageAliases(q)
-	m := newMatcher(columns, threshold)
-	type edit struct {
-		start, end int
-		text       string
-	}
-	var edits []edit
-	type rename struct {
-		ref  *soql.Ident
-		name string
-	}
-	var renamed []rename
+	var names []string
 	decided := map[string]decision{}
-	seen := map[string]bool{}
 	for _, ref := range misses {
-		// A reference that is as close to one of the query's own aliases
-		// as to any column is more likely a misspelt alias: leave it.
 		if aliases[Canonical(ref.Name)] {
 			continue
 		}
-		d, ok := decided[ref.Name]
-		if !ok {
-			d = m.decide(ref.Name)
-			if d.verdict == corrected && nearAlias(ref.Name, d.best.Column, d.best.Edits, aliases, &m.s) {
-				d = decision{verdict: unknown, best: d.best, why: "alias"}
-			}
-			decided[ref.Name] = d
+		if _, ok := decided[ref.Name]; ok {
+			continue
 		}
-		switch d.verdict {
-		case corrected:
-			edits = append(edits, edit{ref.NamePos.Offset, ref.NamePos.Offset + len(ref.Raw), spell(d.best.Column, ref.Quoted)})
-			renamed = append(renamed, rename{ref, d.best.Column})
-			if key := ref.Name + "\x00" + d.best.Column; !seen[key] {
-				seen[key] = true
-				res.Corrections = append(res.Corrections, Correction{
-					Original:   ref.Name,
-					Corrected:  d.best.Column,
-					WasChanged: true,
-					Distance:   d.best.Distance,
-					Reason:     reason(ref.Name, d, threshold),
-				})
-			}
-		case ambiguous:
-			if key := "amb\x00" + ref.Name; !seen[key] {
-				seen[key] = true
-				names := make([]string, len(d.ties))
-				for i, c := range d.ties {
-					names[i] = c.Column
-				}
-				res.Ambiguous = append(res.Ambiguous, Ambiguity{Name: ref.Name, Candidates: names})
-				res.Rejected = append(res.Rejected, rejection(ref.Name, d))
-				res.closest(m, ref.Name, d)
-			}
-		default:
-			if key := "unk\x00" + ref.Name; !seen[key] {
-				seen[key] = true
-				res.Unknown = append(res.Unknown, ref.Name)
-				if d.best.Column != "" {
-					res.Rejected = append(res.Rejected, rejection(ref.Name, d))
-				}
-				res.closest(m, ref.Name, d)
-			}
+		d := m.decide(ref.Name)
+		if d.verdict == corrected && nearAlias(ref.Name, d.best.Column, d.best.Edits, aliases, &m.s) {
+			d = decision{verdict: unknown, best: d.best, why: "alias"}
 		}
+		decided[ref.Name] = d
+		names = append(names, ref.Name)
 	}
-	if len(edits) == 0 {
-		return res
-	}
-	// The names change only now: every decision above read them as written.
-	for _, r := range renamed {
-		r.ref.Name = r.name
-		if !bare(r.name) {
-			r.ref.Quoted = true
+	return names, decided
+}
+
+// report adds what was decided for name to res: a correction, an
+// ambiguity or an unknown name (with the columns nearest it).
+func (res *Result) report(m *matcher, name string, d decision, threshold float64) {
+	switch d.verdict {
+	case corrected:
+		res.Corrections = append(res.Corrections, Correction{
+			Original:   name,
+			Corrected:  d.best.Column,
+			WasChanged: true,
+			Distance:   d.best.Distance,
+			Reason:     reason(name, d, threshold),
+		})
+	case ambiguous:
+		cands := make([]string, len(d.ties))
+		for i, c := range d.ties {
+			cands[i] = c.Column
 		}
+		res.Ambiguous = append(res.Ambiguous, Ambiguity{Name: name, Candidates: cands})
+		res.Rejected = append(res.Rejected, rejection(name, d))
+		res.closest(m, name, d)
+	default:
+		res.Unknown = append(res.Unknown, name)
+		if d.best.Column != "" {
+			res.Rejected = append(res.Rejected, rejection(name, d))
+		}
+		res.closest(m, name, d)
 	}
-	query := src
-	slices.SortFunc(edits, func(a, b edit) int { return cmp.Compare(a.start, b.start) })
+}
+
+// splice returns src with each of refs (in any order) replaced by the
+// spelling of its corrected column; the references' positions are src's.
+func splice(src string, refs []*soql.Ident, decided map[string]decision) string {
+	refs = slices.Clone(refs)
+	slices.SortFunc(refs, func(a, b *soql.Ident) int { return cmp.Compare(a.NamePos.Offset, b.NamePos.Offset) })
 	var b strings.Builder
-	b.Grow(len(query) + 16*len(edits))
+	b.Grow(len(src) + 16*len(refs))
 	last := 0
-	for _, e := range edits {
-		b.WriteString(query[last:e.start])
-		b.WriteString(e.text)
-		last = e.end
+	for _, ref := range refs {
+		start := ref.NamePos.Offset
+		b.WriteString(src[last:start])
+		b.WriteString(spell(decided[ref.Name].best.Column, ref.Quoted))
+		last = start + len(ref.Raw)
 	}
-	b.WriteString(query[last:])
-	res.Query = b.String()
-	return res
+	b.WriteString(src[last:])
+	return b.String()
+}
+
+// rename makes ref name column in the tree (Raw and the position keep
+// what the source has).
+func rename(ref *soql.Ident, column string) {
+	ref.Name = column
+	if !bare(column) {
+		ref.Quoted = true
+	}
 }
 
 // closest records the columns closest to a name left alone, from the
