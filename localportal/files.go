@@ -2,6 +2,7 @@ package localportal
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/csv"
 	"encoding/json"
@@ -545,107 +546,26 @@ func (s *Portal) loadViewOnly(f *dataFile, rep *FileReport) error {
 // the rows, collecting bad values in rep.
 func (s *Portal) installSource(ctx context.Context, schema Schema, src *rowSource, opts LoadOptions, rep *FileReport) error {
 	schema = s.completeSchema(schema)
-	fields := mapFields(src.keys, src.labels, schema.Columns)
-	if src.geo {
-		// The geometry is the dataset's geometry column, unless a property
-		// already holds that column.
-		if g := geometryColumn(schema.Columns); g != "" {
-			taken := false
-			for k, fd := range fields {
-				taken = taken || (fd == g && k != geometryKey)
-			}
-			if !taken {
-				fields[geometryKey] = g
-			}
-		}
+	fields := sourceFields(src, schema.Columns)
+	extraCols, err := inferColumns(src, fields, extraFields(src.keys, fields, schema.Columns))
+	if err != nil {
+		return err
 	}
-	known := map[string]bool{}
-	for _, c := range schema.Columns {
-		known[fieldKey(c.FieldName)] = true
-	}
-	var extra []string
-	for _, k := range src.keys {
-		if fd := fields[k]; !known[fieldKey(fd)] && !isSystemField(fd) && !containsString(extra, fd) {
-			extra = append(extra, fd)
-		}
-	}
-	rename := func(r map[string]any) map[string]any {
-		out := make(map[string]any, len(r))
-		for k, v := range r {
-			if fd, ok := fields[k]; ok {
-				out[fd] = v
-			} else {
-				out[k] = v
-			}
-		}
-		return out
-	}
-	var extraCols []socrata.Column
-	if len(extra) > 0 {
-		inf := map[string]*inferrer{}
-		for _, fd := range extra {
-			inf[fd] = newInferrer()
-		}
-		next, closeFn, err := src.rows()
-		if err != nil {
-			return err
-		}
-		for {
-			r, ok, err := next()
-			if err != nil {
-				closeFn()
-				return err
-			}
-			if !ok {
-				break
-			}
-			for k, v := range rename(r) {
-				if in := inf[k]; in != nil {
-					in.add(v)
-				}
-			}
-		}
-		closeFn()
-		labelOf := map[string]string{}
-		for k, fd := range fields {
-			if l := src.labels[k]; l != "" {
-				labelOf[fd] = l
-			}
-		}
-		for _, fd := range extra {
-			name := labelOf[fd]
-			if name == "" {
-				name = fd
-			}
-			extraCols = append(extraCols, socrata.Column{Name: name, FieldName: fd, DataType: inf[fd].dataType()})
-			rep.Inferred = append(rep.Inferred, fd+":"+inf[fd].dataType())
-		}
+	for _, c := range extraCols {
+		rep.Inferred = append(rep.Inferred, c.FieldName+":"+c.DataType)
 	}
 	next, closeFn, err := src.rows()
 	if err != nil {
 		return err
 	}
 	defer closeFn()
-	bad := func(row int64, col *column, v any, err error) error {
-		p := ValueProblem{Row: row, Column: col.FieldName, Value: valueText(v), Reason: err.Error()}
-		if opts.Strict {
-			return fmt.Errorf("%s (strict loading)", p)
-		}
-		rep.BadValues++
-		if len(rep.Problems) < maxProblems {
-			rep.Problems = append(rep.Problems, p)
-			s.log.Warn("localportal: value stored as null: it is not of its column's type", "file", rep.Path,
-				"dataset", schema.ID, "row", row, "column", col.FieldName, "type", col.DataType, "value", p.Value)
-		}
-		return nil
-	}
 	n, ds, err := s.install(ctx, schema, extraCols, func() (map[string]any, bool, error) {
 		r, ok, err := next()
 		if !ok || err != nil {
 			return nil, ok, err
 		}
-		return rename(r), true, nil
-	}, bad, opts.into)
+		return fields.rename(r), true, nil
+	}, s.badValues(schema.ID, opts.Strict, rep), opts.into)
 	if err != nil {
 		return err
 	}
@@ -657,6 +577,120 @@ func (s *Portal) installSource(ctx context.Context, schema Schema, src *rowSourc
 		b.meta.Inferred, b.meta.BadValues, b.meta.Problems = rep.Inferred, rep.BadValues, rep.Problems
 	}
 	return nil
+}
+
+// fieldMap maps a file's keys to the dataset's field names.
+type fieldMap map[string]string
+
+// rename returns r with its keys mapped to field names (a key the map
+// lacks stays as it is).
+func (f fieldMap) rename(r map[string]any) map[string]any {
+	out := make(map[string]any, len(r))
+	for k, v := range r {
+		if fd, ok := f[k]; ok {
+			out[fd] = v
+		} else {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// sourceFields maps the source's keys onto columns (mapFields); a GeoJSON
+// source's geometry is the dataset's geometry column, unless a property
+// already holds that column.
+func sourceFields(src *rowSource, columns []socrata.Column) fieldMap {
+	fields := fieldMap(mapFields(src.keys, src.labels, columns))
+	if !src.geo {
+		return fields
+	}
+	if g := geometryColumn(columns); g != "" {
+		taken := false
+		for k, fd := range fields {
+			taken = taken || (fd == g && k != geometryKey)
+		}
+		if !taken {
+			fields[geometryKey] = g
+		}
+	}
+	return fields
+}
+
+// extraFields lists the field names the keys map to that are neither a
+// column nor a system field, in key order.
+func extraFields(keys []string, fields fieldMap, columns []socrata.Column) []string {
+	known := map[string]bool{}
+	for _, c := range columns {
+		known[fieldKey(c.FieldName)] = true
+	}
+	var extra []string
+	for _, k := range keys {
+		if fd := fields[k]; !known[fieldKey(fd)] && !isSystemField(fd) && !containsString(extra, fd) {
+			extra = append(extra, fd)
+		}
+	}
+	return extra
+}
+
+// inferColumns reads the source once to infer the type of each extra
+// field, and returns their columns, named by the source's labels.
+func inferColumns(src *rowSource, fields fieldMap, extra []string) ([]socrata.Column, error) {
+	if len(extra) == 0 {
+		return nil, nil
+	}
+	inf := map[string]*inferrer{}
+	for _, fd := range extra {
+		inf[fd] = newInferrer()
+	}
+	next, closeFn, err := src.rows()
+	if err != nil {
+		return nil, err
+	}
+	defer closeFn()
+	for {
+		r, ok, err := next()
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			break
+		}
+		for k, v := range fields.rename(r) {
+			if in := inf[k]; in != nil {
+				in.add(v)
+			}
+		}
+	}
+	labelOf := map[string]string{}
+	for k, fd := range fields {
+		if l := src.labels[k]; l != "" {
+			labelOf[fd] = l
+		}
+	}
+	cols := make([]socrata.Column, 0, len(extra))
+	for _, fd := range extra {
+		cols = append(cols, socrata.Column{Name: cmp.Or(labelOf[fd], fd), FieldName: fd, DataType: inf[fd].dataType()})
+	}
+	return cols, nil
+}
+
+// badValues is the policy for a value not of its column's type: with
+// strict loading it stops the load; otherwise it is stored as null,
+// counted in rep and (the first maxProblems) reported and logged.
+func (s *Portal) badValues(dataset string, strict bool, rep *FileReport) badValue {
+	return func(row int64, col *column, v any, err error) error {
+		p := ValueProblem{Row: row, Column: col.FieldName, Value: valueText(v), Reason: err.Error()}
+		if strict {
+			return fmt.Errorf("%s (strict loading)", p)
+		}
+		rep.BadValues++
+		if len(rep.Problems) < maxProblems {
+			rep.Problems = append(rep.Problems, p)
+			s.log.Warn("localportal: value stored as null: it is not of its column's type", "file", rep.Path,
+				"dataset", dataset, "row", row, "column", col.FieldName, "type", col.DataType, "value", p.Value)
+		}
+		return nil
+	}
 }
 
 func valueText(v any) string {

@@ -286,116 +286,29 @@ type badValue func(row int64, col *column, v any, err error) error
 
 // insertRows inserts rows produced by next into ds's table inside one
 // transaction, in multi-row batches. next returns ok=false at the end. A
-// value of the wrong type goes to bad (nil bad: it stops the load).
+// value of the wrong type goes to bad (nil bad: it stops the load). Rows
+// are read and converted (fillBatches) in a goroutine of their own while
+// SQLite inserts the batch before: the two halves of a load take about as
+// long as each other.
 func insertRows(ctx context.Context, db *sql.DB, ds *dataset, next func() (row map[string]any, ok bool, err error), bad badValue) (int64, error) {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, err
 	}
 	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
-	ncols := len(ds.cols)
-	batch := 500
-	if ncols > 0 && batch*(ncols+1) > 30000 {
-		batch = 30000 / (ncols + 1)
-	}
-	rowPlaceholder := "(" + strings.TrimSuffix(strings.Repeat("?,", ncols+1), ",") + ")"
-	var colList strings.Builder
-	colList.WriteString(rowIDColumn)
-	for _, c := range ds.cols {
-		colList.WriteString(", " + c.sqlName)
-	}
-	stmts := map[int]*sql.Stmt{}
-	prep := func(n int) (*sql.Stmt, error) {
-		if st, ok := stmts[n]; ok {
-			return st, nil
-		}
-		q := fmt.Sprintf("INSERT INTO %s (%s) VALUES %s", ds.table, colList.String(),
-			strings.TrimSuffix(strings.Repeat(rowPlaceholder+",", n), ","))
-		st, err := tx.PrepareContext(ctx, q)
-		if err != nil {
-			return nil, err
-		}
-		stmts[n] = st
-		return st, nil
-	}
-	// Rows are read and converted in a goroutine of their own while SQLite
-	// inserts the batch before: the two halves of a load take about as
-	// long as each other.
-	type filled struct {
-		args []any
-		rows int
-		err  error
-	}
-	batches := make(chan filled, 2)
+	stmts := newInsertStmts(tx, ds)
+	batches := make(chan filledBatch, 2)
 	free := make(chan []any, 3)
 	for range 3 {
-		free <- make([]any, 0, batch*(ncols+1))
+		free <- make([]any, 0, stmts.batch*(len(ds.cols)+1))
 	}
 	stop := make(chan struct{})
 	defer close(stop)
-	go func() {
-		defer close(batches)
-		var count int64
-		send := func(f filled) bool {
-			select {
-			case batches <- f:
-				return true
-			case <-stop:
-				return false
-			}
-		}
-		for {
-			var args []any
-			select {
-			case args = <-free:
-			case <-stop:
-				return
-			}
-			args = args[:0]
-			pending := 0
-			for pending < batch {
-				row, ok, err := next()
-				if err != nil {
-					send(filled{args: args, rows: pending, err: err})
-					return
-				}
-				if !ok {
-					send(filled{args: args, rows: pending})
-					return
-				}
-				count++
-				args = append(args, count)
-				for _, c := range ds.cols {
-					v, found := row[c.FieldName]
-					if !found {
-						args = append(args, nil)
-						continue
-					}
-					sv, err := toStorage(c.kind, c.DataType, v)
-					if err != nil {
-						if bad == nil {
-							send(filled{err: fmt.Errorf("row %d, column %s: %w", count, c.FieldName, err)})
-							return
-						}
-						if err := bad(count, c, v, err); err != nil {
-							send(filled{err: err})
-							return
-						}
-						sv = nil
-					}
-					args = append(args, sv)
-				}
-				pending++
-			}
-			if !send(filled{args: args, rows: pending}) {
-				return
-			}
-		}
-	}()
+	go fillBatches(ds, next, bad, stmts.batch, free, batches, stop)
 	var count int64
 	for f := range batches {
 		if f.rows > 0 {
-			st, err := prep(f.rows)
+			st, err := stmts.prepare(ctx, f.rows)
 			if err != nil {
 				return count, err
 			}
@@ -411,6 +324,130 @@ func insertRows(ctx context.Context, db *sql.DB, ds *dataset, next func() (row m
 		free <- f.args
 	}
 	return count, tx.Commit()
+}
+
+// insertStmts are the INSERT statements of one load: one per number of
+// rows, each inserting that many rows, prepared on first use.
+type insertStmts struct {
+	tx      *sql.Tx
+	table   string
+	columns string // the column list, row id first
+	row     string // one row's placeholders
+	batch   int    // rows per statement, within SQLite's variable limit
+	byRows  map[int]*sql.Stmt
+}
+
+// maxInsertVars bounds the values of one INSERT (SQLite allows 32,766).
+const maxInsertVars = 30000
+
+func newInsertStmts(tx *sql.Tx, ds *dataset) *insertStmts {
+	ncols := len(ds.cols)
+	batch := 500
+	if ncols > 0 && batch*(ncols+1) > maxInsertVars {
+		batch = maxInsertVars / (ncols + 1)
+	}
+	var cols strings.Builder
+	cols.WriteString(rowIDColumn)
+	for _, c := range ds.cols {
+		cols.WriteString(", " + c.sqlName)
+	}
+	return &insertStmts{tx: tx, table: ds.table, columns: cols.String(), batch: batch, byRows: map[int]*sql.Stmt{},
+		row: "(" + strings.TrimSuffix(strings.Repeat("?,", ncols+1), ",") + ")"}
+}
+
+// prepare returns the statement that inserts n rows.
+func (s *insertStmts) prepare(ctx context.Context, n int) (*sql.Stmt, error) {
+	if st, ok := s.byRows[n]; ok {
+		return st, nil
+	}
+	q := fmt.Sprintf("INSERT INTO %s (%s) VALUES %s", s.table, s.columns, strings.TrimSuffix(strings.Repeat(s.row+",", n), ","))
+	st, err := s.tx.PrepareContext(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	s.byRows[n] = st
+	return st, nil
+}
+
+// filledBatch is a batch of converted rows (their values in args, row id
+// first), or the error that ended the rows after them.
+type filledBatch struct {
+	args []any
+	rows int
+	err  error
+}
+
+// fillBatches reads rows from next, converts them (appendRow) into the
+// buffers it takes from free, and sends them in batches of up to batch
+// rows; the last batch sent carries the error that ended the rows, if any.
+// It closes batches when done, and returns when stop is closed.
+func fillBatches(ds *dataset, next func() (map[string]any, bool, error), bad badValue, batch int, free chan []any, batches chan<- filledBatch, stop <-chan struct{}) {
+	defer close(batches)
+	send := func(f filledBatch) bool {
+		select {
+		case batches <- f:
+			return true
+		case <-stop:
+			return false
+		}
+	}
+	var count int64
+	for {
+		var args []any
+		select {
+		case args = <-free:
+		case <-stop:
+			return
+		}
+		args = args[:0]
+		pending := 0
+		for pending < batch {
+			row, ok, err := next()
+			if err != nil {
+				send(filledBatch{args: args, rows: pending, err: err})
+				return
+			}
+			if !ok {
+				send(filledBatch{args: args, rows: pending})
+				return
+			}
+			count++
+			if args, err = appendRow(args, count, row, ds, bad); err != nil {
+				send(filledBatch{err: err})
+				return
+			}
+			pending++
+		}
+		if !send(filledBatch{args: args, rows: pending}) {
+			return
+		}
+	}
+}
+
+// appendRow appends row number n's values, converted to their columns'
+// storage, to args. A value that cannot be converted goes to bad, and is
+// stored as null when bad accepts it (nil bad: it stops the load).
+func appendRow(args []any, n int64, row map[string]any, ds *dataset, bad badValue) ([]any, error) {
+	args = append(args, n)
+	for _, c := range ds.cols {
+		v, found := row[c.FieldName]
+		if !found {
+			args = append(args, nil)
+			continue
+		}
+		sv, err := toStorage(c.kind, c.DataType, v)
+		if err != nil {
+			if bad == nil {
+				return args, fmt.Errorf("row %d, column %s: %w", n, c.FieldName, err)
+			}
+			if err := bad(n, c, v, err); err != nil {
+				return args, err
+			}
+			sv = nil
+		}
+		args = append(args, sv)
+	}
+	return args, nil
 }
 
 // toStorage converts a value as it appears in Socrata JSON, rows.json, CSV or
