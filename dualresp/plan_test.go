@@ -1,0 +1,100 @@
+package dualresp_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/datasf-mcp/datasf-mcp/dualresp"
+)
+
+// plan is a caller's prepared query: its own rows, its own errors.
+type plan struct {
+	total    int64
+	countErr error
+	pageErr  error
+}
+
+func (p *plan) Count(context.Context) (int64, error) { return p.total, p.countErr }
+
+func (p *plan) Page(_ context.Context, req dualresp.PageRequest) (dualresp.PageResult, error) {
+	if p.pageErr != nil {
+		return dualresp.PageResult{}, p.pageErr
+	}
+	var rows []json.RawMessage
+	for i := req.Offset; i < min(p.total, req.Offset+req.Limit); i++ {
+		rows = append(rows, json.RawMessage(`{"from":"plan"}`))
+	}
+	return dualresp.PageResult{Rows: rows, Columns: []dualresp.Column{{Name: "from", Type: "text"}}}, nil
+}
+
+// A Spec's Plan counts and samples instead of the Executor of its query's
+// kind, which is left alone; the Query is what is stored; the Plan's
+// errors come back as it returned them.
+func TestCreateResponseRunsThePlan(t *testing.T) {
+	t.Parallel()
+	exec := &genExecutor{Total: 100}
+	srv, _ := newServer(t, exec, dualresp.Options{})
+	q := dualresp.Query{Kind: "gen", Text: "stored text", Params: map[string]string{"k": "v"}}
+	resp, err := srv.CreateResponse(t.Context(), dualresp.Spec{Query: q, Plan: &plan{total: 2}, SampleSize: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := resp.TotalCount(); got != 2 {
+		t.Errorf("TotalCount() = %d; want 2, the plan's", got)
+	}
+	if rec := resp.Record(); len(rec.Sample) != 2 || string(rec.Sample[0]) != `{"from":"plan"}` || rec.Query.Text != "stored text" || rec.Query.Params["k"] != "v" {
+		t.Errorf("record = sample %s, query %+v; want the plan's rows and the Spec's query", rec.Sample, rec.Query)
+	}
+	if n := exec.counts.Load() + exec.pages.Load(); n != 0 {
+		t.Errorf("the Executor was called %d times; want 0 (the plan ran)", n)
+	}
+	boom := errors.New("boom")
+	for _, p := range []*plan{{total: 1, countErr: boom}, {total: 1, pageErr: boom}} {
+		_, err := srv.CreateResponse(t.Context(), dualresp.Spec{Query: q, Plan: p})
+		if err != boom {
+			t.Errorf("CreateResponse with a failing plan = %v (%T); want the plan's own error", err, err)
+		}
+	}
+}
+
+// hint is a caller's hint type.
+type hint struct {
+	Column  string `json:"column"`
+	Message string `json:"message"`
+}
+
+func (h hint) HintMessage() string { return h.Message }
+
+// WithHints renders hints once, with the rest of the answer: the summary
+// (so the text) says them, and the structured content lists them, each as
+// its own type encodes; the budget is not spent on them.
+func TestWithHints(t *testing.T) {
+	t.Parallel()
+	srv, _ := newServer(t, &genExecutor{Total: 0}, dualresp.Options{ByteBudget: dualresp.MinByteBudget})
+	resp, err := srv.CreateResponse(t.Context(), dualresp.Spec{Query: dualresp.Query{Kind: "gen"}, Metadata: map[string]any{"dataset_id": "abcd-1234"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := strings.Repeat("x", 3*dualresp.MinByteBudget)
+	hinted := resp.WithHints(hint{"district", "Try 'Mission'."}, hint{"name", long})
+	if resp.WithHints() != resp {
+		t.Errorf("WithHints() without hints made a new response")
+	}
+	st := hinted.StructuredContent()
+	wantSummary := "Hints: Try 'Mission'. " + long
+	if !strings.HasSuffix(st.Summary, wantSummary) || !strings.HasPrefix(hinted.Text(), st.Summary) {
+		t.Errorf("summary %.80q…, text %.80q…; want both to end with the hints", st.Summary, hinted.Text())
+	}
+	if len(st.Hints) != 2 || string(st.Hints[0]) != `{"column":"district","message":"Try 'Mission'."}` {
+		t.Errorf("structured hints = %s; want each hint's JSON", st.Hints)
+	}
+	if st.Metadata.Extra["dataset_id"] != "abcd-1234" || st.Metadata.MetadataTruncated {
+		t.Errorf("metadata %+v; want the caller's metadata kept (hints are outside the budget)", st.Metadata)
+	}
+	if plain := resp.StructuredContent(); plain.Hints != nil || strings.Contains(plain.Summary, "Hints:") {
+		t.Errorf("the response WithHints was called on changed: %+v", plain)
+	}
+}
