@@ -53,4 +53,7 @@
 // (SQLITE_LIMIT_ATTACHED = 0), and an authorizer that allows only reading
 // and functions (no load_extension). SQLite is interrupted when the Run's
 // context ends.
+//
+// Imported by package datasf (analyze_results) only: internal, not a library
+// API.
 package analyze

@@ -35,6 +35,9 @@
 //
 // Only the byte ranges of corrected references change; every other byte of
 // the query is kept as written.
+//
+// Imported by package datasf (query_datasf and its error messages),
+// package hints and the benchmarks only: internal, not a library API.
 package fuzzymatch
 
 import (

@@ -51,6 +51,10 @@
 //	client := socrata.NewClient(socrata.Options{BaseURL: p.URL(), DiscoveryURL: p.URL(), HTTPClient: p.Client()})
 //
 // or mount [Portal.Handler] on a server of your own instead of calling Start.
+//
+// Imported by package datasf (--offline), the command, socrata/socratatest
+// (the fake portal of the tests) and the benchmarks only: internal, not a
+// library API.
 package localportal
 
 import (

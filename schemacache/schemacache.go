@@ -5,6 +5,9 @@
 // Concurrent misses for one dataset collapse into one upstream call
 // (golang.org/x/sync/singleflight). Errors are never cached. Each answer
 // says whether it came from the cache, and Stats counts hits and misses.
+//
+// Imported by packages portal and datasf and the benchmarks only: internal,
+// not a library API.
 package schemacache
 
 import (

@@ -34,4 +34,7 @@
 // Out of scope are the Socrata-internal extensions of newer SoQL: window
 // functions (OVER), JOIN, UNION, FROM @table, DISTINCT ON, *(EXCEPT ...) and
 // HINT(...).
+//
+// Imported by the product's packages (datasf, portal, hints, fuzzymatch,
+// localportal) and the benchmarks only: internal, not a library API.
 package soql

@@ -32,6 +32,9 @@
 // (https://data.sfgov.org/Public-Safety/Police-…/wg3w-h783, …/resource/
 // wg3w-h783.json, …/d/wg3w-h783/about_data). NormalizeDatasetID turns any
 // accepted form into the id itself, in lower case.
+//
+// Imported by package datasf (the tools' inputs) only: internal, not a
+// library API.
 package validate
 
 import (

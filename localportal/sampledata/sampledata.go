@@ -6,6 +6,9 @@
 // tool, the REST endpoint and paging work without a network; the benchmark
 // harness generates its datasets from them too. Row i of a dataset is always
 // the same value, whatever order rows are generated in.
+//
+// Imported by package localportal and the benchmarks only: internal, not
+// a library API.
 package sampledata
 
 import (
