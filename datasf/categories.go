@@ -25,13 +25,6 @@ const categoryScan = 1000
 // datasets.
 const categoriesTTL = 10 * time.Minute
 
-// categoriesSchema is the output schema of categoryCount lists.
-const categoriesSchema = `{"type": "array", "description": "Only when nothing matched: the portal's categories, with how many datasets have each.", "items": {
-      "type": "object",
-      "properties": {"name": {"type": "string"}, "count": {"type": "integer"}},
-      "required": ["name", "count"]
-    }}`
-
 // noHits lists what the portal does hold, for an answer that found
 // nothing: its categories (by number of datasets), and their table. A
 // failure to read them leaves the answer as it was (nil, an empty table).
