@@ -33,6 +33,11 @@ const (
 	CodeDuplicateAlias      = "query.soql.duplicate-alias"
 	CodeTypeMismatch        = "query.soql.type-mismatch"
 	CodeColumnNotInGroupBys = "query.soql.column-not-in-group-bys"
+	CodeNoSuchFunction      = "query.soql.no-such-function"
+	CodeNonBooleanWhere     = "query.soql.non-boolean-where"
+	CodeNonBooleanHaving    = "query.soql.non-boolean-having"
+	CodeUnorderableOrderBy  = "query.soql.unorderable-order-by"
+	CodeNonGroupableGroupBy = "query.soql.non-groupable-group-by"
 )
 
 // CheckError is a query that Socrata would refuse. Its Error text is the
@@ -59,17 +64,15 @@ type CheckError struct {
 	Other     Expr
 	OtherType string
 	Column    string
+
+	// Fix is a one-line fix for the codes whose fix the checker knows
+	// best (no-such-function and the clause rules); "" otherwise.
+	Fix string
 }
 
 func (e *CheckError) Error() string {
 	return fmt.Sprintf("Query coordinator error: %s; %s; position: Map(row -> %d, column -> %d, line -> %q)",
 		e.Code, e.Message, e.Pos.Line, e.Pos.Column, e.Line)
-}
-
-// castTypes are the types a cast names, by the cast's spelling.
-var castTypes = map[string]string{
-	"number": "number", "numeric": "number", "double": "double", "money": "money", "text": "text",
-	"boolean": "boolean", "floating_timestamp": "floating_timestamp", "fixed_timestamp": "fixed_timestamp",
 }
 
 // Check reports the first error Socrata would answer for q run against a
