@@ -126,6 +126,10 @@ func (tr *translator) call(n *soql.Call) (typed, error) {
 		return tr.aggregateCall(n, name, args, anyAgg)
 	}
 	f, ok := scalarFunctions[name]
+	if !ok && soql.Signatures(name) != nil {
+		// A function of Socrata's this portal does not translate.
+		return typed{}, unsupported(tr, n.Name.NamePos, "function "+name+" is not supported by the local portal")
+	}
 	if !ok || n.Star || !arityOK(f.arity, len(args)) {
 		return typed{}, tr.noSuchFunction(n)
 	}
@@ -223,7 +227,7 @@ func caseFunction(tr *translator, n *soql.Call, args []typed) (typed, error) {
 func withinCircle(tr *translator, n *soql.Call, args []typed) (typed, error) {
 	lat, lon, ok := latLon(args[0])
 	if !ok {
-		return typed{}, tr.typeMismatch(n.Args[0].Pos(), "within_circle needs a point or location column")
+		return typed{}, unsupported(tr, n.Args[0].Pos(), "within_circle of this argument is not supported by the local portal (it takes a point or location column)")
 	}
 	return typed{sql: "(localportal_distance(" + lat + ", " + lon + ", " + args[1].sql + ", " + args[2].sql + ") <= " + args[3].sql + ")", kind: kindBool}, nil
 }
@@ -233,7 +237,7 @@ func withinCircle(tr *translator, n *soql.Call, args []typed) (typed, error) {
 func withinBox(tr *translator, n *soql.Call, args []typed) (typed, error) {
 	lat, lon, ok := latLon(args[0])
 	if !ok {
-		return typed{}, tr.typeMismatch(n.Args[0].Pos(), "within_box needs a point or location column")
+		return typed{}, unsupported(tr, n.Args[0].Pos(), "within_box of this argument is not supported by the local portal (it takes a point or location column)")
 	}
 	a1, o1, a2, o2 := args[1].sql, args[2].sql, args[3].sql, args[4].sql
 	return typed{sql: fmt.Sprintf("(%s BETWEEN min(%s, %s) AND max(%s, %s) AND %s BETWEEN min(%s, %s) AND max(%s, %s))",
@@ -245,13 +249,13 @@ func withinBox(tr *translator, n *soql.Call, args []typed) (typed, error) {
 func distanceInMeters(tr *translator, n *soql.Call, args []typed) (typed, error) {
 	lat1, lon1, ok := latLon(args[0])
 	if !ok {
-		return typed{}, tr.typeMismatch(n.Args[0].Pos(), "distance_in_meters needs a point")
+		return typed{}, unsupported(tr, n.Args[0].Pos(), "distance_in_meters of this argument is not supported by the local portal (it takes a point)")
 	}
 	lat2, lon2, ok := latLon(args[1])
 	if !ok {
 		lit, isLit := unparen(n.Args[1]).(*soql.StringLit)
 		if !isLit {
-			return typed{}, tr.typeMismatch(n.Args[1].Pos(), "distance_in_meters needs a point")
+			return typed{}, unsupported(tr, n.Args[1].Pos(), "distance_in_meters of this argument is not supported by the local portal (it takes a point)")
 		}
 		lo, la, ok := parseWKTPoint(lit.Value)
 		if !ok {
