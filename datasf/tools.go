@@ -261,6 +261,13 @@ func (s *toolServer) query(ctx context.Context, _ mcp.CallToolRequest, in *Query
 	if fixed.Query != in.SoQL {
 		meta["original_query"] = in.SoQL
 	}
+	// Provenance (provenance.go): how fresh the rows are, and the URL that
+	// runs this query on the portal.
+	portalURL := portalQueryURL(p.domain, in.DatasetID, stable.String())
+	meta["portal_url"] = portalURL
+	if !sc.UpdatedAt.IsZero() {
+		meta["as_of"] = sc.UpdatedAt.UTC().Format(time.RFC3339)
+	}
 	// One call: the count and the sample run concurrently (two upstream
 	// requests), and the sample's response headers give the columns.
 	stored := storedQuery(domain, in.DatasetID, stable)
@@ -291,6 +298,8 @@ func (s *toolServer) query(ctx context.Context, _ mcp.CallToolRequest, in *Query
 	if responseFormat(ctx, in.Format) == FormatJSON {
 		b, _ := json.Marshal(res.StructuredContent)
 		res.Content[0] = mcp.NewTextContent(string(b))
+	} else {
+		addTextLine(res, provenanceLine(sc.UpdatedAt, portalURL))
 	}
 	return res, nil
 }
