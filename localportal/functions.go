@@ -94,7 +94,9 @@ func numberAggregate(sqlName string) aggregate {
 func numericAggregate(sqlName string) aggregate {
 	return func(tr *translator, n *soql.Call, distinct string, arg typed) (typed, error) {
 		if arg.kind != kindNumber && arg.kind != kindNull {
-			return typed{}, tr.typeMismatch(n.Args[0].Pos(), strings.ToLower(n.Name.Name)+" needs a number")
+			// The checker refused what Socrata refuses (soql's
+			// signatures); median of text (F MedianDisc) remains.
+			return typed{}, unsupported(tr, n.Args[0].Pos(), strings.ToLower(n.Name.Name)+" of a value that is not a number is not supported by the local portal")
 		}
 		return typed{sql: sqlName + "(" + distinct + arg.sql + ")", kind: kindNumber, agg: true}, nil
 	}
@@ -130,12 +132,31 @@ func (tr *translator) call(n *soql.Call) (typed, error) {
 		// A function of Socrata's this portal does not translate.
 		return typed{}, unsupported(tr, n.Name.NamePos, "function "+name+" is not supported by the local portal")
 	}
+	if ok && len(args) == 2 && strings.HasPrefix(name, "date_trunc_") && args[0].kind == kindFixed {
+		// date_trunc_ym(fixed, zone) truncates the wall time in the zone
+		// (F FixedTimeStampTruncYmAtTimeZone): a floating timestamp.
+		args = []typed{{sql: "localportal_to_floating(" + args[0].sql + ", " + args[1].sql + ")", kind: kindFloating, agg: anyAgg}}
+	}
+	if ok && !n.Star && !arityOK(f.arity, len(args)) && soqlArity(name, len(args)) {
+		return typed{}, unsupported(tr, n.Name.NamePos, fmt.Sprintf("%s with %d arguments is not supported by the local portal", name, len(args)))
+	}
 	if !ok || n.Star || !arityOK(f.arity, len(args)) {
 		return typed{}, tr.noSuchFunction(n)
 	}
 	t, err := f.translate(tr, n, args)
 	t.agg = t.agg || anyAgg
 	return t, err
+}
+
+// soqlArity reports whether Socrata's rules have an overload of name that
+// takes n arguments.
+func soqlArity(name string, n int) bool {
+	for _, s := range soql.Signatures(name) {
+		if s.ArityOK(n) {
+			return true
+		}
+	}
+	return false
 }
 
 func arityOK(arity []int, n int) bool {

@@ -114,8 +114,8 @@ type Signature struct {
 	Source string
 }
 
-// arityOK reports whether the overload takes n arguments.
-func (s *Signature) arityOK(n int) bool {
+// ArityOK reports whether the overload takes n arguments.
+func (s *Signature) ArityOK(n int) bool {
 	if n == len(s.Params) {
 		return true
 	}

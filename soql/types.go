@@ -230,7 +230,7 @@ func (ty *typer) apply(fn string, pos Pos, args []Expr, vals []valType) valType 
 	}
 	var fit []*Signature
 	for i := range sigs {
-		if sigs[i].arityOK(len(vals)) {
+		if sigs[i].ArityOK(len(vals)) {
 			fit = append(fit, &sigs[i])
 		}
 	}
