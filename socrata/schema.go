@@ -141,7 +141,7 @@ func ColumnType(viewsDataType string) string {
 		return "boolean"
 	case "text", "number", "double", "money", "point", "location", "url",
 		"multipolygon", "polygon", "line", "multiline", "multipoint",
-		"photo", "document": // as the real X-SODA2-Types headers name them
+		"photo", "document", "blob", "json": // as the real X-SODA2-Types headers name them (phone stays text: where unsure, let through)
 
 		return t
 	case "percent", "stars":

@@ -149,7 +149,7 @@ func TestColumnType(t *testing.T) {
 		"calendar_date": "floating_timestamp", "date": "fixed_timestamp", "checkbox": "boolean",
 		"point": "point", "location": "location", "url": "url",
 		"multipolygon": "multipolygon", "polygon": "polygon", "line": "line", "multiline": "multiline", "multipoint": "multipoint",
-		"photo": "photo", "document": "document", "html": "text", "email": "text", "phone": "text", "blob": "text",
+		"photo": "photo", "document": "document", "html": "text", "email": "text", "phone": "text", "blob": "blob", "json": "json",
 		"percent": "number", "stars": "number", "Calendar_Date": "floating_timestamp", "": "text", "meta_data": "text",
 	}
 	for in, want := range tests {

@@ -79,8 +79,10 @@ func ParseBoolean(s string) (value, ok bool) {
 
 // isoTimestamp is an ISO 8601 date with an optional time, each part after
 // the year optional ('2023', '2023-01', '2023-01-01T10', ...), and an
-// optional zone (Z or an offset). A space may stand for the T.
-var isoTimestamp = regexp.MustCompile(`^(\d{4})(?:-(\d{2})(?:-(\d{2})(?:[T ](\d{2})(?::(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?)?)?)?)?(Z|[+-]\d{2}(?::?\d{2})?)?$`)
+// optional zone (Z or an offset). A space may stand for the T, and a
+// field after the year may have one digit (Joda reads '2023-1-5'; where
+// unsure, accept).
+var isoTimestamp = regexp.MustCompile(`^(\d{4})(?:-(\d{1,2})(?:-(\d{1,2})(?:[T ](\d{1,2})(?::(\d{1,2})(?::(\d{1,2})(?:[.,](\d{1,9}))?)?)?)?)?)?(Z|[+-]\d{2}(?::?\d{2})?)?$`)
 
 // ParseTimestamp reads a timestamp literal as Socrata does for a fixed
 // (fixed true) or floating timestamp: Joda's ISO parser, which takes any

@@ -178,6 +178,7 @@ func TestParseTimestamp(t *testing.T) {
 		{"2023-02-30", false, ""},
 		{"2023-01-01T24", false, ""},
 		{"23", false, ""},
+		{"2023-1-5T9", false, "2023-01-05T09:00:00Z"},
 		{"yesterday", false, ""},
 	}
 	for _, tt := range tests {
