@@ -235,7 +235,7 @@ func (s *toolServer) query(ctx context.Context, _ mcp.CallToolRequest, in *Query
 	if res := localCheck(parsed, in.SoQL, in.DatasetID, sc, fixed); res != nil {
 		return res, nil
 	}
-	stable := parsed.WithStableOrder()
+	stable := parsed.WithStableOrderFor(schemaFields(sc))
 
 	sampleSize := or(in.SampleSize, s.sample)
 	if sampleSize == 0 {

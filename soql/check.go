@@ -326,3 +326,43 @@ func (c *checker) output() (map[string]string, bool) {
 	}
 	return out, complete
 }
+
+// WithStableOrderFor is WithStableOrder on a dataset with these columns:
+// an ORDER BY key it would add whose type does not sort (a point, a
+// photo: outside C Ordered, so Socrata refuses to order by it,
+// query.soql.unorderable-order-by) is left out. Without columns it is
+// WithStableOrder.
+func (q *Query) WithStableOrderFor(columns []Field) *Query {
+	out := q.WithStableOrder()
+	if len(columns) == 0 || len(out.Stages) == 0 {
+		return out
+	}
+	scope := map[string]string{}
+	for _, c := range columns {
+		scope[CanonicalName(c.Name)] = c.Type
+	}
+	last := len(out.Stages) - 1
+	for i, st := range out.Stages {
+		c := &checker{stage: i, st: st, scope: scope, typesOnly: true, aliases: map[string]Expr{}}
+		for _, it := range st.Selection {
+			if it.Alias != nil {
+				c.aliases[CanonicalName(it.Alias.Name)] = it.Expr
+			}
+		}
+		if i < last {
+			scope, _ = c.output()
+			continue
+		}
+		kept := st.OrderBy[:0:0]
+		for j, o := range st.OrderBy {
+			if j >= len(q.Stages[last].OrderBy) {
+				if t := c.exprType(o.Expr); t != "" && typeBits[t]&classOrderedSet == 0 {
+					continue // added, and it does not sort
+				}
+			}
+			kept = append(kept, o)
+		}
+		st.OrderBy = kept
+	}
+	return out
+}

@@ -222,3 +222,24 @@ func TestParseInterval(t *testing.T) {
 		}
 	}
 }
+
+// The stable order adds no ORDER BY key Socrata refuses to sort by (I
+// isOrdered): a grouped query's point key is left out, its text key kept.
+func TestWithStableOrderForLeavesOutUnorderableKeys(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ in, want string }{
+		{"SELECT pt, t, count(*) AS c GROUP BY pt, t", "SELECT pt, t, count(*) AS c GROUP BY pt, t ORDER BY t"},
+		{"SELECT loc AS l, count(*) AS c GROUP BY loc ORDER BY c DESC", "SELECT loc AS l, count(*) AS c GROUP BY loc ORDER BY c DESC"},
+		{"SELECT t, count(*) AS c GROUP BY t", "SELECT t, count(*) AS c GROUP BY t ORDER BY t"},
+		{"SELECT t, n", "SELECT t, n ORDER BY :id"},
+	}
+	for _, tt := range tests {
+		q, err := Parse(tt.in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := q.WithStableOrderFor(everyType).String(); got != tt.want {
+			t.Errorf("WithStableOrderFor(%q) = %q; want %q", tt.in, got, tt.want)
+		}
+	}
+}
