@@ -145,7 +145,7 @@ func TestSchemaErrors(t *testing.T) {
 func TestColumnType(t *testing.T) {
 	t.Parallel()
 	tests := map[string]string{
-		"text": "text", "number": "number", "double": "double", "money": "money",
+		"text": "text", "number": "number", "double": "double", "money": "number",
 		"calendar_date": "floating_timestamp", "date": "fixed_timestamp", "checkbox": "boolean",
 		"point": "point", "location": "location", "url": "url",
 		"multipolygon": "multipolygon", "polygon": "polygon", "line": "line", "multiline": "multiline", "multipoint": "multipoint",

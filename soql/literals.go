@@ -41,7 +41,7 @@ func stringLiteralSet(s string) typeSet {
 	}
 	t := strings.ToUpper(strings.TrimSpace(s))
 	for _, w := range wktKinds {
-		if rest, ok := strings.CutPrefix(t, w.keyword); ok && strings.HasPrefix(strings.TrimSpace(rest), "(") {
+		if rest, ok := strings.CutPrefix(t, w.keyword); ok && (strings.HasPrefix(strings.TrimSpace(rest), "(") || strings.TrimSpace(rest) == "EMPTY") {
 			set |= setOf(w.typ)
 			break
 		}
