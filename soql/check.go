@@ -329,7 +329,7 @@ func (c *checker) output() (map[string]string, bool) {
 
 // WithStableOrderFor is WithStableOrder on a dataset with these columns:
 // an ORDER BY key it would add whose type does not sort (a point, a
-// photo: outside C Ordered, so Socrata refuses to order by it,
+// photo: outside C Ordered:7, so Socrata refuses to order by it,
 // query.soql.unorderable-order-by) is left out. Without columns it is
 // WithStableOrder.
 func (q *Query) WithStableOrderFor(columns []Field) *Query {

@@ -8,18 +8,26 @@ import (
 )
 
 // This file is the literal conversions of Socrata's analyzer: the types a
-// string or number literal can take besides its own (I stringConversions,
-// numberLiteralExpr; see signatures.go for the source keys). A literal
-// takes the type the function it is passed to needs, among these.
+// string or number literal can take besides its own (I stringConversions:273,
+// stringLiteralExpr:376, numberLiteralExpr:390; see signatures.go for the
+// source keys and the pinned commits). A literal takes the type the
+// function it is passed to needs, among these. The parsers a conversion
+// calls (StringRep, WktRep, ...) live in Socrata's soql-types, not in the
+// pinned files: they are cited at the line of I that calls them.
 
 // StringLiteralTypes is every type the string literal s converts to:
-// always text and blob (I stringLiteralExpr); a fixed or floating
-// timestamp when Joda's ISO parser reads it (ParseTimestamp); a number or
-// money when it lexes as one number; a boolean for true, false, 1 or 0 (any
-// case); an interval for an ISO period ('P1D'); a geometry for WKT of that
-// kind; url and phone for any text (I SoQLUrl.isPossible,
-// SoQLPhone.isPossible: not narrowed here, so never refused); a location
-// for a WKT point, "(lat, lon)" or a JSON object.
+// always text and blob (I stringLiteralExpr:376, blob at I:385; at the
+// pinned commit I:386 adds photo for every string too, which this set
+// leaves out); a fixed or floating timestamp when Joda's ISO parser reads
+// it (I:275 SoQLFixedTimestamp.StringRep, I:280
+// SoQLFloatingTimestamp.StringRep; ParseTimestamp); a number or money when
+// it lexes as one number (I:317 isNumberLiteral:186); a boolean for true,
+// false, 1 or 0, any case (I:370 isBooleanLiteral:204, booleanRx:198); an
+// interval for an ISO period ('P1D', I:295 SoQLInterval.StringRep); a
+// geometry for WKT of that kind (I:325 ... I:350 WktRep); url and phone for
+// any text (I:360 SoQLUrl.parseUrl, I:355 SoQLPhone.parsePhone: not
+// narrowed here, so never refused); a location for a WKT point, "(lat,
+// lon)" or a JSON object (I:365 SoQLLocation.isPossibleLocation).
 func StringLiteralTypes(s string) []string { return stringLiteralSet(s).names() }
 
 func stringLiteralSet(s string) typeSet {
@@ -52,21 +60,25 @@ func stringLiteralSet(s string) typeSet {
 	return set
 }
 
-// wktKinds are the WKT keywords, longest first (I SoQLPoint.WktRep ...).
+// wktKinds are the WKT keywords, longest first (I:325 SoQLPoint.WktRep ...
+// I:350 SoQLMultiPolygon.WktRep).
 var wktKinds = []struct{ keyword, typ string }{
 	{"MULTIPOLYGON", "multipolygon"}, {"MULTILINESTRING", "multiline"}, {"MULTIPOINT", "multipoint"},
 	{"POLYGON", "polygon"}, {"LINESTRING", "line"}, {"POINT", "point"},
 }
 
 // numberText is what Socrata's lexer reads as one number literal (a sign
-// is let through: where unsure, accept).
+// is let through: where unsure, accept). A string converts to a number
+// when I isNumberLiteral:186 (numberRx:185) matches it.
 var numberText = regexp.MustCompile(`^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$`)
 
 // numberLiteralSet: a number literal is a number, a money or a double
-// (I numberLiteralExpr).
+// (I numberLiteralExpr:390, through F NumberToMoney:470 and
+// NumberToDouble:473).
 var numberLiteralSet = setOf("number", "money", "double")
 
-// ParseBoolean reads a boolean literal: true, false, 1 or 0, in any case.
+// ParseBoolean reads a boolean literal: true, false, 1 or 0, in any case
+// (I booleanRx:198).
 func ParseBoolean(s string) (value, ok bool) {
 	switch strings.ToLower(strings.TrimSpace(s)) {
 	case "true", "1":
@@ -85,7 +97,8 @@ func ParseBoolean(s string) (value, ok bool) {
 var isoTimestamp = regexp.MustCompile(`^(\d{4})(?:-(\d{1,2})(?:-(\d{1,2})(?:[T ](\d{1,2})(?::(\d{1,2})(?::(\d{1,2})(?:[.,](\d{1,9}))?)?)?)?)?)?(Z|[+-]\d{2}(?::?\d{2})?)?$`)
 
 // ParseTimestamp reads a timestamp literal as Socrata does for a fixed
-// (fixed true) or floating timestamp: Joda's ISO parser, which takes any
+// (fixed true, I SoQLFixedTimestamp.StringRep:275) or floating timestamp
+// (I SoQLFloatingTimestamp.StringRep:280): Joda's ISO parser, which takes any
 // prefix of 'YYYY-MM-DDThh:mm:ss.sss' ('2023' is 2023-01-01T00:00:00).
 // A floating timestamp has no zone ('…Z' is refused); a fixed one may have
 // one, and is read as UTC without. Fields out of range ('2023-13-45') are
@@ -134,7 +147,9 @@ func ParseTimestamp(s string, fixed bool) (time.Time, bool) {
 }
 
 // Period is an ISO 8601 period ('P1Y2M3DT4H5M6S', 'P1W'), the interval a
-// timestamp is moved by (F TimeStampPlus; D functions/date_add.md).
+// timestamp is moved by (F TimeStampPlus:750, "interval (ISO period
+// format)"; the page D functions/date_add.md is not among the stored
+// dev.socrata.com pages).
 type Period struct {
 	Years, Months, Days, Hours, Minutes int
 	Seconds                             float64

@@ -15,11 +15,11 @@ import (
 //     the arguments' types (a literal takes any type it converts to);
 //   - query.soql.no-such-function: no overload takes that many arguments;
 //   - query.soql.non-boolean-where / non-boolean-having: the filter is not
-//     a boolean (I isBoolean);
-//   - query.soql.unorderable-order-by: ORDER BY a type outside C Ordered
-//     (I isOrdered);
+//     a boolean (I isBoolean:31; E NonBooleanWhere:220, NonBooleanHaving:222);
+//   - query.soql.unorderable-order-by: ORDER BY a type outside C Ordered:7
+//     (I isOrdered:30; E UnorderableOrderBy:223);
 //   - query.soql.non-groupable-group-by: GROUP BY a type outside
-//     C Equatable (I isGroupable).
+//     C Equatable:24 (I isGroupable:32; E NonGroupableGroupBy:221).
 //
 // A type the checker cannot tell (a function the rules do not list, a
 // subscript, a name outside the schema) is unknown, and an unknown type is
@@ -144,7 +144,7 @@ func (ty *typer) infer(e Expr) valType {
 		return ty.apply("case", n.CasePos, args, ty.inferAll(args))
 	case *Call:
 		if n.Star {
-			return typeOf("number") // F CountStar
+			return typeOf("number") // F CountStar:350
 		}
 		return ty.apply(strings.ToLower(n.Name.Name), n.Name.NamePos, n.Args, ty.inferAll(n.Args))
 	case *Dot, *Index:
@@ -343,8 +343,10 @@ func (ty *typer) noSuchFunction(fn string, pos Pos, n int, sigs []Signature) {
 	ty.err = e
 }
 
-// clauseRule is what a clause needs of its expressions' type (I isBoolean,
-// isOrdered, isGroupable), the code and the wording of its refusal (E).
+// clauseRule is what a clause needs of its expressions' type (I isBoolean:31,
+// isOrdered:30, isGroupable:32), the code and the wording of its refusal
+// (E NonBooleanWhere:220 ... UnorderableOrderBy:223; see signatures.go for
+// the keys and pinned commits).
 var clauseRules = map[string]struct {
 	allowed typeSet
 	code    string

@@ -100,7 +100,7 @@ func TestSignaturesAgreeWithTheAggregateList(t *testing.T) {
 			t.Errorf("signature %s: aggregate = %v; IsAggregate(%q) = %v", sig.Name, sig.Aggregate, sig.Name, IsAggregate(sig.Name))
 		}
 		if !strings.HasPrefix(sig.Source, "F ") {
-			t.Errorf("signature %s cites %q; want a definition of SoQLFunctions.scala (F Name)", sig.Name, sig.Source)
+			t.Errorf("signature %s cites %q; want a definition of SoQLFunctions.scala (F Name:line)", sig.Name, sig.Source)
 		}
 	}
 }
