@@ -16,9 +16,9 @@ import (
 // pinned files: they are cited at the line of I that calls them.
 
 // StringLiteralTypes is every type the string literal s converts to:
-// always text and blob (I stringLiteralExpr:376, blob at I:385; at the
-// pinned commit I:386 adds photo for every string too, which this set
-// leaves out); a fixed or floating timestamp when Joda's ISO parser reads
+// always text, blob and photo (I stringLiteralExpr:376, blob at I:385,
+// photo at I:386: older versions had no string-to-photo conversion, and
+// where versions disagree the rule that accepts more is kept); a fixed or floating timestamp when Joda's ISO parser reads
 // it (I:275 SoQLFixedTimestamp.StringRep, I:280
 // SoQLFloatingTimestamp.StringRep; ParseTimestamp); a number or money when
 // it lexes as one number (I:317 isNumberLiteral:186); a boolean for true,
@@ -31,7 +31,7 @@ import (
 func StringLiteralTypes(s string) []string { return stringLiteralSet(s).names() }
 
 func stringLiteralSet(s string) typeSet {
-	set := setOf("text", "blob", "url", "phone")
+	set := setOf("text", "blob", "photo", "url", "phone")
 	if _, ok := ParseTimestamp(s, true); ok {
 		set |= setOf("fixed_timestamp")
 	}

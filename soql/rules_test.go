@@ -50,7 +50,7 @@ func TestSocrataRules(t *testing.T) {
 		{"SELECT t WHERE pg = 'POINT (1 2)'", CodeTypeMismatch, "I SoQLPolygon.WktRep:345"},
 		{"SELECT t WHERE loc = 'downtown'", CodeTypeMismatch, "I SoQLLocation.isPossibleLocation:365"},
 		{"SELECT t WHERE bl = 'x'", "", "I stringLiteralExpr:376: every string converts to blob (I:385)"},
-		{"SELECT t WHERE ph = 'x'", CodeTypeMismatch, "I stringConversions:273 has none to photo; but I stringLiteralExpr:386 (and I:76) adds photo for every string at the pinned commit: this refusal disagrees (flagged, not changed)"},
+		{"SELECT t WHERE ph = 'x'", "", "I stringLiteralExpr:386 (and I:76): every string literal also converts to photo, and photo is Equatable (C Equatable:24)"},
 		{"SELECT t WHERE u = 'https://a.example'", "", "I SoQLUrl.parseUrl:360"},
 		{"SELECT t WHERE u = 3", CodeTypeMismatch, "F Eq:122: url against number"},
 
