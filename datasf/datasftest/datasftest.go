@@ -177,11 +177,10 @@ func (e *Env) Close() error {
 	return errors.Join(errs...)
 }
 
-// FixturePortal starts a fake portal loaded with the shared fixtures: the
-// catalog of DataSF's 630 datasets (schemas, empty tables) and the real
-// dataset exports of ../shared/fixtures/datasets. It is closed when the
-// test ends. The test is skipped (failed in CI) when the fixtures are
-// missing.
+// FixturePortal starts a fake portal loaded with the repository's fixtures
+// (testdata/): the catalog of DataSF's 630 datasets (schemas, empty tables)
+// and the real dataset exports of testdata/datasets. It is closed when the
+// test ends.
 func FixturePortal(t testing.TB) *socratatest.Server {
 	t.Helper()
 	portal := socratatest.NewServer(t)
