@@ -3,10 +3,17 @@
 // output of the tests that failed), then a summary: every skipped test with
 // the reason it gave, and the packages that took longest.
 //
-// Its exit code is go test's. With CI=true a skipped test is a failure too:
-// CI installs everything the tests need, so nothing may skip there.
+// A "--" argument separates the arguments of several go test runs, made one
+// after the other (make test: the race run, then the scale tests without
+// the race detector).
 //
-//	go run ./internal/testreport -race -count=1 ./...
+// TESTREPORT_JSON=FILE also writes the raw events to FILE (for timings).
+//
+// Its exit code is go test's (the first run's that failed). With CI=true a
+// skipped test is a failure too: CI installs everything the tests need, so
+// nothing may skip there.
+//
+//	go run ./internal/testreport -race -count=1 ./... -- -count=1 -run TestBig ./pkg
 package main
 
 import (
@@ -38,6 +45,7 @@ type skip struct{ pkg, test, reason string }
 // report reads the events and writes the plain output to out as they come.
 type report struct {
 	out      io.Writer
+	raw      io.Writer // the raw events too, when not nil
 	outputs  map[string][]string // package + "\x00" + test -> output lines, until the test ends
 	skips    []skip
 	packages map[string]float64 // package -> elapsed seconds
@@ -72,7 +80,7 @@ func (r *report) add(e event) {
 	case e.Test != "" && e.Action == "pass":
 		delete(r.outputs, key)
 	case e.Test == "" && (e.Action == "pass" || e.Action == "fail" || e.Action == "skip"):
-		r.packages[e.Package] = e.Elapsed
+		r.packages[e.Package] += e.Elapsed // a package may be in several runs
 	}
 }
 
@@ -144,37 +152,26 @@ func shortPkg(p string) string {
 
 func main() {
 	start := time.Now()
-	args := append([]string{"test", "-json"}, os.Args[1:]...)
-	cmd := exec.Command(cmp.Or(os.Getenv("GO"), "go"), args...)
-	cmd.Stderr = os.Stderr
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "testreport:", err)
-		os.Exit(2)
-	}
-	if err := cmd.Start(); err != nil {
-		fmt.Fprintln(os.Stderr, "testreport:", err)
-		os.Exit(2)
-	}
 	r := newReport(os.Stdout)
-	sc := bufio.NewScanner(stdout)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	for sc.Scan() {
-		var e event
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			fmt.Println(sc.Text()) // not an event: pass it on
-			continue
-		}
-		r.add(e)
-	}
-	code := 0
-	if err := cmd.Wait(); err != nil {
-		var ee *exec.ExitError
-		if !errors.As(err, &ee) {
+	if path := os.Getenv("TESTREPORT_JSON"); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
 			fmt.Fprintln(os.Stderr, "testreport:", err)
 			os.Exit(2)
 		}
-		code = ee.ExitCode()
+		defer f.Close()
+		r.raw = f
+	}
+	code := 0
+	for _, args := range splitRuns(os.Args[1:]) {
+		c, err := r.run(args)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "testreport:", err)
+			os.Exit(2)
+		}
+		if code == 0 {
+			code = c
+		}
 	}
 	ci := os.Getenv("CI") == "true"
 	r.summary(os.Stdout, ci)
@@ -183,4 +180,52 @@ func main() {
 		code = 1
 	}
 	os.Exit(code)
+}
+
+// splitRuns splits the arguments at each "--" into the runs' arguments.
+func splitRuns(args []string) [][]string {
+	var runs [][]string
+	for {
+		i := slices.Index(args, "--")
+		if i < 0 {
+			return append(runs, args)
+		}
+		runs = append(runs, args[:i])
+		args = args[i+1:]
+	}
+}
+
+// run runs `go test -json ARGS`, adding its events to the report, and
+// returns go test's exit code.
+func (r *report) run(args []string) (int, error) {
+	cmd := exec.Command(cmp.Or(os.Getenv("GO"), "go"), append([]string{"test", "-json"}, args...)...)
+	cmd.Stderr = os.Stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return 0, err
+	}
+	if err := cmd.Start(); err != nil {
+		return 0, err
+	}
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	for sc.Scan() {
+		if r.raw != nil {
+			fmt.Fprintf(r.raw, "%s\n", sc.Bytes())
+		}
+		var e event
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			fmt.Fprintln(r.out, sc.Text()) // not an event: pass it on
+			continue
+		}
+		r.add(e)
+	}
+	if err := cmd.Wait(); err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			return 0, err
+		}
+		return ee.ExitCode(), nil
+	}
+	return 0, nil
 }

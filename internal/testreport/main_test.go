@@ -46,3 +46,19 @@ func TestReport(t *testing.T) {
 		}
 	}
 }
+
+func TestSplitRuns(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		args []string
+		want [][]string
+	}{
+		{[]string{"-race", "./..."}, [][]string{{"-race", "./..."}}},
+		{[]string{"-race", "./...", "--", "-run", "X", "./a"}, [][]string{{"-race", "./..."}, {"-run", "X", "./a"}}},
+	}
+	for _, tt := range tests {
+		if diff := cmp.Diff(tt.want, splitRuns(tt.args)); diff != "" {
+			t.Errorf("splitRuns(%q) (-want +got):\n%s", tt.args, diff)
+		}
+	}
+}
