@@ -45,7 +45,7 @@ type skip struct{ pkg, test, reason string }
 // report reads the events and writes the plain output to out as they come.
 type report struct {
 	out      io.Writer
-	raw      io.Writer // the raw events too, when not nil
+	raw      io.Writer           // the raw events too, when not nil
 	outputs  map[string][]string // package + "\x00" + test -> output lines, until the test ends
 	skips    []skip
 	packages map[string]float64 // package -> elapsed seconds
