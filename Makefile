@@ -17,14 +17,15 @@ vet:
 # Node) skips with one line naming the Debian package; with CI=true (.ci/run)
 # a skip fails the run instead.
 #
-# The scale tests (a million rows through the fake portal's SQLite, modernc's
-# C translated to Go) run in a second go test without the race detector,
-# which slows that code tenfold and has nothing to watch there: one
-# goroutine pages, or the heap is measured. Every other test runs with -race.
-SCALE_TESTS = ^(TestPagingMillionRows|TestExportMillionRowsConstantMemory)$$
+# The three million-row scale tests (SQLite, modernc's C translated to Go,
+# and a million rows through the handler) run in a second go test without
+# the race detector, which slows that code tenfold and has nothing to watch
+# there: one goroutine pages, or memory is measured. Every other test runs
+# with -race.
+SCALE_TESTS = ^(TestPagingMillionRows|TestExportMillionRowsConstantMemory|TestScaleMillionRowCSV)$$
 test: vet test-deps
 	$(GO) run ./internal/testreport -race -count=1 -skip '$(SCALE_TESTS)' ./... \
-		-- -count=1 -run '$(SCALE_TESTS)' ./localportal ./dualresp
+		-- -count=1 -run '$(SCALE_TESTS)' ./localportal ./dualresp ./cmd/datasf-mcp
 
 # The pinned npm packages of interop/ (npm ci from interop/package-lock.json),
 # installed when npm is there and the lock file is newer than the install.
