@@ -57,7 +57,7 @@ func claudeTokens(t *testing.T, text []byte) int {
 // receives it (app-only tools hidden).
 func TestToolListTokens(t *testing.T) {
 	t.Parallel()
-	env := datasftest.New(t, datasftest.Options{})
+	env := datasftest.New(t, datasftest.Options{PortalURL: sharedHarness(t).fake.URL()}) // the tool list needs no portal of its own
 	res, err := env.MCP.ListTools(t.Context(), mcp.ListToolsRequest{})
 	if err != nil {
 		t.Fatal(err)
