@@ -11,7 +11,7 @@ vet:
 	$(GO) vet ./...
 
 # `make test` sets up what the tests need, then runs every test with the race
-# detector through internal/testreport: go test's usual output, then a
+# detector through cmd/testreport: go test's usual output, then a
 # summary of what was skipped and why, and the slowest packages; its exit
 # code is go test's. A test needing an absent program (Chromium, redis-server,
 # Node) skips with one line naming the Debian package; with CI=true (.ci/run)
@@ -25,7 +25,7 @@ vet:
 # runs with -race.
 NORACE_TESTS = ^(TestPagingMillionRows|TestExportMillionRowsConstantMemory|TestScaleMillionRowCSV|TestQuickRun)$$
 test: vet test-deps
-	$(GO) run ./internal/testreport -race -count=1 -skip '$(NORACE_TESTS)' ./... \
+	$(GO) run ./cmd/testreport -race -count=1 -skip '$(NORACE_TESTS)' ./... \
 		-- -count=1 -run '$(NORACE_TESTS)' ./localportal ./dualresp ./cmd/datasf-mcp ./bench
 
 # The pinned npm packages of interop/ (npm ci from interop/package-lock.json),
@@ -40,13 +40,13 @@ test-deps:
 			echo "test-deps: npm ci in interop/ failed: the Node tests will skip"; [ "$$CI" != true ] || exit 1; }; \
 	fi
 
-# The command line's smoke queries against data.sfgov.org (internal/smoke),
+# The command line's smoke queries against data.sfgov.org (cmd/smoke),
 # each checked for shape and exact totals; one line saying so, and exit 0,
 # when the portal cannot be reached. `make smoke OFFLINE=1` runs the same
 # checks against the built-in offline portal (--offline), as CI does.
 OFFLINE ?=
 smoke: build
-	$(GO) run ./internal/smoke $(if $(OFFLINE),-offline) bin/datasf-mcp
+	$(GO) run ./cmd/smoke $(if $(OFFLINE),-offline) bin/datasf-mcp
 
 # gofmt, go vet and staticcheck (pinned).
 lint: vet

@@ -17,7 +17,7 @@
 // (--offline), the second portal being a small CSV served with
 // --data data.cityofchicago.org=ID=FILE, whose counts are known exactly.
 //
-//	go run ./internal/smoke [-offline] BINARY
+//	go run ./cmd/smoke [-offline] BINARY
 package main
 
 import (
