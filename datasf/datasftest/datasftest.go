@@ -31,11 +31,11 @@ import (
 )
 
 // Options configures an Env. The zero value is the product with its
-// defaults over the shared fixtures.
+// defaults over the repository's fixtures (testdata/).
 type Options struct {
 	// PortalURL is the Socrata portal the product talks to (for example a
 	// socratatest server, or a proxy in front of one). Default (New only):
-	// a socratatest server loaded with the shared fixtures, see
+	// a socratatest server loaded with the repository's fixtures, see
 	// FixturePortal.
 	PortalURL string
 	// Config is the product's configuration. Socrata.BaseURL and
@@ -69,7 +69,7 @@ type Env struct {
 }
 
 // New starts an Env for the test and stops it when the test ends. Without
-// Options.PortalURL it starts a fake portal with the shared fixtures
+// Options.PortalURL it starts a fake portal with the repository's fixtures
 // (skipping the test, or failing it in CI, when they are missing).
 func New(t testing.TB, opts Options) *Env {
 	t.Helper()
