@@ -17,16 +17,16 @@ vet:
 # Node) skips with one line naming the Debian package; with CI=true (.ci/run)
 # a skip fails the run instead.
 #
-# The scale and timing tests (a million rows through the fake portal's
-# SQLite, modernc's C translated to Go, or through the result handler; the
-# benchmark driver's quick run) run in a second go test without the race
+# The scale and timing tests (a million rows, or 200,000 paged by the
+# client, through the fake portal's SQLite, modernc's C translated to Go, or
+# through the result handler; the benchmark driver's quick run) run in a second go test without the race
 # detector, which slows that code tenfold and has nothing to watch there:
 # one goroutine pages, memory is measured, or time is. Every other test
 # runs with -race.
-NORACE_TESTS = ^(TestPagingMillionRows|TestExportMillionRowsConstantMemory|TestScaleMillionRowCSV|TestQuickRun)$$
+NORACE_TESTS = ^(TestPagingMillionRows|TestExportMillionRowsConstantMemory|TestScaleMillionRowCSV|TestPagingGenerated|TestQuickRun)$$
 test: vet test-deps
 	$(GO) run ./cmd/testreport -race -count=1 -skip '$(NORACE_TESTS)' ./... \
-		-- -count=1 -run '$(NORACE_TESTS)' ./localportal ./dualresp ./cmd/datasf-mcp ./bench
+		-- -count=1 -run '$(NORACE_TESTS)' ./localportal ./dualresp ./cmd/datasf-mcp ./socrata ./bench
 
 # The pinned npm packages of interop/ (npm ci from interop/package-lock.json),
 # installed when npm is there and the lock file is newer than the install.
