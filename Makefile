@@ -19,10 +19,10 @@ vet:
 #
 # The scale and timing tests (a million rows, or 200,000 paged by the
 # client, through the fake portal's SQLite, modernc's C translated to Go, or
-# through the result handler; the benchmark driver's quick run) run in a second go test without the race
-# detector, which slows that code tenfold and has nothing to watch there:
-# one goroutine pages, memory is measured, or time is. Every other test
-# runs with -race.
+# through the result handler; the benchmark driver's quick run) run in a
+# second go test without the race detector, which slows that code tenfold
+# and has nothing to watch there: one goroutine pages, memory is measured,
+# or time is. Every other test runs with -race.
 NORACE_TESTS = ^(TestPagingMillionRows|TestExportMillionRowsConstantMemory|TestScaleMillionRowCSV|TestPagingGenerated|TestQuickRun)$$
 test: vet test-deps
 	$(GO) run ./cmd/testreport -race -count=1 -skip '$(NORACE_TESTS)' ./... \
