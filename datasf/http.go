@@ -157,40 +157,19 @@ const (
 // bodyDeadline gives the reading of a request's body timeout: a client
 // that sends its body slower (a byte every few seconds, to hold a
 // connection) gets a read error and loses the connection. The deadline is
-// the connection's read deadline, set for this request only and cleared
-// once the body has been read, so it never cuts the response that follows
-// (an export or an event stream may last for hours), as a server-wide
-// ReadTimeout would: the server's background read of a connection ends
-// the request when its read deadline passes.
+// the connection's read deadline, set for this request only; net/http
+// clears it once the body has been read (it starts its background read of
+// the connection then), so it never cuts the response that follows: an
+// export or an event stream may last for hours, which a server-wide
+// WriteTimeout would cut.
 func bodyDeadline(next http.Handler, timeout time.Duration) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
-			next.ServeHTTP(w, r)
-			return
+		if r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0 {
+			// An error means a writer without deadlines (not net/http's).
+			_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(timeout))
 		}
-		rc := http.NewResponseController(w)
-		if err := rc.SetReadDeadline(time.Now().Add(timeout)); err != nil {
-			next.ServeHTTP(w, r) // a writer without deadlines (tests)
-			return
-		}
-		r.Body = &deadlineBody{ReadCloser: r.Body, clear: func() { _ = rc.SetReadDeadline(time.Time{}) }}
 		next.ServeHTTP(w, r)
 	})
-}
-
-// deadlineBody clears the read deadline when its body has been read.
-type deadlineBody struct {
-	io.ReadCloser
-	clear func()
-	once  sync.Once
-}
-
-func (b *deadlineBody) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
-	if err == io.EOF {
-		b.once.Do(b.clear)
-	}
-	return n, err
 }
 
 // serveEventStream opens the event stream of a live session (GET /mcp):
