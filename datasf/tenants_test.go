@@ -2,6 +2,8 @@ package datasf_test
 
 import (
 	"bufio"
+	"crypto/rand"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -9,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/datasf-mcp/datasf-mcp/datasf"
 	"github.com/datasf-mcp/datasf-mcp/datasf/datasftest"
@@ -165,4 +169,120 @@ func readUntilClosed(r io.Reader, conn net.Conn) error {
 
 func isReset(err error) bool {
 	return err != nil && strings.Contains(err.Error(), "reset by peer")
+}
+
+// mcpCaller is an MCP client over Streamable HTTP (the go-sdk's, on the
+// stateless protocol), with a bearer token, or without one and with a
+// client key (the command line's way to say who it is).
+func mcpCaller(t *testing.T, url, token string) *sdk.ClientSession {
+	t.Helper()
+	hc := &http.Client{Transport: clientKey{key: rand.Text()}}
+	if token != "" {
+		hc.Transport = bearer{token: token}
+	}
+	c := sdk.NewClient(&sdk.Implementation{Name: "tenant", Version: "1"}, nil)
+	cs, err := c.Connect(t.Context(), &sdk.StreamableClientTransport{Endpoint: url, HTTPClient: hc, DisableStandaloneSSE: true}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+type clientKey struct{ key string }
+
+func (c clientKey) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set(datasf.ClientKeyHeader, c.key)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// storeResult calls query_datasf and returns the result's link.
+func storeResult(t *testing.T, cs *sdk.ClientSession, limit int) string {
+	t.Helper()
+	res, err := cs.CallTool(t.Context(), &sdk.CallToolParams{Name: "query_datasf", Arguments: map[string]any{
+		"dataset_id": "rqzj-sfat", "soql": fmt.Sprintf("SELECT applicant LIMIT %d", limit)}})
+	if err != nil || res.IsError {
+		t.Fatalf("query_datasf: %v %+v", err, res)
+	}
+	var q struct {
+		Resource struct {
+			URL string `json:"url"`
+		} `json:"resource"`
+	}
+	b, _ := json.Marshal(res.StructuredContent)
+	_ = json.Unmarshal(b, &q)
+	if q.Resource.URL == "" {
+		t.Fatalf("query_datasf returned no link: %s", b)
+	}
+	return q.Resource.URL
+}
+
+// restStatus sends method to a result's link and returns the status.
+func restStatus(t *testing.T, method, url, token string) int {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(t.Context(), method, url, nil)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// TestStoredResultsApart: an owner storing more results than the store
+// holds evicts its own, never another owner's, with tokens and without
+// (each client key, or MCP session, is an owner then). Issue 34: token B storing 10,000
+// results evicted token A's.
+func TestStoredResultsApart(t *testing.T) {
+	t.Parallel()
+	for _, tokens := range [][]string{{"token-a-0123456789", "token-b-0123456789"}, nil} {
+		t.Run(fmt.Sprintf("tokens=%d", len(tokens)), func(t *testing.T) {
+			t.Parallel()
+			url := servedMCP(t, datasf.Config{RESTTokens: tokens, MaxResources: 12})
+			tokenA, tokenB := "", ""
+			if tokens != nil {
+				tokenA, tokenB = tokens[0], tokens[1]
+			}
+			a, b := mcpCaller(t, url, tokenA), mcpCaller(t, url, tokenB)
+			kept := storeResult(t, a, 1)
+			var bs []string
+			for i := range 20 {
+				bs = append(bs, storeResult(t, b, 2+i))
+			}
+			if got := restStatus(t, http.MethodGet, kept, tokenA); got != http.StatusOK {
+				t.Errorf("A's result after B stored 20 into a store of 12: GET = %d; want 200", got)
+			}
+			if got := restStatus(t, http.MethodGet, bs[0], tokenB); got != http.StatusNotFound {
+				t.Errorf("B's oldest result after B stored 20 into a store of 12: GET = %d; want 404 (evicted)", got)
+			}
+			if got := restStatus(t, http.MethodGet, bs[19], tokenB); got != http.StatusOK {
+				t.Errorf("B's newest result: GET = %d; want 200", got)
+			}
+		})
+	}
+}
+
+// TestPinsApart: without tokens, one client (its client key) pinning up to the quota leaves
+// the other clients theirs. Issue 34: one anonymous client pinning 100
+// results made every other anonymous client's pin 409 pin_quota_exceeded.
+func TestPinsApart(t *testing.T) {
+	t.Parallel()
+	url := servedMCP(t, datasf.Config{MaxPinnedPerOwner: 2})
+	a, b := mcpCaller(t, url, ""), mcpCaller(t, url, "")
+	for i := range 2 {
+		if got := restStatus(t, http.MethodPut, storeResult(t, a, 1+i), ""); got != http.StatusOK {
+			t.Fatalf("client A's pin %d of 2 = %d; want 200", i+1, got)
+		}
+	}
+	if got := restStatus(t, http.MethodPut, storeResult(t, a, 3), ""); got != http.StatusConflict {
+		t.Errorf("client A's 3rd pin with a quota of 2 = %d; want 409", got)
+	}
+	if got := restStatus(t, http.MethodPut, storeResult(t, b, 4), ""); got != http.StatusOK {
+		t.Errorf("client B's first pin after client A used its quota = %d; want 200", got)
+	}
 }
