@@ -66,7 +66,8 @@ type Config struct {
 	// MaxResources bounds the memory store (dualresp's default when zero).
 	MaxResources int
 	// MaxPinnedPerOwner is the pin quota: the most pinned results one
-	// owner (a bearer token, or every anonymous caller together) may have
+	// owner (a bearer token; without tokens, the client key, MCP session or
+	// address that created the result) may have
 	// (dualresp.DefaultMaxPinnedPerOwner when zero, none when negative).
 	MaxPinnedPerOwner int
 	// Expiration is how long a result lives without access (default 15m).

@@ -57,8 +57,9 @@ type memEntry struct {
 }
 
 var (
-	_ Store      = (*MemoryStore)(nil)
-	_ PinCounter = (*MemoryStore)(nil)
+	_ Store            = (*MemoryStore)(nil)
+	_ PinCounter       = (*MemoryStore)(nil)
+	_ UnusedPinDeleter = (*MemoryStore)(nil)
 )
 
 // NewMemoryStore returns an empty MemoryStore.
@@ -298,6 +299,26 @@ func (s *MemoryStore) DeleteExpired(ctx context.Context, now time.Time) (int, er
 	for id, e := range s.recs {
 		if e.rec.Expired(now) {
 			s.unlink(e)
+			delete(s.recs, id)
+			n++
+		}
+	}
+	return n, nil
+}
+
+// DeleteUnusedPinned implements UnusedPinDeleter.
+func (s *MemoryStore) DeleteUnusedPinned(ctx context.Context, before time.Time) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return 0, ErrClosed
+	}
+	n := 0
+	for id, e := range s.recs {
+		if e.rec.Pinned && e.rec.LastAccess.Before(before) {
 			delete(s.recs, id)
 			n++
 		}
