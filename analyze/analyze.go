@@ -42,8 +42,8 @@ const (
 	// each of its temporary tables (sorts, DISTINCT, GROUP BY, recursive
 	// CTEs): past it, they go to temporary files.
 	DefaultCacheBytes = 8 << 20
-	DefaultTimeout          = 30 * time.Second
-	DefaultPageSize         = 5000
+	DefaultTimeout    = 30 * time.Second
+	DefaultPageSize   = 5000
 	// MinResultColumns is the fewest result columns a query may have
 	// whatever the width of the tables (see Options.MaxValueBytes).
 	MinResultColumns = 256
