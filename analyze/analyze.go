@@ -343,7 +343,18 @@ func (a *Analyzer) run(ctx context.Context, tables []table, q string, progress P
 		total += rec.TotalCount
 	}
 
-	db, err := sql.Open("sqlite", ":memory:")
+	// The tables go to a database file of the Run's own, removed once
+	// open, so that a Run holds at most CacheBytes of them in memory
+	// however large they are (an in-memory database holds all). Its name
+	// tells it from the temporary files MaxTempBytes bounds.
+	f, err := os.CreateTemp("", analysisDBPrefix+"*.db")
+	if err != nil {
+		return nil, fmt.Errorf("analyze: create database file: %w", err)
+	}
+	path := f.Name()
+	_ = f.Close()
+	defer os.Remove(path) //nolint:errcheck // removed already once open
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(OFF)&_pragma=synchronous(OFF)")
 	if err != nil {
 		return nil, fmt.Errorf("analyze: open database: %w", err)
 	}
@@ -354,6 +365,10 @@ func (a *Analyzer) run(ctx context.Context, tables []table, q string, progress P
 		return nil, fmt.Errorf("analyze: open database: %w", err)
 	}
 	defer conn.Close()
+	if err := conn.PingContext(ctx); err != nil {
+		return nil, fmt.Errorf("analyze: open database: %w", err)
+	}
+	_ = os.Remove(path) // the open file lives on; nothing is left behind
 	if _, err := sqlite.Limit(conn, sqlite3.SQLITE_LIMIT_LENGTH, a.opts.MaxValueBytes); err != nil {
 		return nil, fmt.Errorf("analyze: limit value length: %w", err)
 	}
@@ -772,7 +787,7 @@ func sqliteTempBytes() (n int64, ok bool) {
 			continue
 		}
 		path, deleted := strings.CutSuffix(target, " (deleted)")
-		if !deleted || !tempDirs[filepath.Dir(path)] {
+		if !deleted || !tempDirs[filepath.Dir(path)] || strings.HasPrefix(filepath.Base(path), analysisDBPrefix) {
 			continue
 		}
 		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
@@ -781,6 +796,9 @@ func sqliteTempBytes() (n int64, ok bool) {
 	}
 	return n, true
 }
+
+// analysisDBPrefix begins the names of the Runs' database files.
+const analysisDBPrefix = "datasf-analyze-"
 
 // tempDirs are the directories SQLite puts temporary files in on Unix.
 var tempDirs = func() map[string]bool {
