@@ -206,12 +206,18 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 	svc.closers = append(svc.closers, store.Close)
 	var served func(string) bool
 	if cfg.Offline != nil {
-		url, isServed, closePortal, err := startOffline(ctx, copts.Domain, *cfg.Offline, svc.log)
+		url, transport, isServed, closePortal, err := startOffline(ctx, copts.Domain, *cfg.Offline, svc.log)
 		if err != nil {
 			return svc, err
 		}
 		svc.closers = append(svc.closers, closePortal)
 		copts.BaseURL, copts.DiscoveryURL = url, url
+		hc := &http.Client{Timeout: 30 * time.Second} // socrata's default
+		if copts.HTTPClient != nil {
+			*hc = *copts.HTTPClient
+		}
+		hc.Transport = transport
+		copts.HTTPClient = hc
 		served = isServed
 	}
 	if copts.AppToken == "" {
