@@ -33,6 +33,7 @@ func (s *toolServer) analyzeResults(ctx context.Context, req mcp.CallToolRequest
 	progress := progressSender(ctx, req)
 	res, err := s.analyzer.Run(ctx, analyze.Request{SQL: in.SQL, Results: in.Results, Owner: analysisOwner(ctx)}, progress)
 	if err != nil {
+		s.log.InfoContext(ctx, "analyze_results failed", "err", err, "sql", clipText(in.SQL, MaxLoggedQuery))
 		return analyzeError(err), nil
 	}
 	out := analyzeOutput{Columns: res.Columns, Rows: res.Rows, RowCount: res.RowCount, Truncated: res.Truncated, Tables: make([]analyzeTable, len(res.Tables))}
