@@ -286,3 +286,32 @@ func TestPinsApart(t *testing.T) {
 		t.Errorf("client B's first pin after client A used its quota = %d; want 200", got)
 	}
 }
+
+// analyze_results tells a model what failed in our words: not SQLite's
+// internal messages ("Expression tree is too large (maximum depth 1000)")
+// nor Go package paths ("analyze: SQL error: …").
+func TestAnalyzeErrorsInOurWords(t *testing.T) {
+	t.Parallel()
+	h := sharedHarness(t)
+	var q struct {
+		Resource struct {
+			URI string `json:"uri"`
+		} `json:"resource"`
+	}
+	structured(t, "query_datasf", nil, h.call(t, "query_datasf", map[string]any{"dataset_id": "rqzj-sfat", "soql": "SELECT applicant LIMIT 5"}), &q)
+	for _, tc := range []struct{ sql, want string }{
+		{"SELECT " + strings.Repeat("1+", 1500) + "1 AS n FROM t", "nested too deeply"},
+		{"SELECT no_such_column FROM t", "no such column"},
+	} {
+		args := map[string]any{"sql": tc.sql, "results": map[string]any{"t": q.Resource.URI}}
+		e := errorOf(t, "analyze_results", nil, h.call(t, "analyze_results", args))
+		for _, leak := range []string{"analyze:", "Expression tree", "dualresp:"} {
+			if strings.Contains(e.Error, leak) {
+				t.Errorf("analyze_results(%.60s) = %q; want no %q in it", tc.sql, e.Error, leak)
+			}
+		}
+		if !strings.Contains(e.Error, tc.want) {
+			t.Errorf("analyze_results(%.60s) = %q; want it to say %q", tc.sql, e.Error, tc.want)
+		}
+	}
+}
