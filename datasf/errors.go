@@ -186,6 +186,7 @@ var ourWords = []struct {
 	{regexp.MustCompile(`Expression tree is too large \(maximum depth (\d+)\)`), "the query is nested too deeply (at most $1 levels of expressions and subqueries); simplify it"},
 	{regexp.MustCompile(`Recursion limit \(\d+\)`), "the query is nested too deeply; simplify it"},
 	{regexp.MustCompile(`parser stack overflow`), "the query is nested too deeply; simplify it"},
+	{regexp.MustCompile(`SQL logic error: `), ""},
 	{regexp.MustCompile(`too many SQL variables`), "the query has too many values"},
 	{regexp.MustCompile(`\(Client\.Timeout exceeded while awaiting headers\)|Client\.Timeout exceeded while awaiting headers`), "the data source did not answer in time"},
 	{regexp.MustCompile(`context deadline exceeded`), "it ran out of time"},
