@@ -219,8 +219,9 @@ type Request struct {
 	// Results maps table names to results: a resource id, a resource://
 	// URI or a REST URL (…/resources/{id}).
 	Results map[string]string
-	// Owner names the caller, for Options.MaxConcurrentPerOwner; "" is
-	// an owner too.
+	// Owner names the caller, for Options.MaxConcurrentPerOwner; "" (a
+	// caller not told apart, such as the one local user of a stdio
+	// server) has no bound but MaxConcurrent.
 	Owner string
 }
 
@@ -286,7 +287,7 @@ func (a *Analyzer) Run(ctx context.Context, req Request, progress Progress) (*Re
 // ownerTurn counts one more Run of owner, or returns ErrBusy when it has
 // Options.MaxConcurrentPerOwner under way; release ends it.
 func (a *Analyzer) ownerTurn(owner string) (release func(), err error) {
-	if a.opts.MaxConcurrentPerOwner < 0 {
+	if a.opts.MaxConcurrentPerOwner < 0 || owner == "" {
 		return func() {}, nil
 	}
 	a.mu.Lock()
