@@ -66,7 +66,8 @@ type Config struct {
 	// MaxResources bounds the memory store (dualresp's default when zero).
 	MaxResources int
 	// MaxPinnedPerOwner is the pin quota: the most pinned results one
-	// owner (a bearer token, or every anonymous caller together) may have
+	// owner (a bearer token; without tokens, the client key, MCP session or
+	// address that created the result) may have
 	// (dualresp.DefaultMaxPinnedPerOwner when zero, none when negative).
 	MaxPinnedPerOwner int
 	// Expiration is how long a result lives without access (default 15m).
@@ -88,8 +89,25 @@ type Config struct {
 	// nothing for this long (default DefaultSessionIdleTimeout).
 	SessionIdleTimeout time.Duration
 	// MaxSessions bounds the live MCP sessions over Streamable HTTP
-	// (default DefaultMaxSessions); past it, the one idle the longest ends.
+	// (default DefaultMaxSessions); past it, initialize is answered 429.
 	MaxSessions int
+	// MaxSessionsPerClient bounds the live MCP sessions of one client, a
+	// bearer token or else a remote address (default
+	// DefaultMaxSessionsPerClient); past it, initialize is answered 429.
+	// No client's initialize ends another client's session.
+	MaxSessionsPerClient int
+	// MaxEventStreams and MaxEventStreamsPerClient bound the open event
+	// streams (GET /mcp) in all and of one client (defaults
+	// DefaultMaxEventStreams, DefaultMaxEventStreamsPerClient).
+	MaxEventStreams          int
+	MaxEventStreamsPerClient int
+	// BodyReadTimeout bounds the time to read a request's body (default
+	// DefaultBodyReadTimeout): a body sent slower is cut off with the
+	// connection. IdleTimeout closes a keep-alive connection that sent no
+	// request for this long (default DefaultIdleTimeout). Neither cuts a
+	// long response (an export, an event stream).
+	BodyReadTimeout time.Duration
+	IdleTimeout     time.Duration
 
 	// Version is the server version told to MCP clients (default Version).
 	Version string
@@ -188,12 +206,18 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 	svc.closers = append(svc.closers, store.Close)
 	var served func(string) bool
 	if cfg.Offline != nil {
-		url, isServed, closePortal, err := startOffline(ctx, copts.Domain, *cfg.Offline, svc.log)
+		url, transport, isServed, closePortal, err := startOffline(ctx, copts.Domain, *cfg.Offline, svc.log)
 		if err != nil {
 			return svc, err
 		}
 		svc.closers = append(svc.closers, closePortal)
 		copts.BaseURL, copts.DiscoveryURL = url, url
+		hc := &http.Client{Timeout: 30 * time.Second} // socrata's default
+		if copts.HTTPClient != nil {
+			*hc = *copts.HTTPClient
+		}
+		hc.Transport = transport
+		copts.HTTPClient = hc
 		served = isServed
 	}
 	if copts.AppToken == "" {
@@ -242,6 +266,7 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 		return svc, err
 	}
 	svc.sessions = newSessions(cfg.SessionIdleTimeout, cfg.MaxSessions, nil, svc.server.session.forgetSession)
+	svc.sessions.maxPerClient = positiveOr(cfg.MaxSessionsPerClient, DefaultMaxSessionsPerClient)
 	return svc, nil
 }
 
@@ -323,7 +348,11 @@ func (s *Service) Serve(ctx context.Context) error {
 		handler, shutdown = s.HTTPHandler()
 		s.log.Info("datasf-mcp serving Streamable HTTP", "mcp", s.url+"/mcp", "rest", s.url+"/resources/")
 	}
-	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{
+		Handler:           bodyDeadline(handler, positiveOr(s.cfg.BodyReadTimeout, DefaultBodyReadTimeout)),
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       positiveOr(s.cfg.IdleTimeout, DefaultIdleTimeout),
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(s.cfg.Listener) }()
 	select {

@@ -278,6 +278,7 @@ func (s *toolServer) query(ctx context.Context, _ mcp.CallToolRequest, in *Query
 		Query:       stored,
 		SampleSize:  sampleSize,
 		Metadata:    meta,
+		Owner:       recordOwner(ctx),
 		Notes:       correctionNotes(corrections, fixed.Query),
 	})
 	var countErr *dualresp.CountError

@@ -11,6 +11,7 @@ import (
 	"io"
 	"maps"
 	"net/http"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -61,6 +62,26 @@ func badRequest(format string, args ...any) *apiError {
 	return &apiError{http.StatusBadRequest, "bad_request", fmt.Sprintf(format, args...)}
 }
 
+// goPackagePrefix matches the "package: " prefixes Go errors gather as
+// they are wrapped: an answer says what failed, not where in the code.
+var goPackagePrefix = regexp.MustCompile(`\b(?:dualresp|socrata|analyze|localportal|spill|sqlitestore|redisstore|datasf|net/http|http): `)
+
+// publicMessage is the part of err a caller is told: its message without
+// Go package prefixes, the operation labels of this package, or the HTTP
+// client's internals. The log keeps the whole error.
+func publicMessage(err error) string {
+	msg := err.Error()
+	for _, label := range []string{"export query failed: ", "page query failed: ", "sample query failed: ", "count query failed: ", "count failed: "} {
+		msg = strings.ReplaceAll(msg, label, "")
+	}
+	msg = goPackagePrefix.ReplaceAllString(msg, "")
+	switch {
+	case strings.Contains(msg, "Client.Timeout exceeded"), strings.Contains(msg, "context deadline exceeded"), strings.Contains(msg, "i/o timeout"):
+		return "the data source did not answer in time; try again"
+	}
+	return msg
+}
+
 // toAPIError maps an error of the Server to an answer.
 func toAPIError(err error) *apiError {
 	var ae *apiError
@@ -79,9 +100,9 @@ func toAPIError(err error) *apiError {
 	case errors.Is(err, ErrPinQuota):
 		return &apiError{http.StatusConflict, codePinQuota, strings.TrimPrefix(err.Error(), "dualresp: ")}
 	case errors.As(err, &qe), errors.As(err, &ce):
-		return &apiError{http.StatusBadGateway, "query_failed", err.Error()}
+		return &apiError{http.StatusBadGateway, "query_failed", "the query behind this result failed: " + publicMessage(err)}
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return &apiError{http.StatusServiceUnavailable, "canceled", err.Error()}
+		return &apiError{http.StatusServiceUnavailable, "canceled", "the request was canceled or ran out of time; try again"}
 	}
 	return &apiError{http.StatusInternalServerError, "storage_error", "the resource store failed"}
 }
