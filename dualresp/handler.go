@@ -34,6 +34,18 @@ import (
 // (502), storage_error (500) or, for a pin over the owner's quota (see
 // Options.MaxPinnedPerOwner), pin_quota_exceeded (409). Every request for a resource counts as an
 // access (see Server.Access).
+//
+// An export is streamed as the Executor reads it. Its answer declares the
+// trailer X-Export-Status ("complete" or "incomplete") and X-Export-Rows
+// (the rows sent). When the Executor fails after rows went out, the
+// download still ends cleanly but with a marker that it is incomplete, so
+// that no reader takes a short file for the whole result:
+//
+//	ndjson: a last line {"error":"export_incomplete","incomplete":true,"message":…,"rows":N,"total":T}
+//	json:   the same object as the array's last element
+//	csv:    a last record whose first field starts "#export_incomplete: N of T rows: "
+//
+// A failure before the first row is an error answer (502 query_failed).
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /resources/{id}", s.serveGet)
@@ -361,6 +373,9 @@ func (s *Server) serveExport(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ew := &exportWriter{w: w, out: &clientWriter{w: w}, format: format, ctype: ctype, id: id, cols: columnNames(rec.Columns)}
+	if s.onExportStart != nil {
+		s.onExportStart(format)
+	}
 	for row, rerr := range s.Rows(ctx, rec, RowsOptions{}) {
 		if err = rerr; err == nil {
 			err = ew.row(row)
@@ -372,26 +387,74 @@ func (s *Server) serveExport(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		err = ew.finish()
 	}
+	report := ExportReport{ID: id, Format: format, Rows: ew.n, Total: rec.TotalCount, Err: err}
 	switch {
 	case err == nil:
+		report.Outcome = ExportCompleted
 	case ctx.Err() != nil || ew.out.err != nil:
 		// A browser that closes a download, or a client that stops
 		// reading: nothing went wrong here.
+		report.Outcome = ExportClientGone
 		s.log.DebugContext(ctx, "dualresp: export stopped: the client went away", "id", id, "rows", ew.n, "err", err)
 	case !ew.started:
+		report.Outcome = ExportFailed
 		s.writeError(w, r, &QueryError{Op: "export", Err: err})
 	default:
-		// Part of the result is out: break the connection so the client
-		// sees an incomplete download rather than a short one.
-		s.log.ErrorContext(ctx, "dualresp: export failed midway", "id", id, "rows", ew.n, "err", err)
-		panic(http.ErrAbortHandler)
+		// Part of the result is out: end it with the documented marker of
+		// an incomplete export (see Handler), never as a short file that
+		// looks whole.
+		report.Outcome = ExportIncomplete
+		s.log.ErrorContext(ctx, "dualresp: export failed midway; the download ends marked incomplete", "id", id, "rows", ew.n, "total", rec.TotalCount, "err", err)
+		ew.incomplete(rec.TotalCount)
+	}
+	report.Bytes = ew.out.n
+	if s.onExportEnd != nil {
+		s.onExportEnd(report)
 	}
 }
+
+// Outcomes of an export (ExportReport.Outcome).
+const (
+	// ExportCompleted: every row was sent.
+	ExportCompleted = "completed"
+	// ExportIncomplete: the query failed after rows were sent; the
+	// download ends with the marker of an incomplete export.
+	ExportIncomplete = "incomplete"
+	// ExportFailed: the query failed before any row was sent; the answer
+	// is an error.
+	ExportFailed = "failed"
+	// ExportClientGone: the client went away or stopped reading.
+	ExportClientGone = "client_gone"
+)
+
+// ExportReport describes one export when it ends, for
+// Options.OnExportEnd.
+type ExportReport struct {
+	ID      string
+	Format  string // csv, ndjson or json
+	Outcome string // ExportCompleted, ExportIncomplete, ExportFailed or ExportClientGone
+	Rows    int64  // rows sent
+	Total   int64  // rows of the result
+	Bytes   int64  // bytes of the body sent
+	Err     error  // why it did not complete; nil when it did
+}
+
+// Headers of an export's trailer (see Handler).
+const (
+	// TrailerExportStatus is "complete" or "incomplete".
+	TrailerExportStatus = "X-Export-Status"
+	// TrailerExportRows is the number of rows sent.
+	TrailerExportRows = "X-Export-Rows"
+)
+
+// incompleteMessage is what the marker of an incomplete export says.
+const incompleteMessage = "the data source failed while this export was being read, and asking again did not help; this download is incomplete: download it again later"
 
 // clientWriter remembers the first error writing to the client, which
 // means the client went away.
 type clientWriter struct {
 	w   io.Writer
+	n   int64 // bytes written
 	err error
 }
 
@@ -400,6 +463,7 @@ func (c *clientWriter) Write(p []byte) (int, error) {
 		return 0, c.err
 	}
 	n, err := c.w.Write(p)
+	c.n += int64(n)
 	c.err = err
 	return n, err
 }
@@ -435,6 +499,7 @@ func (e *exportWriter) start(first json.RawMessage) error {
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Content-Disposition", fmt.Sprintf(`attachment; filename="%s.%s"`, e.id, e.format))
+	h.Set("Trailer", TrailerExportStatus+", "+TrailerExportRows)
 	e.w.WriteHeader(http.StatusOK)
 	e.bw = bufio.NewWriterSize(e.out, 64<<10)
 	switch e.format {
@@ -564,5 +629,50 @@ func (e *exportWriter) finish() error {
 			return err
 		}
 	}
-	return e.bw.Flush()
+	if err := e.bw.Flush(); err != nil {
+		return err
+	}
+	e.trailer("complete")
+	return nil
+}
+
+// trailer sets the export's trailer (declared by start).
+func (e *exportWriter) trailer(status string) {
+	h := e.w.Header()
+	h.Set(TrailerExportStatus, status)
+	h.Set(TrailerExportRows, strconv.FormatInt(e.n, 10))
+}
+
+// incomplete ends a started export that failed midway with the marker of
+// an incomplete export: a last line (NDJSON), a last array element (JSON)
+// or a last record (CSV) naming the rows sent, and the trailer
+// X-Export-Status: incomplete.
+func (e *exportWriter) incomplete(total int64) {
+	marker := map[string]any{
+		"error":      "export_incomplete",
+		"incomplete": true,
+		"message":    incompleteMessage,
+		"rows":       e.n,
+		"total":      total,
+	}
+	b, _ := json.Marshal(marker) // a map of plain values
+	switch e.format {
+	case "ndjson":
+		_, _ = e.bw.Write(append(b, '\n'))
+	case "json":
+		if e.n > 0 {
+			_ = e.bw.WriteByte(',')
+		}
+		_, _ = e.bw.WriteString("\n")
+		_, _ = e.bw.Write(b)
+		_, _ = e.bw.WriteString("\n]\n")
+	case "csv":
+		e.cw.Flush()
+		rec := make([]string, max(len(e.cols), 1))
+		rec[0] = fmt.Sprintf("#export_incomplete: %d of %d rows: %s", e.n, total, incompleteMessage)
+		_ = e.cw.Write(rec)
+		e.cw.Flush()
+	}
+	_ = e.bw.Flush()
+	e.trailer("incomplete")
 }

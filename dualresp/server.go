@@ -166,6 +166,11 @@ type Options struct {
 	// PinCounter (the stores of this module do), exactly within one Server
 	// and to within the number of Servers sharing a Store.
 	MaxPinnedPerOwner int
+	// OnExportStart, when set, is called as each export of the REST API
+	// starts, with its format; OnExportEnd as it ends, with what it sent
+	// and how it ended. They are for metrics and must return quickly.
+	OnExportStart func(format string)
+	OnExportEnd   func(ExportReport)
 }
 
 // Server creates dual responses, keeps their records and serves them over
@@ -186,6 +191,9 @@ type Server struct {
 
 	authenticate func(*http.Request) (string, error)
 	cors         []string
+
+	onExportStart func(format string)
+	onExportEnd   func(ExportReport)
 
 	maxPinned int        // <= 0: no quota
 	pinMu     sync.Mutex // makes counting and pinning one step
@@ -219,6 +227,9 @@ func New(opts Options) (*Server, error) {
 		authenticate: opts.Authenticate,
 		cors:         opts.CORSOrigins,
 		maxPinned:    opts.MaxPinnedPerOwner,
+
+		onExportStart: opts.OnExportStart,
+		onExportEnd:   opts.OnExportEnd,
 	}
 	if s.maxPinned == 0 {
 		s.maxPinned = DefaultMaxPinnedPerOwner
