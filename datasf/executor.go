@@ -276,6 +276,10 @@ func (e *soqlExecutor) fetchPage(ctx context.Context, c *socrata.Client, id stri
 		if errors.As(err, &rl) && rl.RetryAfter > wait {
 			wait = rl.RetryAfter
 		}
+		var busy *socrata.BusyError
+		if errors.As(err, &busy) && busy.After > wait {
+			wait = busy.After
+		}
 		if errors.As(err, &te) {
 			size = max(size/2, min(size, streamMinRows))
 		}

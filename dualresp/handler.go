@@ -10,10 +10,12 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Handler returns the REST handler. Mount it at /resources/:
@@ -62,15 +64,23 @@ const codePinQuota = "pin_quota_exceeded"
 
 // apiError is an error answer.
 type apiError struct {
-	status  int
-	code    string
-	message string
+	status     int
+	code       string
+	message    string
+	retryAfter time.Duration // sent as Retry-After when positive
+}
+
+// retryLater is an error that asks to be tried again after a while, like
+// socrata's BusyError: the data source refused to take more requests now.
+type retryLater interface {
+	error
+	RetryAfter() time.Duration
 }
 
 func (e *apiError) Error() string { return e.message }
 
 func badRequest(format string, args ...any) *apiError {
-	return &apiError{http.StatusBadRequest, "bad_request", fmt.Sprintf(format, args...)}
+	return &apiError{http.StatusBadRequest, "bad_request", fmt.Sprintf(format, args...), 0}
 }
 
 // toAPIError maps an error of the Server to an answer.
@@ -79,23 +89,28 @@ func toAPIError(err error) *apiError {
 	var re *RequestError
 	var qe *QueryError
 	var ce *CountError
+	var rl retryLater
 	switch {
 	case errors.As(err, &ae):
 		return ae
 	case errors.As(err, &re):
 		return badRequest("%s", re.Message)
 	case errors.Is(err, ErrExpired):
-		return &apiError{http.StatusNotFound, "expired", "the resource has expired; run the query again to get a new one"}
+		return &apiError{http.StatusNotFound, "expired", "the resource has expired; run the query again to get a new one", 0}
 	case errors.Is(err, ErrNotFound):
-		return &apiError{http.StatusNotFound, "not_found", "no resource with this id (it may have expired and been removed)"}
+		return &apiError{http.StatusNotFound, "not_found", "no resource with this id (it may have expired and been removed)", 0}
 	case errors.Is(err, ErrPinQuota):
-		return &apiError{http.StatusConflict, codePinQuota, strings.TrimPrefix(err.Error(), "dualresp: ")}
+		return &apiError{http.StatusConflict, codePinQuota, strings.TrimPrefix(err.Error(), "dualresp: "), 0}
+	case errors.As(err, &rl) && rl.RetryAfter() > 0:
+		secs := int64(math.Ceil(rl.RetryAfter().Seconds()))
+		return &apiError{status: http.StatusServiceUnavailable, code: "busy", retryAfter: rl.RetryAfter(),
+			message: fmt.Sprintf("the data source has too many requests waiting on this server; retry after %d seconds", secs)}
 	case errors.As(err, &qe), errors.As(err, &ce):
-		return &apiError{http.StatusBadGateway, "query_failed", err.Error()}
+		return &apiError{http.StatusBadGateway, "query_failed", err.Error(), 0}
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return &apiError{http.StatusServiceUnavailable, "canceled", err.Error()}
+		return &apiError{http.StatusServiceUnavailable, "canceled", err.Error(), 0}
 	}
-	return &apiError{http.StatusInternalServerError, "storage_error", "the resource store failed"}
+	return &apiError{http.StatusInternalServerError, "storage_error", "the resource store failed", 0}
 }
 
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
@@ -108,6 +123,9 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		return
 	case ae.status >= 500:
 		s.log.ErrorContext(r.Context(), "dualresp: request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+	}
+	if ae.retryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.FormatInt(int64(math.Ceil(ae.retryAfter.Seconds())), 10))
 	}
 	writeJSON(w, ae.status, map[string]string{"error": ae.code, "message": ae.message})
 }

@@ -171,6 +171,9 @@ type Options struct {
 	// and how it ended. They are for metrics and must return quickly.
 	OnExportStart func(format string)
 	OnExportEnd   func(ExportReport)
+	// OnRemoved, when set, is told of stored results removed, with the
+	// reason: "expired" (Cleanup) or "deleted" (Delete). For metrics.
+	OnRemoved func(reason string, n int)
 }
 
 // Server creates dual responses, keeps their records and serves them over
@@ -194,6 +197,7 @@ type Server struct {
 
 	onExportStart func(format string)
 	onExportEnd   func(ExportReport)
+	onRemoved     func(reason string, n int)
 
 	maxPinned int        // <= 0: no quota
 	pinMu     sync.Mutex // makes counting and pinning one step
@@ -230,6 +234,7 @@ func New(opts Options) (*Server, error) {
 
 		onExportStart: opts.OnExportStart,
 		onExportEnd:   opts.OnExportEnd,
+		onRemoved:     opts.OnRemoved,
 	}
 	if s.maxPinned == 0 {
 		s.maxPinned = DefaultMaxPinnedPerOwner
@@ -588,6 +593,9 @@ func (s *Server) Delete(ctx context.Context, id string) error {
 	case err != nil:
 		return &StorageError{Op: "delete", Err: err}
 	}
+	if s.onRemoved != nil {
+		s.onRemoved("deleted", 1)
+	}
 	return getErr
 }
 
@@ -595,6 +603,9 @@ func (s *Server) Delete(ctx context.Context, id string) error {
 // cleanup loop calls it every CleanupInterval.
 func (s *Server) Cleanup(ctx context.Context) (int, error) {
 	n, err := s.store.DeleteExpired(ctx, s.now())
+	if n > 0 && s.onRemoved != nil {
+		s.onRemoved("expired", n)
+	}
 	if err != nil {
 		return n, &StorageError{Op: "delete expired", Err: err}
 	}
