@@ -37,8 +37,9 @@ import (
 // whatever streams the result to it.
 const loadRows = 15_000
 
-// loadTimeout is the product's upstream timeout (socrata.Options.Timeout).
-const loadTimeout = 2 * time.Second
+// loadTimeout is the product's upstream timeout (socrata.Options.Timeout),
+// longer under the race detector.
+const loadTimeout = raceScale * 2 * time.Second
 
 // loadRig is the product over a fake portal whose requests are counted.
 type loadRig struct {
@@ -181,7 +182,7 @@ const (
 
 const (
 	stallAt  = 3_000
-	slowRate = 512 << 10
+	slowRate = 512 << 10 / raceScale // a reader slower than the upstream timeout
 )
 
 // exportOutcome is what a test client read.
