@@ -32,10 +32,10 @@ import (
 // upstream timeout is short, so that a reader slower than it (today's
 // failure) shows within seconds.
 
-// loadRows is the size of the exported result: about 4 MB of NDJSON, more
+// loadRows is the size of the exported result: about 24 MB of NDJSON, more
 // than loopback socket buffers hold, so a reader that stops reading stops
 // whatever streams the result to it.
-const loadRows = 15_000
+const loadRows = 24_000
 
 // loadTimeout is the product's upstream timeout (socrata.Options.Timeout),
 // longer under the race detector.
@@ -76,7 +76,7 @@ func newLoadRig(t *testing.T, latency time.Duration) *loadRig {
 		{Name: "N", FieldName: "n", DataType: "number"},
 		{Name: "Text", FieldName: "text", DataType: "text"},
 	}}
-	pad := strings.Repeat("x", 220)
+	pad := strings.Repeat("x", 980)
 	if err := rig.fake.AddGenerated(t.Context(), schema, loadRows, func(i int) map[string]any {
 		return map[string]any{"n": i, "text": fmt.Sprintf("row %d %s", i, pad)}
 	}); err != nil {
@@ -182,7 +182,7 @@ const (
 
 const (
 	stallAt  = 3_000
-	slowRate = 512 << 10 / raceScale // a reader slower than the upstream timeout
+	slowRate = 2 << 20 / raceScale // a reader slower than the upstream timeout
 )
 
 // exportOutcome is what a test client read.

@@ -9,6 +9,9 @@
 // retried with exponential backoff and jitter, honouring Retry-After, within a
 // bounded number of attempts and a bounded total wait. The app token is sent
 // as X-App-Token and never appears in a log line or an error text.
+// Options.MaxConcurrent and Options.RequestRate make a client polite: a
+// request waits for its turn, and one that would wait too long fails with
+// a *BusyError without reaching the portal.
 //
 // With an app token, queries go to SODA3 (POST /api/v3/views/{id}/query.json,
 // the SoQL in a JSON body, so no URL-length limit); without one, to the SODA
