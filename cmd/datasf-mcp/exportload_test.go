@@ -188,32 +188,34 @@ func TestExportsFinishBinary(t *testing.T) {
 		{"slow reader", 1, 0, 2 << 20},
 		{"8 concurrent readers", 8, 0, 0},
 	} {
-		if bench && tc.rateBytes > 0 {
-			continue // 186 MB at a slow rate takes minutes: the smaller run covers it
-		}
-		sampler := samplePeak(t, inst.cmd.Process.Pid)
-		start := time.Now()
-		runs := make([]exportRun, tc.readers)
-		var wg sync.WaitGroup
-		for i := range runs {
-			wg.Go(func() { runs[i] = readExport(t.Context(), url, tc.stallAt, tc.rateBytes) })
-		}
-		wg.Wait()
-		peak := sampler.end()
-		complete := 0
-		for i, r := range runs {
-			r.inOrder = slices.Equal(r.hashes, ref.hashes)
-			if r.err == nil && r.rows == rows && r.inOrder && !r.marker && r.trailer == "complete" {
-				complete++
-				continue
+		t.Run(tc.name, func(t *testing.T) {
+			if bench && tc.rateBytes > 0 {
+				t.Skip("186 MB at a slow rate takes minutes: the smaller run covers it")
 			}
-			t.Errorf("%s: reader %d: %d of %d rows, the reference's rows in order %v, marker %v, trailer %q, err %v", tc.name, i, r.rows, rows, r.inOrder, r.marker, r.trailer, r.err)
-		}
-		t.Logf("%s, %d-row SELECT * of wg3w-h783: %d of %d exports complete in %s; server peak RSS during the run %.1f MiB",
-			tc.name, rows, complete, tc.readers, time.Since(start).Round(time.Millisecond), float64(peak)/(1<<20))
-		if bench && peak > 350<<20 {
-			t.Errorf("%s: peak RSS %.1f MiB; want at most 350 MiB", tc.name, float64(peak)/(1<<20))
-		}
+			sampler := samplePeak(t, inst.cmd.Process.Pid)
+			start := time.Now()
+			runs := make([]exportRun, tc.readers)
+			var wg sync.WaitGroup
+			for i := range runs {
+				wg.Go(func() { runs[i] = readExport(t.Context(), url, tc.stallAt, tc.rateBytes) })
+			}
+			wg.Wait()
+			peak := sampler.end()
+			complete := 0
+			for i, r := range runs {
+				r.inOrder = slices.Equal(r.hashes, ref.hashes)
+				if r.err == nil && r.rows == rows && r.inOrder && !r.marker && r.trailer == "complete" {
+					complete++
+					continue
+				}
+				t.Errorf("%s: reader %d: %d of %d rows, the reference's rows in order %v, marker %v, trailer %q, err %v", tc.name, i, r.rows, rows, r.inOrder, r.marker, r.trailer, r.err)
+			}
+			t.Logf("%s, %d-row SELECT * of wg3w-h783: %d of %d exports complete in %s; server peak RSS during the run %.1f MiB",
+				tc.name, rows, complete, tc.readers, time.Since(start).Round(time.Millisecond), float64(peak)/(1<<20))
+			if bench && peak > 350<<20 {
+				t.Errorf("%s: peak RSS %.1f MiB; want at most 350 MiB", tc.name, float64(peak)/(1<<20))
+			}
+		})
 	}
 	t.Logf("server VmHWM over the whole test: %.1f MiB", float64(procStatus(t, inst.cmd.Process.Pid, "VmHWM"))/(1<<20))
 	if t.Failed() {
