@@ -68,10 +68,11 @@ func validationError(msg string, details map[string]any) *mcp.CallToolResult {
 // model can act on. what names the operation ("dataset rqzj-sfat", "search").
 func upstreamError(err error, what string, hint string) *mcp.CallToolResult {
 	var (
-		rl  *socrata.RateLimitError
-		to  *socrata.TimeoutError
-		api *socrata.APIError
-		de  *socrata.DomainError
+		rl   *socrata.RateLimitError
+		busy *socrata.BusyError
+		to   *socrata.TimeoutError
+		api  *socrata.APIError
+		de   *socrata.DomainError
 	)
 	switch {
 	case errors.As(err, &de):
@@ -85,6 +86,15 @@ func upstreamError(err error, what string, hint string) *mcp.CallToolResult {
 			msg += " " + hint
 		}
 		return toolError{Error: msg, ErrorType: errNotFound}.result()
+	case errors.As(err, &busy):
+		secs := max(int(math.Ceil(busy.After.Seconds())), 1)
+		return toolError{
+			Error: fmt.Sprintf("This server is at its limit of requests to the portal (other calls are waiting); nothing was sent for %s. Wait %d seconds and try again, or make fewer calls at once.",
+				what, secs),
+			ErrorType: errRateLimit,
+			Code:      "upstream_busy",
+			Details:   map[string]any{"retry_after_seconds": secs},
+		}.result()
 	case errors.As(err, &rl):
 		secs := int(math.Ceil(rl.RetryAfter.Seconds()))
 		if secs < 1 {

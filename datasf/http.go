@@ -136,9 +136,8 @@ func (s *Service) HTTPHandler() (handler http.Handler, shutdown func(context.Con
 		}
 		streamable.ServeHTTP(w, r)
 	})
-	mux := http.NewServeMux()
+	mux := s.restMux()
 	mux.Handle("/mcp", mcpHandler)
-	mux.Handle("/resources/", s.RESTHandler())
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"status":"ok"}`))

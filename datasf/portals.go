@@ -76,6 +76,8 @@ type portalsOptions struct {
 	// (offline mode): a domain it does not serve is refused without a
 	// request, as a name that does not resolve.
 	Served func(domain string) bool
+	// Limits are each portal's politeness limits (resolved).
+	Limits UpstreamLimits
 	Logger *slog.Logger
 }
 
@@ -125,6 +127,7 @@ func newPortals(opts portalsOptions) (*portals, error) {
 	copts := opts.Socrata
 	copts.AppToken = ""
 	copts.Domain = opts.Default.domain
+	opts.Limits.apply(&copts)
 	p.catalog = socrata.NewClient(copts)
 	return p, nil
 }
@@ -232,6 +235,7 @@ func (p *portals) newPortal(d string) *portal {
 	copts := p.opts.Socrata
 	copts.Domain = d
 	copts.AppToken = p.opts.Tokens[d]
+	p.opts.Limits.apply(&copts)
 	v := &portal{domain: d}
 	if copts.BaseURL != "" {
 		// One server answers for every domain (offline, tests): the

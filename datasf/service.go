@@ -109,6 +109,10 @@ type Config struct {
 	BodyReadTimeout time.Duration
 	IdleTimeout     time.Duration
 
+	// Upstream bounds what the server asks of each portal: tools, pages and
+	// exports share these limits (see UpstreamLimits).
+	Upstream UpstreamLimits
+
 	// Version is the server version told to MCP clients (default Version).
 	Version string
 	// Logger receives diagnostics (default: discard). Never stdout.
@@ -162,6 +166,7 @@ type Service struct {
 	// auth identifies REST and /mcp callers by bearer token; nil without
 	// RESTTokens.
 	auth    func(*http.Request) (string, error)
+	metrics *metrics
 	closers []func() error // in the order opened
 }
 
@@ -171,7 +176,7 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 	if cfg.Expiration < 0 {
 		return nil, fmt.Errorf("datasf: Config.Expiration must be positive; got %s", cfg.Expiration)
 	}
-	svc = &Service{cfg: cfg, log: cfg.Logger}
+	svc = &Service{cfg: cfg, log: cfg.Logger, metrics: newMetrics()}
 	if len(cfg.RESTTokens) > 0 {
 		svc.auth = dualresp.BearerTokens(cfg.RESTTokens...)
 	}
@@ -223,6 +228,9 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 	if copts.AppToken == "" {
 		copts.AppToken = cfg.AppTokens[strings.ToLower(strings.TrimSpace(copts.Domain))]
 	}
+	limits := cfg.Upstream.resolve(cfg.Offline != nil)
+	copts.OnRequest, copts.OnWait = svc.metrics.onRequest, svc.metrics.onWait
+	limits.apply(&copts)
 	svc.client = socrata.NewClient(copts)
 	lookup := cfg.LookupIP
 	if lookup == nil && copts.BaseURL == "" {
@@ -232,7 +240,7 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 	}
 	def := &portal{domain: svc.client.Domain(), client: svc.client, schemas: schemacache.New(svc.client, schemacache.Options{})}
 	if svc.portals, err = newPortals(portalsOptions{Default: def, Socrata: copts, Allow: cfg.Domains,
-		Tokens: cfg.AppTokens, LookupIP: lookup, Served: served, Logger: svc.log}); err != nil {
+		Tokens: cfg.AppTokens, LookupIP: lookup, Served: served, Logger: svc.log, Limits: limits}); err != nil {
 		return svc, err
 	}
 
@@ -247,6 +255,9 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 		Logger:            svc.log,
 		CORSOrigins:       cfg.CORSOrigins,
 		MaxPinnedPerOwner: cfg.MaxPinnedPerOwner,
+		OnExportStart:     svc.metrics.onExportStart,
+		OnExportEnd:       svc.metrics.onExportEnd,
+		OnRemoved:         svc.metrics.onRemoved,
 	}
 	ropts.Authenticate = svc.auth
 	if svc.results, err = dualresp.New(ropts); err != nil {
@@ -260,13 +271,20 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 		Version:           cfg.Version,
 		DefaultSampleSize: cfg.SampleSize,
 		Logger:            svc.log,
-		ServerOptions:     cfg.MCPOptions,
+		ServerOptions:     append([]server.ServerOption{server.WithToolHandlerMiddleware(svc.metrics.toolMiddleware)}, cfg.MCPOptions...),
 	})
 	if err != nil {
 		return svc, err
 	}
 	svc.sessions = newSessions(cfg.SessionIdleTimeout, cfg.MaxSessions, nil, svc.server.session.forgetSession)
 	svc.sessions.maxPerClient = positiveOr(cfg.MaxSessionsPerClient, DefaultMaxSessionsPerClient)
+	svc.metrics.gauge("datasf_sessions", "Live MCP sessions over Streamable HTTP.", func() float64 { return float64(svc.sessions.Len()) })
+	if counted, ok := store.(interface{ Len() int }); ok {
+		svc.metrics.gauge("datasf_stored_results", "Stored results held by the memory store, pinned or not.", func() float64 { return float64(counted.Len()) })
+	}
+	if mem, ok := store.(*dualresp.MemoryStore); ok {
+		svc.metrics.evictionCounters(mem.Evictions)
+	}
 	return svc, nil
 }
 
@@ -334,6 +352,30 @@ func (s *Service) RESTHandler() http.Handler {
 	return viewer.Wrap("/resources/", s.results.Handler())
 }
 
+// MetricsHandler serves the Service's metrics in the Prometheus text
+// format (GET /metrics); with RESTTokens it wants one of them.
+func (s *Service) MetricsHandler() http.Handler {
+	h := s.metrics.handler()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.auth != nil {
+			if _, err := s.auth(r); err != nil {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="datasf-mcp"`)
+				writeHTTPJSON(w, http.StatusUnauthorized, "unauthorized", "send Authorization: Bearer <token>")
+				return
+			}
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// restMux serves the REST API at /resources/ and the metrics at /metrics.
+func (s *Service) restMux() *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.Handle("/resources/", s.RESTHandler())
+	mux.Handle("GET /metrics", s.MetricsHandler())
+	return mux
+}
+
 // Serve serves on the Listener until ctx is cancelled, then shuts down
 // within 5 seconds: the REST API, and MCP at /mcp with StreamableHTTP.
 func (s *Service) Serve(ctx context.Context) error {
@@ -341,7 +383,7 @@ func (s *Service) Serve(ctx context.Context) error {
 		return errors.New("datasf: Serve needs Config.Listener")
 	}
 	var (
-		handler  = s.checkHost(s.RESTHandler())
+		handler  = s.checkHost(s.restMux())
 		shutdown = func(context.Context) error { return nil }
 	)
 	if s.cfg.StreamableHTTP {

@@ -48,6 +48,14 @@ type MemoryStore struct {
 	owners   map[string]*list.List // by owner: its unpinned *memEntry, most recently used first
 	unpinned int
 	closed   bool
+	evicted  Evictions
+}
+
+// Evictions counts the records a MemoryStore evicted, by cause: OwnerBound
+// when an owner went over MaxResourcesPerOwner, StoreFull when the store
+// went over MaxResources.
+type Evictions struct {
+	OwnerBound, StoreFull int64
 }
 
 type memEntry struct {
@@ -108,11 +116,12 @@ func (s *MemoryStore) link(e *memEntry) {
 
 // evictOldest drops the least recently used unpinned record of owner; s.mu
 // must be held.
-func (s *MemoryStore) evictOldest(owner string) {
+func (s *MemoryStore) evictOldest(owner string, count *int64) {
 	l := s.owners[owner]
 	if l == nil {
 		return
 	}
+	*count++
 	old := l.Back().Value.(*memEntry)
 	s.unlink(old)
 	delete(s.recs, old.rec.ID)
@@ -124,7 +133,7 @@ func (s *MemoryStore) evictOldest(owner string) {
 func (s *MemoryStore) evictOver(owner string) {
 	if s.maxOwner > 0 {
 		for l := s.owners[owner]; l != nil && l.Len() > s.maxOwner; l = s.owners[owner] {
-			s.evictOldest(owner)
+			s.evictOldest(owner, &s.evicted.OwnerBound)
 		}
 	}
 	for s.max > 0 && s.unpinned > s.max {
@@ -137,8 +146,15 @@ func (s *MemoryStore) evictOver(owner string) {
 				largest, n = o, l.Len()
 			}
 		}
-		s.evictOldest(largest)
+		s.evictOldest(largest, &s.evicted.StoreFull)
 	}
+}
+
+// Evictions returns how many records the store has evicted, by cause.
+func (s *MemoryStore) Evictions() Evictions {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.evicted
 }
 
 // Len returns the number of records held, pinned or not.

@@ -177,6 +177,15 @@ type Options struct {
 	// Store implements UnusedPinDeleter (MemoryStore and sqlitestore do;
 	// in redisstore pinned records never expire).
 	PinnedIdleExpiration time.Duration
+	// OnExportStart, when set, is called as each export of the REST API
+	// starts, with its format; OnExportEnd as it ends, with what it sent
+	// and how it ended. They are for metrics and must return quickly.
+	OnExportStart func(format string)
+	OnExportEnd   func(ExportReport)
+	// OnRemoved, when set, is told of stored results removed, with the
+	// reason: "expired" (Cleanup), "pin_unused" (Cleanup, a pin unread for
+	// PinnedIdleExpiration) or "deleted" (Delete). For metrics.
+	OnRemoved func(reason string, n int)
 }
 
 // Server creates dual responses, keeps their records and serves them over
@@ -201,6 +210,10 @@ type Server struct {
 	maxPinned int           // <= 0: no quota
 	pinMu     sync.Mutex    // makes counting and pinning one step
 	pinIdle   time.Duration // <= 0: pins never expire
+
+	onExportStart func(format string)
+	onExportEnd   func(ExportReport)
+	onRemoved     func(reason string, n int)
 
 	stop      context.CancelFunc
 	done      chan struct{}
@@ -232,6 +245,10 @@ func New(opts Options) (*Server, error) {
 		cors:         opts.CORSOrigins,
 		maxPinned:    opts.MaxPinnedPerOwner,
 		pinIdle:      opts.PinnedIdleExpiration,
+
+		onExportStart: opts.OnExportStart,
+		onExportEnd:   opts.OnExportEnd,
+		onRemoved:     opts.OnRemoved,
 	}
 	if s.maxPinned == 0 {
 		s.maxPinned = DefaultMaxPinnedPerOwner
@@ -593,6 +610,9 @@ func (s *Server) Delete(ctx context.Context, id string) error {
 	case err != nil:
 		return &StorageError{Op: "delete", Err: err}
 	}
+	if s.onRemoved != nil {
+		s.onRemoved("deleted", 1)
+	}
 	return getErr
 }
 
@@ -602,12 +622,18 @@ func (s *Server) Delete(ctx context.Context, id string) error {
 func (s *Server) Cleanup(ctx context.Context) (int, error) {
 	now := s.now()
 	n, err := s.store.DeleteExpired(ctx, now)
+	if n > 0 && s.onRemoved != nil {
+		s.onRemoved("expired", n)
+	}
 	if err != nil {
 		return n, &StorageError{Op: "delete expired", Err: err}
 	}
 	if d, ok := s.store.(UnusedPinDeleter); ok && s.pinIdle > 0 {
 		m, err := d.DeleteUnusedPinned(ctx, now.Add(-s.pinIdle))
 		n += m
+		if m > 0 && s.onRemoved != nil {
+			s.onRemoved("pin_unused", m)
+		}
 		if err != nil {
 			return n, &StorageError{Op: "delete unused pinned", Err: err}
 		}
