@@ -2,7 +2,7 @@
 GO ?= go
 FUZZTIME ?= 30s
 
-.PHONY: test run vet fuzz bench build lint release bundle registry
+.PHONY: test test-deps smoke run vet fuzz bench build lint release bundle registry
 
 build:
 	$(GO) build -o bin/datasf-mcp ./cmd/datasf-mcp
@@ -10,8 +10,43 @@ build:
 vet:
 	$(GO) vet ./...
 
-test: vet
-	$(GO) test -race -count=1 ./...
+# `make test` sets up what the tests need, then runs every test with the race
+# detector through cmd/testreport: go test's usual output, then a
+# summary of what was skipped and why, and the slowest packages; its exit
+# code is go test's. A test needing an absent program (Chromium, redis-server,
+# Node) skips with one line naming the Debian package; with CI=true (.ci/run)
+# a skip fails the run instead.
+#
+# The scale and timing tests (a million rows, or 200,000 paged by the
+# client, through the fake portal's SQLite, modernc's C translated to Go, or
+# through the result handler; the benchmark driver's quick run) run in a
+# second go test without the race detector, which slows that code tenfold
+# and has nothing to watch there: one goroutine pages, memory is measured,
+# or time is. Every other test runs with -race.
+NORACE_TESTS = ^(TestPagingMillionRows|TestExportMillionRowsConstantMemory|TestScaleMillionRowCSV|TestPagingGenerated|TestQuickRun)$$
+test: vet test-deps
+	$(GO) run ./cmd/testreport -race -count=1 -skip '$(NORACE_TESTS)' ./... \
+		-- -count=1 -run '$(NORACE_TESTS)' ./localportal ./dualresp ./cmd/datasf-mcp ./socrata ./bench
+
+# The pinned npm packages of interop/ (npm ci from interop/package-lock.json),
+# installed when npm is there and the lock file is newer than the install.
+test-deps:
+	@if ! command -v npm >/dev/null 2>&1; then \
+		echo "test-deps: npm not found (Debian package npm): the Node tests will skip"; \
+		[ "$$CI" != true ] || exit 1; \
+	elif [ ! -f interop/node_modules/.package-lock.json ] || [ interop/package-lock.json -nt interop/node_modules/.package-lock.json ]; then \
+		echo "test-deps: npm ci in interop/ (interop/package-lock.json)"; \
+		(cd interop && npm ci --no-audit --no-fund --prefer-offline --loglevel=error) || { \
+			echo "test-deps: npm ci in interop/ failed: the Node tests will skip"; [ "$$CI" != true ] || exit 1; }; \
+	fi
+
+# The command line's smoke queries against data.sfgov.org (cmd/smoke),
+# each checked for shape and exact totals; one line saying so, and exit 0,
+# when the portal cannot be reached. `make smoke OFFLINE=1` runs the same
+# checks against the built-in offline portal (--offline), as CI does.
+OFFLINE ?=
+smoke: build
+	$(GO) run ./cmd/smoke $(if $(OFFLINE),-offline) bin/datasf-mcp
 
 # gofmt, go vet and staticcheck (pinned).
 lint: vet

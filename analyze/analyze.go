@@ -9,10 +9,13 @@ import (
 	"fmt"
 	"iter"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"modernc.org/sqlite"
@@ -30,8 +33,17 @@ const (
 	DefaultMaxResultBytes   = 8 << 20
 	DefaultMaxResultRows    = 1000
 	DefaultMaxConcurrent    = 4
-	DefaultTimeout          = 30 * time.Second
-	DefaultPageSize         = 5000
+	// DefaultMaxConcurrentPerOwner is how many Runs of one owner
+	// (Request.Owner) may be under way at once.
+	DefaultMaxConcurrentPerOwner = 2
+	// DefaultMaxTempBytes bounds SQLite's temporary files during queries.
+	DefaultMaxTempBytes = 256 << 20
+	// DefaultCacheBytes is the page cache of each Run's database and of
+	// each of its temporary tables (sorts, DISTINCT, GROUP BY, recursive
+	// CTEs): past it, they go to temporary files.
+	DefaultCacheBytes = 8 << 20
+	DefaultTimeout    = 30 * time.Second
+	DefaultPageSize   = 5000
 	// MinResultColumns is the fewest result columns a query may have
 	// whatever the width of the tables (see Options.MaxValueBytes).
 	MinResultColumns = 256
@@ -47,6 +59,12 @@ var (
 	ErrInvalid     = errors.New("analyze: invalid request")
 	ErrNotReadOnly = errors.New("only a single read-only SELECT statement is allowed")
 	ErrTimeout     = errors.New("analyze: the analysis ran out of time")
+	// ErrBusy means the owner already runs as many analyses as
+	// Options.MaxConcurrentPerOwner allows.
+	ErrBusy = errors.New("analyze: too many analyses at once")
+	// ErrTempTooLarge means the query needed more temporary storage than
+	// Options.MaxTempBytes.
+	ErrTempTooLarge = errors.New("analyze: the query needs too much temporary storage")
 	// ErrTooLarge means the results to load are over a limit: more rows
 	// than MaxRowsPerResult in one result or MaxRows in all, more bytes
 	// than MaxLoadBytes, or a row longer than MaxValueBytes.
@@ -109,6 +127,22 @@ type Options struct {
 	// MaxConcurrent is how many Runs load and query at once; more wait for
 	// a turn (within their Timeout). Default 4.
 	MaxConcurrent int
+	// MaxConcurrentPerOwner is how many Runs of one Request.Owner may be
+	// under way (waiting or running) at once; one more fails at once with
+	// ErrBusy, so one caller cannot take every turn. Default
+	// DefaultMaxConcurrentPerOwner; negative: no bound.
+	MaxConcurrentPerOwner int
+	// MaxTempBytes bounds the temporary files SQLite writes while queries
+	// run (sorts, DISTINCT, GROUP BY and recursive CTEs larger than
+	// CacheBytes): while one is over, the Runs querying stop with an error
+	// wrapping ErrTempTooLarge. It counts every SQLite temporary file the
+	// process holds open (read from /proc/self/fd; on systems without it
+	// there is no such bound, only Timeout). Default DefaultMaxTempBytes.
+	MaxTempBytes int64
+	// CacheBytes is the page cache of a Run's database and of each of its
+	// temporary tables, which bounds the memory a query takes beyond its
+	// tables. Default DefaultCacheBytes.
+	CacheBytes int64
 	// Timeout bounds a whole Run: waiting for a turn, loading the results
 	// and running the query. Default 30 seconds.
 	Timeout time.Duration
@@ -127,6 +161,9 @@ type Analyzer struct {
 	opts    Options
 	log     *slog.Logger
 	turns   chan struct{} // a slot per Run allowed at once
+
+	mu      sync.Mutex
+	byOwner map[string]int // Runs under way by owner
 }
 
 // New returns an Analyzer reading records and their rows from results
@@ -159,11 +196,20 @@ func New(results *dualresp.Server, opts Options) *Analyzer {
 	if opts.PageSize <= 0 {
 		opts.PageSize = DefaultPageSize
 	}
+	if opts.MaxConcurrentPerOwner == 0 {
+		opts.MaxConcurrentPerOwner = DefaultMaxConcurrentPerOwner
+	}
+	if opts.MaxTempBytes <= 0 {
+		opts.MaxTempBytes = DefaultMaxTempBytes
+	}
+	if opts.CacheBytes <= 0 {
+		opts.CacheBytes = DefaultCacheBytes
+	}
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Analyzer{results: results, opts: opts, log: log, turns: make(chan struct{}, opts.MaxConcurrent)}
+	return &Analyzer{results: results, opts: opts, log: log, turns: make(chan struct{}, opts.MaxConcurrent), byOwner: map[string]int{}}
 }
 
 // Request is one analysis.
@@ -173,6 +219,10 @@ type Request struct {
 	// Results maps table names to results: a resource id, a resource://
 	// URI or a REST URL (…/resources/{id}).
 	Results map[string]string
+	// Owner names the caller, for Options.MaxConcurrentPerOwner; "" (a
+	// caller not told apart, such as the one local user of a stdio
+	// server) has no bound but MaxConcurrent.
+	Owner string
 }
 
 // TableInfo describes a loaded table.
@@ -216,6 +266,11 @@ func (a *Analyzer) Run(ctx context.Context, req Request, progress Progress) (*Re
 	if err != nil {
 		return nil, err
 	}
+	release, err := a.ownerTurn(req.Owner)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	runCtx, cancel := context.WithTimeout(ctx, a.opts.Timeout)
 	defer cancel()
 	res, err := a.run(runCtx, tables, req.SQL, progress)
@@ -227,6 +282,28 @@ func (a *Analyzer) Run(ctx context.Context, req Request, progress Progress) (*Re
 			"make the query cheaper (filter or aggregate before joining) or analyze smaller results", ErrTimeout, a.opts.Timeout)
 	}
 	return res, err
+}
+
+// ownerTurn counts one more Run of owner, or returns ErrBusy when it has
+// Options.MaxConcurrentPerOwner under way; release ends it.
+func (a *Analyzer) ownerTurn(owner string) (release func(), err error) {
+	if a.opts.MaxConcurrentPerOwner < 0 || owner == "" {
+		return func() {}, nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.byOwner[owner] >= a.opts.MaxConcurrentPerOwner {
+		return nil, fmt.Errorf("%w: %d analyses of this caller are already under way, the most allowed at once; wait for one to finish",
+			ErrBusy, a.opts.MaxConcurrentPerOwner)
+	}
+	a.byOwner[owner]++
+	return func() {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		if a.byOwner[owner]--; a.byOwner[owner] <= 0 {
+			delete(a.byOwner, owner)
+		}
+	}, nil
 }
 
 // run does the work of Run under ctx's deadline.
@@ -267,7 +344,18 @@ func (a *Analyzer) run(ctx context.Context, tables []table, q string, progress P
 		total += rec.TotalCount
 	}
 
-	db, err := sql.Open("sqlite", ":memory:")
+	// The tables go to a database file of the Run's own, removed once
+	// open, so that a Run holds at most CacheBytes of them in memory
+	// however large they are (an in-memory database holds all). Its name
+	// tells it from the temporary files MaxTempBytes bounds.
+	f, err := os.CreateTemp("", analysisDBPrefix+"*.db")
+	if err != nil {
+		return nil, fmt.Errorf("analyze: create database file: %w", err)
+	}
+	path := f.Name()
+	_ = f.Close()
+	defer os.Remove(path) //nolint:errcheck // removed already once open
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(OFF)&_pragma=synchronous(OFF)")
 	if err != nil {
 		return nil, fmt.Errorf("analyze: open database: %w", err)
 	}
@@ -278,8 +366,21 @@ func (a *Analyzer) run(ctx context.Context, tables []table, q string, progress P
 		return nil, fmt.Errorf("analyze: open database: %w", err)
 	}
 	defer conn.Close()
+	if err := conn.PingContext(ctx); err != nil {
+		return nil, fmt.Errorf("analyze: open database: %w", err)
+	}
+	_ = os.Remove(path) // the open file lives on; nothing is left behind
 	if _, err := sqlite.Limit(conn, sqlite3.SQLITE_LIMIT_LENGTH, a.opts.MaxValueBytes); err != nil {
 		return nil, fmt.Errorf("analyze: limit value length: %w", err)
+	}
+	// Temporary tables go to files (bounded by MaxTempBytes) past a
+	// bounded cache, never to memory without bound
+	// (https://www.sqlite.org/pragma.html#pragma_temp_store,
+	// #pragma_cache_size: a negative size is in KiB).
+	for _, pragma := range []string{"PRAGMA temp_store = FILE", fmt.Sprintf("PRAGMA cache_size = -%d", max(a.opts.CacheBytes>>10, 64))} {
+		if _, err := conn.ExecContext(ctx, pragma); err != nil {
+			return nil, fmt.Errorf("analyze: %s: %w", pragma, err)
+		}
 	}
 
 	out := &Result{}
@@ -298,7 +399,7 @@ func (a *Analyzer) run(ctx context.Context, tables []table, q string, progress P
 	if err := lockDown(ctx, conn, width); err != nil {
 		return nil, err
 	}
-	if err := a.query(ctx, conn, q, out); err != nil {
+	if err := a.queryBounded(ctx, conn, q, out); err != nil {
 		return nil, err
 	}
 	a.log.DebugContext(ctx, "analyze: query done", "tables", len(tables), "rows", out.RowCount, "truncated", out.Truncated)
@@ -630,6 +731,86 @@ func valueSize(v any) int {
 	}
 	return 8
 }
+
+// tempPoll is how often the temporary files are measured while a query
+// runs.
+const tempPoll = 100 * time.Millisecond
+
+// queryBounded runs query, stopping it with an error wrapping
+// ErrTempTooLarge when SQLite's temporary files grow over MaxTempBytes.
+func (a *Analyzer) queryBounded(ctx context.Context, conn *sql.Conn, q string, out *Result) error {
+	qctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	tooLarge := fmt.Errorf("%w: it needed more than %s of temporary files (for sorting, DISTINCT, GROUP BY or a recursive CTE); "+
+		"make it cheaper: filter or aggregate before sorting, bound a recursive CTE with LIMIT", ErrTempTooLarge, size(a.opts.MaxTempBytes))
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		t := time.NewTicker(tempPoll)
+		defer t.Stop()
+		for {
+			select {
+			case <-qctx.Done():
+				return
+			case <-t.C:
+				if n, ok := sqliteTempBytes(); ok && n > a.opts.MaxTempBytes {
+					a.log.WarnContext(ctx, "analyze: query stopped: temporary files over the bound", "bytes", n, "max", a.opts.MaxTempBytes)
+					cancel(tooLarge)
+					return
+				}
+			}
+		}
+	}()
+	err := a.query(qctx, conn, q, out)
+	cancel(nil)
+	<-watched
+	if cause := context.Cause(qctx); errors.Is(cause, ErrTempTooLarge) && ctx.Err() == nil {
+		return &SQLError{Err: cause}
+	}
+	return err
+}
+
+// sqliteTempBytes returns the size of the temporary files SQLite holds open
+// in this process: files already deleted (SQLite deletes them as it opens
+// them) in one of the directories SQLite writes them to
+// (https://www.sqlite.org/tempfiles.html#temporary_file_storage_locations),
+// found through /proc/self/fd; ok is false where there is no such
+// directory.
+func sqliteTempBytes() (n int64, ok bool) {
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return 0, false
+	}
+	for _, fd := range fds {
+		p := "/proc/self/fd/" + fd.Name()
+		target, err := os.Readlink(p)
+		if err != nil {
+			continue
+		}
+		path, deleted := strings.CutSuffix(target, " (deleted)")
+		if !deleted || !tempDirs[filepath.Dir(path)] || strings.HasPrefix(filepath.Base(path), analysisDBPrefix) {
+			continue
+		}
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+			n += fi.Size()
+		}
+	}
+	return n, true
+}
+
+// analysisDBPrefix begins the names of the Runs' database files.
+const analysisDBPrefix = "datasf-analyze-"
+
+// tempDirs are the directories SQLite puts temporary files in on Unix.
+var tempDirs = func() map[string]bool {
+	dirs := map[string]bool{"/var/tmp": true, "/usr/tmp": true, "/tmp": true, filepath.Clean(os.TempDir()): true}
+	for _, env := range []string{"SQLITE_TMPDIR", "TMPDIR"} {
+		if d := os.Getenv(env); d != "" {
+			dirs[filepath.Clean(d)] = true
+		}
+	}
+	return dirs
+}()
 
 // query runs sql and fills out's columns and rows. ctx carries the Run's
 // deadline.

@@ -63,8 +63,9 @@ type analyzeTable struct {
 
 func (s *toolServer) analyzeResults(ctx context.Context, req mcp.CallToolRequest, in *AnalyzeInput) (*mcp.CallToolResult, error) {
 	progress := progressSender(ctx, req)
-	res, err := s.analyzer.Run(ctx, analyze.Request{SQL: in.SQL, Results: in.Results}, progress)
+	res, err := s.analyzer.Run(ctx, analyze.Request{SQL: in.SQL, Results: in.Results, Owner: analysisOwner(ctx)}, progress)
 	if err != nil {
+		s.log.InfoContext(ctx, "analyze_results failed", "err", err, "sql", clipText(in.SQL, MaxLoggedQuery))
 		return analyzeError(err), nil
 	}
 	out := analyzeOutput{Columns: res.Columns, Rows: res.Rows, RowCount: res.RowCount, Truncated: res.Truncated, Tables: make([]analyzeTable, len(res.Tables))}
@@ -118,6 +119,16 @@ func progressSender(ctx context.Context, req mcp.CallToolRequest) analyze.Progre
 	}
 }
 
+// analysisOwner is whom an analysis counts against for the bound on
+// analyses at once per caller: the bearer token's owner, else the owner
+// results are stored under (see recordOwner).
+func analysisOwner(ctx context.Context) string {
+	if owner, ok := dualresp.OwnerFrom(ctx); ok {
+		return "owner:" + owner
+	}
+	return recordOwner(ctx)
+}
+
 // analyzeError explains a failed analysis to the model.
 func analyzeError(err error) *mcp.CallToolResult {
 	var re *analyze.ResourceError
@@ -133,6 +144,10 @@ func analyzeError(err error) *mcp.CallToolResult {
 		return toolError{Error: err.Error(), ErrorType: errValidation, Code: "invalid_argument"}.result()
 	case errors.Is(err, analyze.ErrTooLarge):
 		return toolError{Error: err.Error() + ". Narrow the query_datasf query (WHERE, GROUP BY) first.", ErrorType: errValidation, Code: "result_too_large"}.result()
+	case errors.Is(err, analyze.ErrBusy):
+		return toolError{Error: strings.TrimPrefix(err.Error(), "analyze: ") + ".", ErrorType: errRateLimit, Code: "analysis_busy"}.result()
+	case errors.Is(err, analyze.ErrTempTooLarge):
+		return toolError{Error: strings.TrimPrefix(err.Error(), "analyze: SQL error: analyze: ") + ".", ErrorType: errValidation, Code: "sql_too_costly"}.result()
 	case errors.Is(err, analyze.ErrTimeout):
 		return toolError{Error: err.Error() + ". Simplify the SQL (fewer joins, add conditions).", ErrorType: errTimeout, Code: "sql_timeout"}.result()
 	case errors.As(err, &se):

@@ -99,6 +99,9 @@ func localCheck(q *soql.Query, text, datasetID string, sc *socrata.Schema, fixed
 		return typeMismatch(ce, where, position, datasetID)
 	}
 	advice := ""
+	if ce.Fix != "" {
+		advice = " " + strings.ToUpper(ce.Fix[:1]) + ce.Fix[1:] + "."
+	}
 	switch ce.Code {
 	case soql.CodeColumnNotInGroupBys:
 		advice = fmt.Sprintf(" In a grouped query every column outside an aggregate must be a GROUP BY key: add %s to GROUP BY, or aggregate it (max(%s), count(%s)).", ce.Name, ce.Name, ce.Name)
@@ -107,10 +110,14 @@ func localCheck(q *soql.Query, text, datasetID string, sc *socrata.Schema, fixed
 	}
 	msg := fmt.Sprintf("The portal would reject the query on dataset %s: %s (%s, %s).%s Fix the SoQL and call query_datasf again.",
 		datasetID, ce.Message, ce.Code, where, advice)
-	return toolError{Error: msg, ErrorType: errValidation, Code: ce.Code, Details: map[string]any{
+	details := map[string]any{
 		"code": ce.Code, "clause": ce.Clause, "position": position, "name": ce.Name,
 		"aliases": aliases, "socrata_message": ce.Error(), "checked_locally": true,
-	}}.result()
+	}
+	if ce.Fix != "" {
+		details["fix"] = ce.Fix
+	}
+	return toolError{Error: msg, ErrorType: errValidation, Code: ce.Code, Details: details}.result()
 }
 
 // typeMismatch is the error for a query whose types Socrata refuses: it
@@ -123,7 +130,9 @@ func typeMismatch(ce *soql.CheckError, where string, position map[string]any, da
 	}
 	op := strings.TrimPrefix(ce.Name, "op$")
 	verb := "they cannot be compared"
-	if !strings.HasPrefix(ce.Name, "op$") {
+	if target, ok := strings.CutPrefix(ce.Name, "cast$"); ok {
+		verb = "Socrata has no cast from " + ce.Type + " to " + target
+	} else if !strings.HasPrefix(ce.Name, "op$") {
 		verb = ce.Name + " needs " + article(ce.Want)
 	} else if op == "and" || op == "or" || op == "not" || op == "like" || strings.ContainsAny(op, "+-*/%^") {
 		verb = strings.ToUpper(op) + " needs " + article(ce.Want)
@@ -162,6 +171,13 @@ func article(class string) string {
 // is 2023 - 01 - 01, a subtraction.
 var unquotedDate = regexp.MustCompile(`^\d{4}-\d{1,2}(-\d{1,2})?$`)
 
+// zoned is a timestamp literal with a zone; isoLike one shaped like an ISO
+// date whatever its fields.
+var (
+	zoned   = regexp.MustCompile(`(Z|[+-]\d{2}:?\d{2})$`)
+	isoLike = regexp.MustCompile(`^\d{4}-\d{1,2}(-\d{1,2})?([T ]|$)`)
+)
+
 // typeFix says how to write what the query meant.
 func typeFix(ce *soql.CheckError, op string) string {
 	arg := soql.Format(ce.Arg)
@@ -173,7 +189,25 @@ func typeFix(ce *soql.CheckError, op string) string {
 		other = soql.Format(ce.Other)
 	}
 	comparison := ce.Other != nil && strings.HasPrefix(ce.Name, "op$") && !strings.ContainsAny(op, "+-*/%^")
+	lit := ""
+	if sl, ok := ce.Arg.(*soql.StringLit); ok {
+		lit = sl.Value
+	}
 	switch {
+	case strings.HasPrefix(ce.Name, "cast$"):
+		return fmt.Sprintf("Use the %s value as it is (text casts to most types; number to double or text).", ce.Type)
+	case ce.Want == "timestamp" && isText && ce.OtherType == "floating_timestamp" && zoned.MatchString(lit):
+		return "A floating_timestamp has no time zone: drop the Z or offset ('2023-01-01T00:00:00')."
+	case ce.Want == "timestamp" && isText && isoLike.MatchString(lit):
+		return fmt.Sprintf("%s is not a valid date or time (month 1-12, day within the month, hour 0-23).", arg)
+	case (ce.Type == "double" || ce.OtherType == "double") && (ce.Type == "number" || ce.OtherType == "number" || ce.Want == "number"):
+		return "Socrata keeps number and double apart: cast the number side with ::double (a number literal is fine as it is), never a double with ::number."
+	case ce.Want == "geometry" || ce.OtherType == "point" || ce.OtherType == "location" || strings.HasSuffix(ce.OtherType, "polygon"):
+		return "Compare a geometry with WKT text ('POINT (-122.42 37.77)'), or use within_circle, within_box or within_polygon."
+	case ce.Type == "url" || ce.OtherType == "url":
+		return "Compare a url's parts as text: url.url or url.description."
+	case ce.Type == "photo" || ce.Type == "document" || ce.Type == "blob" || ce.Type == "json" || ce.OtherType == "photo" || ce.OtherType == "document" || ce.OtherType == "blob" || ce.OtherType == "json":
+		return "Photo, document, blob and json values cannot be compared, ordered or aggregated: test them with IS NULL / IS NOT NULL, or count them."
 	case ce.Want == "timestamp" && unquotedDate.MatchString(compact):
 		if comparison && op != "in" && op != "between" {
 			return fmt.Sprintf("Unquoted, %s is arithmetic (%s). Quote the date: %s %s '%s'.", compact, arg, other, strings.ToUpper(op), compact)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"net"
+	"regexp"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -45,6 +46,7 @@ var defaultCodes = map[string]string{
 
 // result renders the error as an isError tool result.
 func (e toolError) result() *mcp.CallToolResult {
+	e.Error = inOurWords(e.Error)
 	if e.Code == "" {
 		e.Code = defaultCodes[e.ErrorType]
 	}
@@ -66,10 +68,11 @@ func validationError(msg string, details map[string]any) *mcp.CallToolResult {
 // model can act on. what names the operation ("dataset rqzj-sfat", "search").
 func upstreamError(err error, what string, hint string) *mcp.CallToolResult {
 	var (
-		rl  *socrata.RateLimitError
-		to  *socrata.TimeoutError
-		api *socrata.APIError
-		de  *socrata.DomainError
+		rl   *socrata.RateLimitError
+		busy *socrata.BusyError
+		to   *socrata.TimeoutError
+		api  *socrata.APIError
+		de   *socrata.DomainError
 	)
 	switch {
 	case errors.As(err, &de):
@@ -83,6 +86,15 @@ func upstreamError(err error, what string, hint string) *mcp.CallToolResult {
 			msg += " " + hint
 		}
 		return toolError{Error: msg, ErrorType: errNotFound}.result()
+	case errors.As(err, &busy):
+		secs := max(int(math.Ceil(busy.After.Seconds())), 1)
+		return toolError{
+			Error: fmt.Sprintf("This server is at its limit of requests to the portal (other calls are waiting); nothing was sent for %s. Wait %d seconds and try again, or make fewer calls at once.",
+				what, secs),
+			ErrorType: errRateLimit,
+			Code:      "upstream_busy",
+			Details:   map[string]any{"retry_after_seconds": secs},
+		}.result()
 	case errors.As(err, &rl):
 		secs := int(math.Ceil(rl.RetryAfter.Seconds()))
 		if secs < 1 {
@@ -164,4 +176,39 @@ func unreachable(err error) (host, reason string, ok bool) {
 		return op.Addr.String(), strings.TrimPrefix(op.Err.Error(), "connect: "), true
 	}
 	return "", "", false
+}
+
+// MaxLoggedQuery is the most characters of a query (SoQL or SQL) a log
+// line carries; a longer one is cut.
+const MaxLoggedQuery = 2000
+
+// goPackagePrefix matches the "package: " prefixes Go errors gather as they
+// are wrapped ("dualresp: export query failed: socrata: …"): a caller is
+// told what failed, not where in our code.
+var goPackagePrefix = regexp.MustCompile(`\b(?:dualresp|socrata|analyze|localportal|spill|sqlitestore|redisstore|schemacache|datasf|mcpgo|soql|net/http|http): `)
+
+// ourWords rewrites the messages of SQLite, and of Go's HTTP client, that
+// can end an error, into ours.
+var ourWords = []struct {
+	re   *regexp.Regexp
+	with string
+}{
+	{regexp.MustCompile(`Expression tree is too large \(maximum depth (\d+)\)`), "the query is nested too deeply (at most $1 levels of expressions and subqueries); simplify it"},
+	{regexp.MustCompile(`Recursion limit \(\d+\)`), "the query is nested too deeply; simplify it"},
+	{regexp.MustCompile(`parser stack overflow`), "the query is nested too deeply; simplify it"},
+	{regexp.MustCompile(`SQL logic error: `), ""},
+	{regexp.MustCompile(`too many SQL variables`), "the query has too many values"},
+	{regexp.MustCompile(`\(Client\.Timeout exceeded while awaiting headers\)|Client\.Timeout exceeded while awaiting headers`), "the data source did not answer in time"},
+	{regexp.MustCompile(`context deadline exceeded`), "it ran out of time"},
+}
+
+// inOurWords is msg without Go package prefixes and with the internal
+// messages of SQLite and of the HTTP client said in our words. The log
+// keeps the original error.
+func inOurWords(msg string) string {
+	msg = goPackagePrefix.ReplaceAllString(msg, "")
+	for _, w := range ourWords {
+		msg = w.re.ReplaceAllString(msg, w.with)
+	}
+	return msg
 }

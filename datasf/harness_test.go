@@ -46,8 +46,8 @@ type harnessOptions struct {
 	maxRetries int
 }
 
-// fixtureDirs returns the catalog and datasets directories, skipping (or, in
-// CI, failing) the test when the shared fixtures are missing.
+// fixtureDirs returns the catalog and datasets directories of the
+// repository's fixtures (testdata/).
 func fixtureDirs(tb testing.TB) (catalogDir, datasetsDir string) {
 	tb.Helper()
 	return fixtures.Path(tb, "catalog"), fixtures.Path(tb, "datasets")

@@ -19,10 +19,12 @@ import (
 )
 
 // httpEnv serves the product's HTTPHandler (MCP at /mcp, REST at
-// /resources/) on a loopback httptest server.
+// /resources/) on a loopback httptest server. The product is the test's
+// own; the fake portal behind it is the shared harness's, read only (the
+// tests check the HTTP layer, not the portal's requests).
 func httpEnv(t *testing.T, cfg datasf.Config) (*datasftest.Env, *httptest.Server) {
 	t.Helper()
-	env := datasftest.New(t, datasftest.Options{Config: cfg})
+	env := datasftest.New(t, datasftest.Options{Config: cfg, PortalURL: sharedHarness(t).fake.URL()})
 	handler, shutdown := env.Service.HTTPHandler()
 	ts := httptest.NewServer(handler)
 	t.Cleanup(func() {

@@ -38,8 +38,9 @@ var volatile = regexp.MustCompile(`[0-9a-f]{32}|\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d
 // rows asked) stay within their bounds, and their shapes are pinned by
 // golden files (testdata/payload/*.golden.json; -update rewrites them).
 // The bounds guard what was reached (2,142 and 15,637 bytes before issue
-// 24; 1,345 and 8,246 after it); the goals of issue 24 (1,000 and 9,000)
-// are logged beside them. The wide answer keeps within dualresp's byte
+// 24; 1,345 and 8,246 after it; 1,753 and 8,488 with issue 37's
+// provenance, the portal URL once in each view and the as-of time); the
+// goals of issue 24 (1,000 and 9,000) are logged beside them. The wide answer keeps within dualresp's byte
 // budget, which counts the text and the link as well as the structured
 // content: it has fewer sample rows than asked, and says so.
 func TestSmallAnswerPayload(t *testing.T) {
@@ -55,7 +56,7 @@ func TestSmallAnswerPayload(t *testing.T) {
 		name, soql     string
 		maxBytes, goal int
 	}{
-		{"group_by_10x2", "SELECT police_district, count(*) AS n GROUP BY police_district ORDER BY n DESC LIMIT 10", 1400, 1000},
+		{"group_by_10x2", "SELECT police_district, count(*) AS n GROUP BY police_district ORDER BY n DESC LIMIT 10", 1800, 1000},
 		{"select_star_15", "SELECT *", 9000, 9000},
 	}
 	for _, tt := range tests {

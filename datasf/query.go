@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/datasf-mcp/datasf-mcp/dualresp"
 	"github.com/datasf-mcp/datasf-mcp/dualresp/mcpgo"
@@ -82,7 +83,7 @@ func (s *toolServer) query(ctx context.Context, _ mcp.CallToolRequest, in *Query
 	if res := localCheck(parsed, in.SoQL, in.DatasetID, sc, fixed); res != nil {
 		return res, nil
 	}
-	stable := parsed.WithStableOrder()
+	stable := parsed.WithStableOrderFor(schemaFields(sc))
 
 	sampleSize := or(in.SampleSize, s.sample)
 	if sampleSize == 0 {
@@ -108,6 +109,13 @@ func (s *toolServer) query(ctx context.Context, _ mcp.CallToolRequest, in *Query
 	if fixed.Query != in.SoQL {
 		meta["original_query"] = in.SoQL
 	}
+	// Provenance (provenance.go): how fresh the rows are, and the URL that
+	// runs this query on the portal.
+	portalURL := portalQueryURL(p.Domain, in.DatasetID, stable.String())
+	meta["portal_url"] = portalURL
+	if !sc.UpdatedAt.IsZero() {
+		meta["as_of"] = sc.UpdatedAt.UTC().Format(time.RFC3339)
+	}
 	// One call: the count and the sample run concurrently (two upstream
 	// requests) on the resolved portal with the parsed tree, and the
 	// sample's response headers give the columns.
@@ -119,6 +127,7 @@ func (s *toolServer) query(ctx context.Context, _ mcp.CallToolRequest, in *Query
 		Plan:        plan,
 		SampleSize:  sampleSize,
 		Metadata:    meta,
+		Owner:       recordOwner(ctx),
 		Notes:       correctionNotes(corrections, fixed.Query),
 	})
 	var store *dualresp.StorageError
@@ -136,6 +145,8 @@ func (s *toolServer) query(ctx context.Context, _ mcp.CallToolRequest, in *Query
 	if responseFormat(ctx, in.Format) == FormatJSON {
 		b, _ := json.Marshal(res.StructuredContent)
 		res.Content[0] = mcp.NewTextContent(string(b))
+	} else {
+		addTextLine(res, provenanceLine(sc.UpdatedAt, portalURL))
 	}
 	return res, nil
 }

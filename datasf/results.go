@@ -2,6 +2,8 @@ package datasf
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"slices"
 	"sync"
 
@@ -55,6 +57,30 @@ func resultsOwner(ctx context.Context) string {
 		return "session:" + sid
 	}
 	return ""
+}
+
+// recordOwner is the Owner a new result is stored under. With bearer
+// tokens it is "" (dualresp stores the token's owner from ctx). Without
+// tokens it names the caller — its client key, else its MCP session, else
+// its remote address — hashed, so that the result store's per-owner bounds
+// (stored results, pinned results) keep anonymous callers apart as they do
+// tokens: one caller's burst evicts, or pins, only its own. It grants
+// nothing: without tokens every result is readable by its link.
+func recordOwner(ctx context.Context) string {
+	if _, ok := dualresp.OwnerFrom(ctx); ok {
+		return ""
+	}
+	key := resultsOwner(ctx)
+	if key == "" {
+		if client, ok := mcphttp.Client(ctx); ok {
+			key = "http:" + client
+		}
+	}
+	if key == "" {
+		return ""
+	}
+	sum := sha256.Sum256([]byte("datasf-anonymous-owner\x00" + key))
+	return "anonymous:" + hex.EncodeToString(sum[:12])
 }
 
 func (r *sessionResults) add(ctx context.Context, id string) {

@@ -20,6 +20,7 @@ import (
 	"github.com/datasf-mcp/datasf-mcp/dualresp/sqlitestore"
 	"github.com/datasf-mcp/datasf-mcp/dualresp/viewer"
 	"github.com/datasf-mcp/datasf-mcp/mcphttp"
+	"github.com/datasf-mcp/datasf-mcp/metrics"
 	"github.com/datasf-mcp/datasf-mcp/portal"
 	"github.com/datasf-mcp/datasf-mcp/schemacache"
 	"github.com/datasf-mcp/datasf-mcp/socrata"
@@ -68,7 +69,8 @@ type Config struct {
 	// MaxResources bounds the memory store (dualresp's default when zero).
 	MaxResources int
 	// MaxPinnedPerOwner is the pin quota: the most pinned results one
-	// owner (a bearer token, or every anonymous caller together) may have
+	// owner (a bearer token; without tokens, the client key, MCP session or
+	// address that created the result) may have
 	// (dualresp.DefaultMaxPinnedPerOwner when zero, none when negative).
 	MaxPinnedPerOwner int
 	// Expiration is how long a result lives without access (default 15m).
@@ -90,8 +92,29 @@ type Config struct {
 	// nothing for this long (default mcphttp.DefaultSessionIdleTimeout).
 	SessionIdleTimeout time.Duration
 	// MaxSessions bounds the live MCP sessions over Streamable HTTP
-	// (default mcphttp.DefaultMaxSessions); past it, the one idle the longest ends.
+	// (default mcphttp.DefaultMaxSessions); past it, initialize is answered 429.
 	MaxSessions int
+	// MaxSessionsPerClient bounds the live MCP sessions of one client, a
+	// bearer token or else a remote address (default
+	// DefaultMaxSessionsPerClient); past it, initialize is answered 429.
+	// No client's initialize ends another client's session.
+	MaxSessionsPerClient int
+	// MaxEventStreams and MaxEventStreamsPerClient bound the open event
+	// streams (GET /mcp) in all and of one client (defaults
+	// DefaultMaxEventStreams, DefaultMaxEventStreamsPerClient).
+	MaxEventStreams          int
+	MaxEventStreamsPerClient int
+	// BodyReadTimeout bounds the time to read a request's body (default
+	// DefaultBodyReadTimeout): a body sent slower is cut off with the
+	// connection. IdleTimeout closes a keep-alive connection that sent no
+	// request for this long (default DefaultIdleTimeout). Neither cuts a
+	// long response (an export, an event stream).
+	BodyReadTimeout time.Duration
+	IdleTimeout     time.Duration
+
+	// Upstream bounds what the server asks of each portal: tools, pages and
+	// exports share these limits (see UpstreamLimits).
+	Upstream UpstreamLimits
 
 	// Version is the server version told to MCP clients (default Version).
 	Version string
@@ -127,6 +150,16 @@ type OfflineConfig struct {
 	Strict bool
 }
 
+// UpstreamLimits are the per-portal politeness limits (see portal.Limits).
+type UpstreamLimits = portal.Limits
+
+// Defaults of UpstreamLimits (see package portal).
+const (
+	DefaultUpstreamConcurrency = portal.DefaultUpstreamConcurrency
+	DefaultUpstreamRate        = portal.DefaultUpstreamRate
+	DefaultTokenFactor         = portal.DefaultTokenFactor
+)
+
 // DefaultPublicURL is the base of result links when Config has neither a
 // Listener nor a PublicURL: the default REST address.
 const DefaultPublicURL = "http://127.0.0.1:8765"
@@ -146,6 +179,7 @@ type Service struct {
 	// auth identifies REST and /mcp callers by bearer token; nil without
 	// RESTTokens.
 	auth    func(*http.Request) (string, error)
+	metrics *metrics.Metrics
 	closers []func() error // in the order opened
 }
 
@@ -155,7 +189,7 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 	if cfg.Expiration < 0 {
 		return nil, fmt.Errorf("datasf: Config.Expiration must be positive; got %s", cfg.Expiration)
 	}
-	svc = &Service{cfg: cfg, log: cfg.Logger}
+	svc = &Service{cfg: cfg, log: cfg.Logger, metrics: metrics.New()}
 	if len(cfg.RESTTokens) > 0 {
 		svc.auth = dualresp.BearerTokens(cfg.RESTTokens...)
 	}
@@ -190,17 +224,26 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 	svc.closers = append(svc.closers, store.Close)
 	var served func(string) bool
 	if cfg.Offline != nil {
-		url, isServed, closePortal, err := startOffline(ctx, copts.Domain, *cfg.Offline, svc.log)
+		url, transport, isServed, closePortal, err := startOffline(ctx, copts.Domain, *cfg.Offline, svc.log)
 		if err != nil {
 			return svc, err
 		}
 		svc.closers = append(svc.closers, closePortal)
 		copts.BaseURL, copts.DiscoveryURL = url, url
+		hc := &http.Client{Timeout: 30 * time.Second} // socrata's default
+		if copts.HTTPClient != nil {
+			*hc = *copts.HTTPClient
+		}
+		hc.Transport = transport
+		copts.HTTPClient = hc
 		served = isServed
 	}
 	if copts.AppToken == "" {
 		copts.AppToken = cfg.AppTokens[strings.ToLower(strings.TrimSpace(copts.Domain))]
 	}
+	limits := cfg.Upstream.Resolve(cfg.Offline != nil)
+	copts.OnRequest, copts.OnWait = svc.metrics.OnRequest, svc.metrics.OnWait
+	limits.Apply(&copts)
 	svc.client = socrata.NewClient(copts)
 	lookup := cfg.LookupIP
 	if lookup == nil && copts.BaseURL == "" {
@@ -210,7 +253,7 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 	}
 	def := &portal.Portal{Client: svc.client, Schemas: schemacache.New(svc.client, schemacache.Options{})}
 	if svc.portals, err = portal.New(portal.Options{Default: def, Socrata: copts, Allow: cfg.Domains,
-		Tokens: cfg.AppTokens, LookupIP: lookup, Served: served, Logger: svc.log}); err != nil {
+		Tokens: cfg.AppTokens, LookupIP: lookup, Served: served, Logger: svc.log, Limits: limits}); err != nil {
 		return svc, err
 	}
 
@@ -226,6 +269,9 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 		Logger:            svc.log,
 		CORSOrigins:       cfg.CORSOrigins,
 		MaxPinnedPerOwner: cfg.MaxPinnedPerOwner,
+		OnExportStart:     svc.metrics.OnExportStart,
+		OnExportEnd:       svc.metrics.OnExportEnd,
+		OnRemoved:         svc.metrics.OnRemoved,
 	}
 	ropts.Authenticate = svc.auth
 	if svc.results, err = dualresp.New(ropts); err != nil {
@@ -239,7 +285,7 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 		Version:           cfg.Version,
 		DefaultSampleSize: cfg.SampleSize,
 		Logger:            svc.log,
-		ServerOptions:     cfg.MCPOptions,
+		ServerOptions:     append([]server.ServerOption{server.WithToolHandlerMiddleware(svc.metrics.ToolMiddleware)}, cfg.MCPOptions...),
 	})
 	if err != nil {
 		return svc, err
@@ -247,10 +293,20 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 	svc.http = mcphttp.New(mcphttp.Options{
 		PublicURL: svc.url, Auth: svc.auth, CORSOrigins: cfg.CORSOrigins,
 		SessionIdleTimeout: cfg.SessionIdleTimeout, MaxSessions: cfg.MaxSessions,
+		MaxSessionsPerClient: cfg.MaxSessionsPerClient,
+		MaxEventStreams:      cfg.MaxEventStreams, MaxEventStreamsPerClient: cfg.MaxEventStreamsPerClient,
+		BodyReadTimeout: cfg.BodyReadTimeout, IdleTimeout: cfg.IdleTimeout,
 		OnSessionEnd: svc.server.session.forgetSession,
 		ContextFunc:  FormatFromHeader,
 		Logger:       svc.log,
 	})
+	svc.metrics.Gauge("datasf_sessions", "Live MCP sessions over Streamable HTTP.", func() float64 { return float64(svc.http.Sessions()) })
+	if counted, ok := store.(interface{ Len() int }); ok {
+		svc.metrics.Gauge("datasf_stored_results", "Stored results held by the memory store, pinned or not.", func() float64 { return float64(counted.Len()) })
+	}
+	if mem, ok := store.(*dualresp.MemoryStore); ok {
+		svc.metrics.EvictionCounters(mem.Evictions)
+	}
 	return svc, nil
 }
 
@@ -313,17 +369,31 @@ func (s *Service) Schemas() *schemacache.Cache { return s.server.schemas }
 func (s *Service) SocrataClient() *socrata.Client { return s.client }
 
 // HTTPHandler serves MCP over Streamable HTTP at /mcp, the REST API at
-// /resources/ and GET /healthz, with the checks package mcphttp makes
+// /resources/, the metrics at /metrics and GET /healthz, with the checks package mcphttp makes
 // (Host, Origin, bearer tokens, body size, sessions, batches). Call
 // shutdown to end the MCP sessions.
 func (s *Service) HTTPHandler() (handler http.Handler, shutdown func(context.Context) error) {
-	return s.http.Handler(s.MCPServer(), s.RESTHandler())
+	return s.http.Handler(s.MCPServer(), s.restMux())
 }
 
 // RESTHandler serves the REST API of stored results at /resources/ (and
 // the result viewer page to browsers).
 func (s *Service) RESTHandler() http.Handler {
 	return viewer.Wrap("/resources/", s.results.Handler())
+}
+
+// MetricsHandler serves the Service's metrics in the Prometheus text
+// format (GET /metrics); with RESTTokens it wants one of them.
+func (s *Service) MetricsHandler() http.Handler {
+	return s.http.RequireToken(s.metrics.Handler())
+}
+
+// restMux serves the REST API at /resources/ and the metrics at /metrics.
+func (s *Service) restMux() *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.Handle("/resources/", s.RESTHandler())
+	mux.Handle("GET /metrics", s.MetricsHandler())
+	return mux
 }
 
 // Serve serves on the Listener until ctx is cancelled, then shuts down
@@ -333,14 +403,14 @@ func (s *Service) Serve(ctx context.Context) error {
 		return errors.New("datasf: Serve needs Config.Listener")
 	}
 	var (
-		handler  = s.http.CheckHost(s.RESTHandler())
+		handler  = s.http.CheckHost(s.restMux())
 		shutdown = func(context.Context) error { return nil }
 	)
 	if s.cfg.StreamableHTTP {
 		handler, shutdown = s.HTTPHandler()
 		s.log.Info("datasf-mcp serving Streamable HTTP", "mcp", s.url+"/mcp", "rest", s.url+"/resources/")
 	}
-	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	srv := s.http.HTTPServer(handler)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(s.cfg.Listener) }()
 	select {

@@ -584,7 +584,8 @@ func (p *Parsed) Delete(ctx context.Context) error {
 
 // Export streams the whole result in format ("csv", "ndjson" or "json") to
 // w and returns the number of bytes written. Failures before the download
-// starts are retried; a download broken midway is an error (not retried).
+// starts are retried; a download broken midway, or one the server ended as
+// incomplete (see Handler), is an error (not retried).
 func (p *Parsed) Export(ctx context.Context, format string, w io.Writer) (int64, error) {
 	u, err := p.url()
 	if err != nil {
@@ -597,6 +598,10 @@ func (p *Parsed) Export(ctx context.Context, format string, w io.Writer) (int64,
 		n, cerr = io.Copy(w, resp.Body)
 		if cerr != nil {
 			return &FetchError{Method: http.MethodGet, URL: u, StatusCode: resp.StatusCode, Err: fmt.Errorf("download broken after %d bytes: %w", n, cerr), noRetry: true}
+		}
+		if resp.Trailer.Get(TrailerExportStatus) == "incomplete" {
+			return &FetchError{Method: http.MethodGet, URL: u, StatusCode: resp.StatusCode, noRetry: true,
+				Err: fmt.Errorf("the export is incomplete (%s rows sent, ending with the marker of an incomplete export): the server's data source failed midway", resp.Trailer.Get(TrailerExportRows))}
 		}
 		return nil
 	}, true)

@@ -10,10 +10,13 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"net/http"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Handler returns the REST handler. Mount it at /resources/:
@@ -34,6 +37,18 @@ import (
 // (502), storage_error (500) or, for a pin over the owner's quota (see
 // Options.MaxPinnedPerOwner), pin_quota_exceeded (409). Every request for a resource counts as an
 // access (see Server.Access).
+//
+// An export is streamed as the Executor reads it. Its answer declares the
+// trailer X-Export-Status ("complete" or "incomplete") and X-Export-Rows
+// (the rows sent). When the Executor fails after rows went out, the
+// download still ends cleanly but with a marker that it is incomplete, so
+// that no reader takes a short file for the whole result:
+//
+//	ndjson: a last line {"error":"export_incomplete","incomplete":true,"message":…,"rows":N,"total":T}
+//	json:   the same object as the array's last element
+//	csv:    a last record whose first field starts "#export_incomplete: N of T rows: "
+//
+// A failure before the first row is an error answer (502 query_failed).
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /resources/{id}", s.serveGet)
@@ -50,15 +65,43 @@ const codePinQuota = "pin_quota_exceeded"
 
 // apiError is an error answer.
 type apiError struct {
-	status  int
-	code    string
-	message string
+	status     int
+	code       string
+	message    string
+	retryAfter time.Duration // sent as Retry-After when positive
+}
+
+// retryLater is an error that asks to be tried again after a while, like
+// socrata's BusyError: the data source refused to take more requests now.
+type retryLater interface {
+	error
+	RetryAfter() time.Duration
 }
 
 func (e *apiError) Error() string { return e.message }
 
 func badRequest(format string, args ...any) *apiError {
-	return &apiError{http.StatusBadRequest, "bad_request", fmt.Sprintf(format, args...)}
+	return &apiError{http.StatusBadRequest, "bad_request", fmt.Sprintf(format, args...), 0}
+}
+
+// goPackagePrefix matches the "package: " prefixes Go errors gather as
+// they are wrapped: an answer says what failed, not where in the code.
+var goPackagePrefix = regexp.MustCompile(`\b(?:dualresp|socrata|analyze|localportal|spill|sqlitestore|redisstore|datasf|net/http|http): `)
+
+// publicMessage is the part of err a caller is told: its message without
+// Go package prefixes, the operation labels of this package, or the HTTP
+// client's internals. The log keeps the whole error.
+func publicMessage(err error) string {
+	msg := err.Error()
+	for _, label := range []string{"export query failed: ", "page query failed: ", "sample query failed: ", "count query failed: ", "count failed: "} {
+		msg = strings.ReplaceAll(msg, label, "")
+	}
+	msg = goPackagePrefix.ReplaceAllString(msg, "")
+	switch {
+	case strings.Contains(msg, "Client.Timeout exceeded"), strings.Contains(msg, "context deadline exceeded"), strings.Contains(msg, "i/o timeout"):
+		return "the data source did not answer in time; try again"
+	}
+	return msg
 }
 
 // toAPIError maps an error of the Server to an answer.
@@ -67,23 +110,28 @@ func toAPIError(err error) *apiError {
 	var re *RequestError
 	var qe *QueryError
 	var ce *CountError
+	var rl retryLater
 	switch {
 	case errors.As(err, &ae):
 		return ae
 	case errors.As(err, &re):
 		return badRequest("%s", re.Message)
 	case errors.Is(err, ErrExpired):
-		return &apiError{http.StatusNotFound, "expired", "the resource has expired; run the query again to get a new one"}
+		return &apiError{http.StatusNotFound, "expired", "the resource has expired; run the query again to get a new one", 0}
 	case errors.Is(err, ErrNotFound):
-		return &apiError{http.StatusNotFound, "not_found", "no resource with this id (it may have expired and been removed)"}
+		return &apiError{http.StatusNotFound, "not_found", "no resource with this id (it may have expired and been removed)", 0}
 	case errors.Is(err, ErrPinQuota):
-		return &apiError{http.StatusConflict, codePinQuota, strings.TrimPrefix(err.Error(), "dualresp: ")}
+		return &apiError{http.StatusConflict, codePinQuota, strings.TrimPrefix(err.Error(), "dualresp: "), 0}
+	case errors.As(err, &rl) && rl.RetryAfter() > 0:
+		secs := int64(math.Ceil(rl.RetryAfter().Seconds()))
+		return &apiError{status: http.StatusServiceUnavailable, code: "busy", retryAfter: rl.RetryAfter(),
+			message: fmt.Sprintf("the data source has too many requests waiting on this server; retry after %d seconds", secs)}
 	case errors.As(err, &qe), errors.As(err, &ce):
-		return &apiError{http.StatusBadGateway, "query_failed", err.Error()}
+		return &apiError{http.StatusBadGateway, "query_failed", "the query behind this result failed: " + publicMessage(err), 0}
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return &apiError{http.StatusServiceUnavailable, "canceled", err.Error()}
+		return &apiError{http.StatusServiceUnavailable, "canceled", "the request was canceled or ran out of time; try again", 0}
 	}
-	return &apiError{http.StatusInternalServerError, "storage_error", "the resource store failed"}
+	return &apiError{http.StatusInternalServerError, "storage_error", "the resource store failed", 0}
 }
 
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
@@ -96,6 +144,9 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		return
 	case ae.status >= 500:
 		s.log.ErrorContext(r.Context(), "dualresp: request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+	}
+	if ae.retryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.FormatInt(int64(math.Ceil(ae.retryAfter.Seconds())), 10))
 	}
 	writeJSON(w, ae.status, map[string]string{"error": ae.code, "message": ae.message})
 }
@@ -361,6 +412,9 @@ func (s *Server) serveExport(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ew := &exportWriter{w: w, out: &clientWriter{w: w}, format: format, ctype: ctype, id: id, cols: columnNames(rec.Columns)}
+	if s.onExportStart != nil {
+		s.onExportStart(format)
+	}
 	for row, rerr := range s.Rows(ctx, rec, RowsOptions{}) {
 		if err = rerr; err == nil {
 			err = ew.row(row)
@@ -372,26 +426,74 @@ func (s *Server) serveExport(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		err = ew.finish()
 	}
+	report := ExportReport{ID: id, Format: format, Rows: ew.n, Total: rec.TotalCount, Err: err}
 	switch {
 	case err == nil:
+		report.Outcome = ExportCompleted
 	case ctx.Err() != nil || ew.out.err != nil:
 		// A browser that closes a download, or a client that stops
 		// reading: nothing went wrong here.
+		report.Outcome = ExportClientGone
 		s.log.DebugContext(ctx, "dualresp: export stopped: the client went away", "id", id, "rows", ew.n, "err", err)
 	case !ew.started:
+		report.Outcome = ExportFailed
 		s.writeError(w, r, &QueryError{Op: "export", Err: err})
 	default:
-		// Part of the result is out: break the connection so the client
-		// sees an incomplete download rather than a short one.
-		s.log.ErrorContext(ctx, "dualresp: export failed midway", "id", id, "rows", ew.n, "err", err)
-		panic(http.ErrAbortHandler)
+		// Part of the result is out: end it with the documented marker of
+		// an incomplete export (see Handler), never as a short file that
+		// looks whole.
+		report.Outcome = ExportIncomplete
+		s.log.ErrorContext(ctx, "dualresp: export failed midway; the download ends marked incomplete", "id", id, "rows", ew.n, "total", rec.TotalCount, "err", err)
+		ew.incomplete(rec.TotalCount)
+	}
+	report.Bytes = ew.out.n
+	if s.onExportEnd != nil {
+		s.onExportEnd(report)
 	}
 }
+
+// Outcomes of an export (ExportReport.Outcome).
+const (
+	// ExportCompleted: every row was sent.
+	ExportCompleted = "completed"
+	// ExportIncomplete: the query failed after rows were sent; the
+	// download ends with the marker of an incomplete export.
+	ExportIncomplete = "incomplete"
+	// ExportFailed: the query failed before any row was sent; the answer
+	// is an error.
+	ExportFailed = "failed"
+	// ExportClientGone: the client went away or stopped reading.
+	ExportClientGone = "client_gone"
+)
+
+// ExportReport describes one export when it ends, for
+// Options.OnExportEnd.
+type ExportReport struct {
+	ID      string
+	Format  string // csv, ndjson or json
+	Outcome string // ExportCompleted, ExportIncomplete, ExportFailed or ExportClientGone
+	Rows    int64  // rows sent
+	Total   int64  // rows of the result
+	Bytes   int64  // bytes of the body sent
+	Err     error  // why it did not complete; nil when it did
+}
+
+// Headers of an export's trailer (see Handler).
+const (
+	// TrailerExportStatus is "complete" or "incomplete".
+	TrailerExportStatus = "X-Export-Status"
+	// TrailerExportRows is the number of rows sent.
+	TrailerExportRows = "X-Export-Rows"
+)
+
+// incompleteMessage is what the marker of an incomplete export says.
+const incompleteMessage = "the data source failed while this export was being read, and asking again did not help; this download is incomplete: download it again later"
 
 // clientWriter remembers the first error writing to the client, which
 // means the client went away.
 type clientWriter struct {
 	w   io.Writer
+	n   int64 // bytes written
 	err error
 }
 
@@ -400,6 +502,7 @@ func (c *clientWriter) Write(p []byte) (int, error) {
 		return 0, c.err
 	}
 	n, err := c.w.Write(p)
+	c.n += int64(n)
 	c.err = err
 	return n, err
 }
@@ -435,6 +538,7 @@ func (e *exportWriter) start(first json.RawMessage) error {
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Content-Disposition", fmt.Sprintf(`attachment; filename="%s.%s"`, e.id, e.format))
+	h.Set("Trailer", TrailerExportStatus+", "+TrailerExportRows)
 	e.w.WriteHeader(http.StatusOK)
 	e.bw = bufio.NewWriterSize(e.out, 64<<10)
 	switch e.format {
@@ -564,5 +668,50 @@ func (e *exportWriter) finish() error {
 			return err
 		}
 	}
-	return e.bw.Flush()
+	if err := e.bw.Flush(); err != nil {
+		return err
+	}
+	e.trailer("complete")
+	return nil
+}
+
+// trailer sets the export's trailer (declared by start).
+func (e *exportWriter) trailer(status string) {
+	h := e.w.Header()
+	h.Set(TrailerExportStatus, status)
+	h.Set(TrailerExportRows, strconv.FormatInt(e.n, 10))
+}
+
+// incomplete ends a started export that failed midway with the marker of
+// an incomplete export: a last line (NDJSON), a last array element (JSON)
+// or a last record (CSV) naming the rows sent, and the trailer
+// X-Export-Status: incomplete.
+func (e *exportWriter) incomplete(total int64) {
+	marker := map[string]any{
+		"error":      "export_incomplete",
+		"incomplete": true,
+		"message":    incompleteMessage,
+		"rows":       e.n,
+		"total":      total,
+	}
+	b, _ := json.Marshal(marker) // a map of plain values
+	switch e.format {
+	case "ndjson":
+		_, _ = e.bw.Write(append(b, '\n'))
+	case "json":
+		if e.n > 0 {
+			_ = e.bw.WriteByte(',')
+		}
+		_, _ = e.bw.WriteString("\n")
+		_, _ = e.bw.Write(b)
+		_, _ = e.bw.WriteString("\n]\n")
+	case "csv":
+		e.cw.Flush()
+		rec := make([]string, max(len(e.cols), 1))
+		rec[0] = fmt.Sprintf("#export_incomplete: %d of %d rows: %s", e.n, total, incompleteMessage)
+		_ = e.cw.Write(rec)
+		e.cw.Flush()
+	}
+	_ = e.bw.Flush()
+	e.trailer("incomplete")
 }

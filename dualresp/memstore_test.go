@@ -61,3 +61,55 @@ func TestMemoryStoreEvictsLeastRecentlyUsedUnpinned(t *testing.T) {
 		t.Errorf("Len() after 10 more saves = %d; want 4 (3 unpinned + 1 pinned)", got)
 	}
 }
+
+// TestMemoryStoreOwnersApart: a Save over the bounds evicts from the owner
+// that holds the most (its least recently used record), so an owner's burst
+// never evicts another owner's records, and the per-owner bound holds.
+func TestMemoryStoreOwnersApart(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	for _, tc := range []struct {
+		name                 string
+		max, perOwner, burst int
+		wantB                int // records of B left
+	}{
+		{"store bound", 10, -1, 50, 7},
+		{"owner bound", 100, 4, 50, 4},
+		{"both", 10, 5, 50, 5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := dualresp.NewMemoryStore(dualresp.MemoryStoreOptions{MaxResources: tc.max, MaxResourcesPerOwner: tc.perOwner})
+			save := func(id, owner string, pinned bool) {
+				t.Helper()
+				if err := s.Save(ctx, &dualresp.Record{ID: id, Owner: owner, Pinned: pinned}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for i := range 3 {
+				save(fmt.Sprint("a", i), "owner-a", false)
+			}
+			save("a-pinned", "owner-a", true)
+			for i := range tc.burst {
+				save(fmt.Sprint("b", i), "owner-b", false)
+			}
+			for _, id := range []string{"a0", "a1", "a2", "a-pinned"} {
+				if _, err := s.Get(ctx, id); err != nil {
+					t.Errorf("Get(%s) of owner A after owner B saved %d = %v; want it kept", id, tc.burst, err)
+				}
+			}
+			left := 0
+			for i := range tc.burst {
+				if _, err := s.Get(ctx, fmt.Sprint("b", i)); err == nil {
+					left++
+				}
+			}
+			if left != tc.wantB {
+				t.Errorf("owner B has %d records left; want %d (the newest)", left, tc.wantB)
+			}
+			if _, err := s.Get(ctx, fmt.Sprint("b", tc.burst-1)); err != nil {
+				t.Errorf("owner B's newest record: %v; want it kept", err)
+			}
+		})
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/datasf-mcp/datasf-mcp/dualresp"
 	"github.com/datasf-mcp/datasf-mcp/dualresp/sqlitestore"
@@ -154,5 +155,54 @@ func TestPinQuotaREST(t *testing.T) {
 	var fe *dualresp.FetchError
 	if !errors.Is(err, dualresp.ErrPinQuota) || !errors.As(err, &fe) || fe.StatusCode != http.StatusConflict || errors.Is(err, dualresp.ErrNotFound) {
 		t.Errorf("Client Pin over the quota = %v; want a 409 FetchError matching ErrPinQuota", err)
+	}
+}
+
+// A pinned result lives as long as it is read: Cleanup deletes the pinned
+// records unread for PinnedIdleExpiration, in the memory and SQLite stores.
+func TestPinnedIdleExpiration(t *testing.T) {
+	t.Parallel()
+	for _, store := range []string{"memory", "sqlite"} {
+		t.Run(store, func(t *testing.T) {
+			t.Parallel()
+			opts := dualresp.Options{PinnedIdleExpiration: 10 * 24 * time.Hour}
+			if store == "sqlite" {
+				s, err := sqlitestore.Open(t.Context(), t.TempDir()+"/r.db", sqlitestore.Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { _ = s.Close() })
+				opts.Store = s
+			}
+			srv, clock := newServer(t, &genExecutor{}, opts)
+			ctx := t.Context()
+			pin := func() string {
+				t.Helper()
+				resp, err := srv.CreateResponse(ctx, dualresp.Spec{Query: dualresp.Query{Kind: "gen", Text: "all"}, Columns: genColumns})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := srv.Pin(ctx, resp.ID()); err != nil {
+					t.Fatal(err)
+				}
+				return resp.ID()
+			}
+			used, unused := pin(), pin()
+			for range 3 { // read every 6 days for 18 days
+				clock.Advance(6 * 24 * time.Hour)
+				if _, err := srv.Access(ctx, used); err != nil {
+					t.Fatalf("Access(used pin) = %v", err)
+				}
+				if _, err := srv.Cleanup(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := srv.Resource(ctx, used); err != nil {
+				t.Errorf("a pinned result read every 6 days, after 18 days: %v; want it kept", err)
+			}
+			if _, err := srv.Resource(ctx, unused); !errors.Is(err, dualresp.ErrNotFound) {
+				t.Errorf("a pinned result unread for 18 days (bound 10): %v; want ErrNotFound", err)
+			}
+		})
 	}
 }

@@ -43,6 +43,9 @@ const (
 	// DefaultMaxPinnedPerOwner is the pin quota of each owner when
 	// Options.MaxPinnedPerOwner is zero.
 	DefaultMaxPinnedPerOwner = 100
+	// DefaultPinnedIdleExpiration is how long a pinned result lives
+	// without being read when Options.PinnedIdleExpiration is zero.
+	DefaultPinnedIdleExpiration = 30 * 24 * time.Hour
 )
 
 // SortField orders a page by one result column.
@@ -181,15 +184,32 @@ type Options struct {
 	// cross-origin ("*" for any). Empty (the default) sends no CORS headers.
 	CORSOrigins []string
 	// MaxPinnedPerOwner is the pin quota: the most pinned results one owner
-	// (Record.Owner: a token's owner, or "" for anonymous callers) may
-	// have. Pinned results never expire, so without a quota anyone allowed
-	// to pin could fill the store. A pin over the quota fails with a
+	// (Record.Owner: a token's owner, or the Spec's Owner) may have. Pinned results do not expire while they are read (see
+	// PinnedIdleExpiration), so without a quota anyone allowed to pin could
+	// fill the store. A pin over the quota fails with a
 	// *PinQuotaError (REST: 409 pin_quota_exceeded); deleting a pinned
 	// result frees a place. Zero means DefaultMaxPinnedPerOwner; negative
 	// means no quota. The quota is enforced when the Store implements
 	// PinCounter (the stores of this module do), exactly within one Server
 	// and to within the number of Servers sharing a Store.
 	MaxPinnedPerOwner int
+	// PinnedIdleExpiration bounds how long a pinned result lives without
+	// being read: Cleanup deletes the pinned records whose LastAccess is
+	// older. A pin keeps a result as long as it is used, not forever, so
+	// the pins of owners that went away do not pile up. Zero means
+	// DefaultPinnedIdleExpiration; negative means never. Enforced when the
+	// Store implements UnusedPinDeleter (MemoryStore and sqlitestore do;
+	// in redisstore pinned records never expire).
+	PinnedIdleExpiration time.Duration
+	// OnExportStart, when set, is called as each export of the REST API
+	// starts, with its format; OnExportEnd as it ends, with what it sent
+	// and how it ended. They are for metrics and must return quickly.
+	OnExportStart func(format string)
+	OnExportEnd   func(ExportReport)
+	// OnRemoved, when set, is told of stored results removed, with the
+	// reason: "expired" (Cleanup), "pin_unused" (Cleanup, a pin unread for
+	// PinnedIdleExpiration) or "deleted" (Delete). For metrics.
+	OnRemoved func(reason string, n int)
 }
 
 // Server creates dual responses, keeps their records and serves them over
@@ -211,8 +231,13 @@ type Server struct {
 	authenticate func(*http.Request) (string, error)
 	cors         []string
 
-	maxPinned int        // <= 0: no quota
-	pinMu     sync.Mutex // makes counting and pinning one step
+	maxPinned int           // <= 0: no quota
+	pinMu     sync.Mutex    // makes counting and pinning one step
+	pinIdle   time.Duration // <= 0: pins never expire
+
+	onExportStart func(format string)
+	onExportEnd   func(ExportReport)
+	onRemoved     func(reason string, n int)
 
 	stop      context.CancelFunc
 	done      chan struct{}
@@ -243,9 +268,17 @@ func New(opts Options) (*Server, error) {
 		authenticate: opts.Authenticate,
 		cors:         opts.CORSOrigins,
 		maxPinned:    opts.MaxPinnedPerOwner,
+		pinIdle:      opts.PinnedIdleExpiration,
+
+		onExportStart: opts.OnExportStart,
+		onExportEnd:   opts.OnExportEnd,
+		onRemoved:     opts.OnRemoved,
 	}
 	if s.maxPinned == 0 {
 		s.maxPinned = DefaultMaxPinnedPerOwner
+	}
+	if s.pinIdle == 0 {
+		s.pinIdle = DefaultPinnedIdleExpiration
 	}
 	if s.store == nil {
 		s.store = NewMemoryStore(MemoryStoreOptions{MaxResources: opts.MaxResources})
@@ -613,15 +646,33 @@ func (s *Server) Delete(ctx context.Context, id string) error {
 	case err != nil:
 		return &StorageError{Op: "delete", Err: err}
 	}
+	if s.onRemoved != nil {
+		s.onRemoved("deleted", 1)
+	}
 	return getErr
 }
 
-// Cleanup removes the expired records now and returns how many went. The
-// cleanup loop calls it every CleanupInterval.
+// Cleanup removes the expired records now, and the pinned records unread
+// for Options.PinnedIdleExpiration, and returns how many went. The cleanup
+// loop calls it every CleanupInterval.
 func (s *Server) Cleanup(ctx context.Context) (int, error) {
-	n, err := s.store.DeleteExpired(ctx, s.now())
+	now := s.now()
+	n, err := s.store.DeleteExpired(ctx, now)
+	if n > 0 && s.onRemoved != nil {
+		s.onRemoved("expired", n)
+	}
 	if err != nil {
 		return n, &StorageError{Op: "delete expired", Err: err}
+	}
+	if d, ok := s.store.(UnusedPinDeleter); ok && s.pinIdle > 0 {
+		m, err := d.DeleteUnusedPinned(ctx, now.Add(-s.pinIdle))
+		n += m
+		if m > 0 && s.onRemoved != nil {
+			s.onRemoved("pin_unused", m)
+		}
+		if err != nil {
+			return n, &StorageError{Op: "delete unused pinned", Err: err}
+		}
 	}
 	return n, nil
 }

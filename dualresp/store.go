@@ -131,6 +131,16 @@ type Store interface {
 	Close() error
 }
 
+// UnusedPinDeleter is implemented by Stores that can delete the pinned
+// records no one has read for a while, which the Server needs to enforce
+// Options.PinnedIdleExpiration. MemoryStore and the sqlitestore package
+// implement it.
+type UnusedPinDeleter interface {
+	// DeleteUnusedPinned deletes the pinned records whose LastAccess is
+	// before before, and returns how many went.
+	DeleteUnusedPinned(ctx context.Context, before time.Time) (int, error)
+}
+
 // PinCounter is implemented by Stores that can count pinned records, which
 // the Server needs to enforce Options.MaxPinnedPerOwner. MemoryStore and
 // the sqlitestore and redisstore packages implement it.

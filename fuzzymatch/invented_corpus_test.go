@@ -17,7 +17,7 @@ import (
 
 // This file builds a corpus of invented column names, the kind a language
 // model writes when it guesses (call_datetime, year_added, district), from
-// the catalog's real column sets and the shared LLM-written queries, and
+// the catalog's real column sets and the DataSF query corpus, and
 // checks that Correct never rewrites one to a column it does not mean.
 
 // catalogDataset is one dataset of the catalog fixture.
@@ -202,7 +202,7 @@ func variants(col string, otherWords []string) map[string][]string {
 
 // inventedCorpus builds the corpus: from every catalog dataset, names
 // invented from its columns and names taken from neighbouring datasets (same
-// category and department); and from every valid LLM query, each column
+// category and department); and from every valid corpus query, each column
 // reference replaced by names invented from it.
 func inventedCorpus(t *testing.T) []invented {
 	t.Helper()
@@ -312,8 +312,8 @@ func inventedCorpus(t *testing.T) []invented {
 			}
 		}
 	}
-	// The LLM queries: each reference replaced (everywhere in the query) by
-	// names invented from it, so aliases and clauses are as a model wrote them.
+	// The corpus queries: each reference replaced (everywhere in the query) by
+	// names invented from it, so aliases and clauses stay as written.
 	for _, cq := range loadCorpus(t) {
 		q, err := soql.Parse(cq.soql)
 		if err != nil || !refsKnown(q, cq.columns) {
@@ -394,7 +394,6 @@ var inventedOnce struct {
 // runInvented runs Correct over the invented corpus (once per test binary).
 func runInvented(t *testing.T) inventedTally {
 	t.Helper()
-	fixtures.Path(t, "catalog") // skip (or fail in CI) without the fixtures
 	inventedOnce.Do(func() { inventedOnce.tally = tallyInvented(t) })
 	return inventedOnce.tally
 }

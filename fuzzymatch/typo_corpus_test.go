@@ -15,7 +15,7 @@ import (
 	"github.com/datasf-mcp/datasf-mcp/soql"
 )
 
-// corpusQuery is one query of datasf-llm-queries.jsonl with its dataset's
+// corpusQuery is one query of testdata/soql/datasf-queries.jsonl with its dataset's
 // real field names from the catalog.
 type corpusQuery struct {
 	dataset, soql string
@@ -50,7 +50,7 @@ func loadCorpus(t *testing.T) []corpusQuery {
 			}
 		}
 	}
-	qf, err := os.Open(fixtures.Path(t, "soql", "datasf-llm-queries.jsonl"))
+	qf, err := os.Open(fixtures.Path(t, "soql", "datasf-queries.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}

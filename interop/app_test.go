@@ -31,10 +31,10 @@ func needNode(t *testing.T, pkg string) string {
 	}
 	node, err := exec.LookPath("node")
 	if err != nil {
-		need(t, "node", err)
+		need(t, "node (Debian package nodejs)", err)
 	}
 	if _, err := os.Stat(filepath.Join("node_modules", filepath.FromSlash(pkg))); err != nil {
-		need(t, "interop/node_modules/"+pkg, err)
+		need(t, "interop/node_modules/"+pkg+" (make test runs npm ci in interop/)", err)
 	}
 	return node
 }

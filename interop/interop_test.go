@@ -13,13 +13,15 @@ import (
 	"time"
 )
 
-// need fails the test when CI=true and skips it otherwise.
+// need fails the test when CI=true and skips it otherwise, in one line
+// naming what is missing (`make test` runs `npm ci` in interop/ when npm,
+// Debian package npm, is there).
 func need(t *testing.T, what string, err error) {
 	t.Helper()
 	if os.Getenv("CI") == "true" {
 		t.Fatalf("%s is required in CI: %v", what, err)
 	}
-	t.Skipf("skipping: %s not available (%v); run `npm ci` in interop/", what, err)
+	t.Skipf("skipping: %s not available (%v)", what, err)
 }
 
 func TestTypeScriptSDKClient(t *testing.T) {
@@ -28,10 +30,10 @@ func TestTypeScriptSDKClient(t *testing.T) {
 	}
 	node, err := exec.LookPath("node")
 	if err != nil {
-		need(t, "node", err)
+		need(t, "node (Debian package nodejs)", err)
 	}
 	if _, err := os.Stat(filepath.Join("node_modules", "@modelcontextprotocol", "sdk")); err != nil {
-		need(t, "interop/node_modules (@modelcontextprotocol/sdk)", err)
+		need(t, "interop/node_modules/@modelcontextprotocol/sdk (make test runs npm ci in interop/)", err)
 	}
 
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)

@@ -82,7 +82,7 @@ func TestViewerInChromium(t *testing.T) {
 	}
 	node, err := exec.LookPath("node")
 	if err != nil {
-		need(t, "node", err)
+		need(t, "node (Debian package nodejs)", err)
 	}
 	chromium := os.Getenv("CHROMIUM")
 	if chromium == "" {
@@ -92,7 +92,7 @@ func TestViewerInChromium(t *testing.T) {
 		need(t, "chromium (Debian package chromium)", err)
 	}
 	if _, err := os.Stat(filepath.Join("node_modules", "playwright-core")); err != nil {
-		need(t, "interop/node_modules/playwright-core", err)
+		need(t, "interop/node_modules/playwright-core (make test runs npm ci in interop/)", err)
 	}
 
 	const n = 5000

@@ -382,9 +382,8 @@ func syncDir(dir string) {
 }
 
 // Indexes: the columns SoQL filters, groups and orders by most often, from
-// the schema's types and the query corpus of DataSF questions
-// (../shared/fixtures/soql/datasf-llm-queries.jsonl, by GROUP BY and WHERE
-// use): the first timestamp (WHERE date >= …, ORDER BY date, and the year
+// the schema's types and a corpus of queries written for DataSF datasets
+// (by GROUP BY and WHERE use): the first timestamp (WHERE date >= …, ORDER BY date, and the year
 // and month of date_trunc), then text and number columns named like the
 // corpus's most grouped keys, in that order of frequency.
 var indexedNames = []string{

@@ -218,8 +218,11 @@ func (tr *translator) ident(n *soql.Ident) (typed, error) {
 }
 
 // operand translates the other side of a comparison with x, converting a
-// string literal to x's type: a timestamp literal to the stored form so
-// that it compares as a timestamp, a numeric string to a number.
+// string literal to x's type as Socrata's analyzer does (soql's literal
+// rules): a timestamp literal, partial ones included ('2023' is
+// 2023-01-01T00:00:00), to the stored form so that it compares as a
+// timestamp; a numeric string to a number; true, false, 1 or 0 to a
+// boolean.
 func (tr *translator) operand(e soql.Expr, x typed) (typed, error) {
 	lit, ok := unparen(e).(*soql.StringLit)
 	if !ok {
@@ -227,24 +230,50 @@ func (tr *translator) operand(e soql.Expr, x typed) (typed, error) {
 	}
 	switch x.kind {
 	case kindFloating, kindFixed:
-		ts, ok := normalizeTimestamp(lit.Value, x.kind == kindFixed)
+		fixed := x.kind == kindFixed
+		t, ok := soql.ParseTimestamp(lit.Value, fixed)
 		if !ok {
 			return typed{}, tr.typeMismatch(lit.Pos(), fmt.Sprintf("Cannot interpret %s as a timestamp", lit.Raw))
 		}
-		return typed{sql: quoteString(ts), kind: x.kind}, nil
+		return typed{sql: quoteString(formatTimestamp(t, fixed)), kind: x.kind}, nil
 	case kindNumber:
 		if f, err := strconv.ParseFloat(strings.TrimSpace(lit.Value), 64); err == nil {
 			return typed{sql: strconv.FormatFloat(f, 'g', -1, 64), kind: kindNumber}, nil
 		}
 	case kindBool:
-		switch strings.ToLower(lit.Value) {
-		case "true":
-			return typed{sql: "1", kind: kindBool}, nil
-		case "false":
+		if b, ok := soql.ParseBoolean(lit.Value); ok {
+			if b {
+				return typed{sql: "1", kind: kindBool}, nil
+			}
 			return typed{sql: "0", kind: kindBool}, nil
 		}
 	}
 	return tr.expr(e)
+}
+
+// shiftTimestamp is ts + 'P1D' or ts - 'P1M': a timestamp moved by an ISO
+// period literal (F TimeStampPlus, TimeStampMinus), of the timestamp's
+// type. ok is false when n is not that form.
+func (tr *translator) shiftTimestamp(n *soql.Binary, l typed) (typed, bool) {
+	lit, isLit := unparen(n.Right).(*soql.StringLit)
+	if !isLit || (n.Op != "+" && n.Op != "-") || (l.kind != kindFloating && l.kind != kindFixed) {
+		return typed{}, false
+	}
+	p, ok := soql.ParseInterval(lit.Value)
+	if !ok {
+		return typed{}, false
+	}
+	sign := "+"
+	if n.Op == "-" {
+		sign = "-"
+	}
+	fixed := int64(0)
+	if l.kind == kindFixed {
+		fixed = 1
+	}
+	sql := fmt.Sprintf("localportal_ts_shift(%s, %d, %d, %d, %d, %d, %s, %s1, %d)", l.sql, p.Years, p.Months, p.Days, p.Hours, p.Minutes,
+		strconv.FormatFloat(p.Seconds, 'g', -1, 64), sign, fixed)
+	return typed{sql: sql, kind: l.kind, soda2: l.soda2, agg: l.agg}, true
 }
 
 var comparisonOps = map[string]string{"=": "=", "!=": "!=", "<>": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
@@ -270,6 +299,9 @@ func (tr *translator) binary(n *soql.Binary) (typed, error) {
 	l, err := tr.expr(n.Left)
 	if err != nil {
 		return l, err
+	}
+	if t, ok := tr.shiftTimestamp(n, l); ok {
+		return t, nil
 	}
 	r, err := tr.expr(n.Right)
 	if err != nil {

@@ -94,7 +94,9 @@ func numberAggregate(sqlName string) aggregate {
 func numericAggregate(sqlName string) aggregate {
 	return func(tr *translator, n *soql.Call, distinct string, arg typed) (typed, error) {
 		if arg.kind != kindNumber && arg.kind != kindNull {
-			return typed{}, tr.typeMismatch(n.Args[0].Pos(), strings.ToLower(n.Name.Name)+" needs a number")
+			// The checker refused what Socrata refuses (soql's
+			// signatures); median of text (F MedianDisc) remains.
+			return typed{}, unsupported(tr, n.Args[0].Pos(), strings.ToLower(n.Name.Name)+" of a value that is not a number is not supported by the local portal")
 		}
 		return typed{sql: sqlName + "(" + distinct + arg.sql + ")", kind: kindNumber, agg: true}, nil
 	}
@@ -126,12 +128,35 @@ func (tr *translator) call(n *soql.Call) (typed, error) {
 		return tr.aggregateCall(n, name, args, anyAgg)
 	}
 	f, ok := scalarFunctions[name]
+	if !ok && soql.Signatures(name) != nil {
+		// A function of Socrata's this portal does not translate.
+		return typed{}, unsupported(tr, n.Name.NamePos, "function "+name+" is not supported by the local portal")
+	}
+	if ok && len(args) == 2 && strings.HasPrefix(name, "date_trunc_") && args[0].kind == kindFixed {
+		// date_trunc_ym(fixed, zone) truncates the wall time in the zone
+		// (F FixedTimeStampTruncYmAtTimeZone): a floating timestamp.
+		args = []typed{{sql: "localportal_to_floating(" + args[0].sql + ", " + args[1].sql + ")", kind: kindFloating, agg: anyAgg}}
+	}
+	if ok && !n.Star && !arityOK(f.arity, len(args)) && soqlArity(name, len(args)) {
+		return typed{}, unsupported(tr, n.Name.NamePos, fmt.Sprintf("%s with %d arguments is not supported by the local portal", name, len(args)))
+	}
 	if !ok || n.Star || !arityOK(f.arity, len(args)) {
 		return typed{}, tr.noSuchFunction(n)
 	}
 	t, err := f.translate(tr, n, args)
 	t.agg = t.agg || anyAgg
 	return t, err
+}
+
+// soqlArity reports whether Socrata's rules have an overload of name that
+// takes n arguments.
+func soqlArity(name string, n int) bool {
+	for _, s := range soql.Signatures(name) {
+		if s.ArityOK(n) {
+			return true
+		}
+	}
+	return false
 }
 
 func arityOK(arity []int, n int) bool {
@@ -223,7 +248,7 @@ func caseFunction(tr *translator, n *soql.Call, args []typed) (typed, error) {
 func withinCircle(tr *translator, n *soql.Call, args []typed) (typed, error) {
 	lat, lon, ok := latLon(args[0])
 	if !ok {
-		return typed{}, tr.typeMismatch(n.Args[0].Pos(), "within_circle needs a point or location column")
+		return typed{}, unsupported(tr, n.Args[0].Pos(), "within_circle of this argument is not supported by the local portal (it takes a point or location column)")
 	}
 	return typed{sql: "(localportal_distance(" + lat + ", " + lon + ", " + args[1].sql + ", " + args[2].sql + ") <= " + args[3].sql + ")", kind: kindBool}, nil
 }
@@ -233,7 +258,7 @@ func withinCircle(tr *translator, n *soql.Call, args []typed) (typed, error) {
 func withinBox(tr *translator, n *soql.Call, args []typed) (typed, error) {
 	lat, lon, ok := latLon(args[0])
 	if !ok {
-		return typed{}, tr.typeMismatch(n.Args[0].Pos(), "within_box needs a point or location column")
+		return typed{}, unsupported(tr, n.Args[0].Pos(), "within_box of this argument is not supported by the local portal (it takes a point or location column)")
 	}
 	a1, o1, a2, o2 := args[1].sql, args[2].sql, args[3].sql, args[4].sql
 	return typed{sql: fmt.Sprintf("(%s BETWEEN min(%s, %s) AND max(%s, %s) AND %s BETWEEN min(%s, %s) AND max(%s, %s))",
@@ -245,13 +270,13 @@ func withinBox(tr *translator, n *soql.Call, args []typed) (typed, error) {
 func distanceInMeters(tr *translator, n *soql.Call, args []typed) (typed, error) {
 	lat1, lon1, ok := latLon(args[0])
 	if !ok {
-		return typed{}, tr.typeMismatch(n.Args[0].Pos(), "distance_in_meters needs a point")
+		return typed{}, unsupported(tr, n.Args[0].Pos(), "distance_in_meters of this argument is not supported by the local portal (it takes a point)")
 	}
 	lat2, lon2, ok := latLon(args[1])
 	if !ok {
 		lit, isLit := unparen(n.Args[1]).(*soql.StringLit)
 		if !isLit {
-			return typed{}, tr.typeMismatch(n.Args[1].Pos(), "distance_in_meters needs a point")
+			return typed{}, unsupported(tr, n.Args[1].Pos(), "distance_in_meters of this argument is not supported by the local portal (it takes a point)")
 		}
 		lo, la, ok := parseWKTPoint(lit.Value)
 		if !ok {

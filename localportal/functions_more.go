@@ -48,7 +48,7 @@ var twoArgAggregates = map[string]string{
 func extentAggregate(tr *translator, n *soql.Call, _ string, arg typed) (typed, error) {
 	lat, lon, ok := latLon(arg)
 	if !ok {
-		return typed{}, tr.typeMismatch(n.Args[0].Pos(), "extent needs a point or location")
+		return typed{}, unsupported(tr, n.Args[0].Pos(), "extent of this argument is not supported by the local portal (it takes a point or location)")
 	}
 	c := func(x, y string) string { return "json_array(" + x + "(" + lon + "), " + y + "(" + lat + "))" }
 	ring := strings.Join([]string{c("min", "min"), c("max", "min"), c("max", "max"), c("min", "max"), c("min", "min")}, ", ")
@@ -60,7 +60,7 @@ func extentAggregate(tr *translator, n *soql.Call, _ string, arg typed) (typed, 
 func convexHullAggregate(tr *translator, n *soql.Call, _ string, arg typed) (typed, error) {
 	lat, lon, ok := latLon(arg)
 	if !ok {
-		return typed{}, tr.typeMismatch(n.Args[0].Pos(), "convex_hull needs a point or location")
+		return typed{}, unsupported(tr, n.Args[0].Pos(), "convex_hull of this argument is not supported by the local portal (it takes a point or location)")
 	}
 	return typed{sql: "localportal_convex_hull(" + lon + ", " + lat + ")", kind: kindJSON, soda2: "polygon", agg: true}, nil
 }
@@ -188,11 +188,11 @@ func withinPolygon(tr *translator, n *soql.Call, args []typed) (typed, error) {
 	name := strings.ToLower(n.Name.Name)
 	lat, lon, ok := latLon(args[0])
 	if !ok {
-		return typed{}, tr.typeMismatch(n.Args[0].Pos(), name+" needs a point or location column")
+		return typed{}, unsupported(tr, n.Args[0].Pos(), name+" of this argument is not supported by the local portal (it takes a point or location column)")
 	}
 	lit, isLit := unparen(n.Args[1]).(*soql.StringLit)
 	if !isLit {
-		return typed{}, tr.typeMismatch(n.Args[1].Pos(), name+" needs a WKT POLYGON or MULTIPOLYGON literal")
+		return typed{}, unsupported(tr, n.Args[1].Pos(), name+" of this argument is not supported by the local portal (it takes a WKT POLYGON or MULTIPOLYGON literal)")
 	}
 	if _, err := parseWKTPolygons(lit.Value); err != nil {
 		return typed{}, tr.typeMismatch(n.Args[1].Pos(), "Cannot interpret "+lit.Raw+" as a polygon: "+err.Error())
@@ -209,7 +209,7 @@ func numPoints(tr *translator, n *soql.Call, args []typed) (typed, error) {
 	case kindJSON:
 		return typed{sql: "localportal_num_points(" + args[0].sql + ")", kind: kindNumber}, nil
 	}
-	return typed{}, tr.typeMismatch(n.Args[0].Pos(), "num_points needs a geometry")
+	return typed{}, unsupported(tr, n.Args[0].Pos(), "num_points of this argument is not supported by the local portal (it takes a geometry)")
 }
 
 func coordinate(latitude bool) func(tr *translator, n *soql.Call, args []typed) (typed, error) {
@@ -252,162 +252,220 @@ func locationPart(part string) function {
 	}}
 }
 
-// registerMoreFuncs registers this file's Go SQL functions with add, the
-// helper of registerFuncs.
-func registerMoreFuncs(add func(name string, n int32, fn func(args []any) (any, error))) []error {
-	text := func(v any) (string, bool) {
-		if v == nil {
-			return "", false
-		}
-		if s, ok := v.(string); ok {
-			return s, true
-		}
-		return formatScalar(v), true
+// sqlFunc is one Go function the SQL translation calls: its SQL name, its
+// argument count (-1: any) and its body. Arguments and results are SQLite
+// values; a nil result is SQL NULL.
+type sqlFunc struct {
+	name  string
+	nargs int32
+	fn    func(args []any) (any, error)
+}
+
+// sqlAggregate is one Go aggregate the SQL translation calls.
+type sqlAggregate struct {
+	name  string
+	nargs int32
+	make  func() sqlite.AggregateFunction
+}
+
+// sqlText reads a SQLite value as text; ok is false for NULL.
+func sqlText(v any) (string, bool) {
+	if v == nil {
+		return "", false
 	}
-	add("localportal_fold", 1, func(a []any) (any, error) {
-		s, ok := text(a[0])
+	if s, ok := v.(string); ok {
+		return s, true
+	}
+	return formatScalar(v), true
+}
+
+// textFunc is a function of one text argument, NULL for NULL.
+func textFunc(name string, f func(string) string) sqlFunc {
+	return sqlFunc{name: name, nargs: 1, fn: func(a []any) (any, error) {
+		s, ok := sqlText(a[0])
 		if !ok {
 			return nil, nil
 		}
-		return strings.ToLower(strings.ToUpper(s)), nil
-	})
-	add("localportal_upper", 1, func(a []any) (any, error) {
-		s, ok := text(a[0])
-		if !ok {
-			return nil, nil
-		}
-		return strings.ToUpper(s), nil
-	})
-	add("localportal_lower", 1, func(a []any) (any, error) {
-		s, ok := text(a[0])
-		if !ok {
-			return nil, nil
-		}
-		return strings.ToLower(s), nil
-	})
-	add("localportal_unaccent", 1, func(a []any) (any, error) {
-		s, ok := text(a[0])
-		if !ok {
-			return nil, nil
-		}
-		return unaccent(s), nil
-	})
-	add("localportal_title", 1, func(a []any) (any, error) {
-		s, ok := text(a[0])
-		if !ok {
-			return nil, nil
-		}
-		return titleCase(s), nil
-	})
-	add("localportal_pad", 4, func(a []any) (any, error) {
-		s, ok1 := text(a[0])
-		n, ok2 := toFloat(a[1])
-		pad, ok3 := text(a[2])
-		if !ok1 || !ok2 || !ok3 || pad == "" {
-			return nil, nil
-		}
-		r := []rune(s)
-		for len(r) < int(n) {
-			if right, _ := a[3].(int64); right == 1 {
-				r = append(r, []rune(pad)...)
-			} else {
-				r = append([]rune(pad), r...)
-			}
-		}
-		return string(r), nil
-	})
-	add("localportal_round", 2, func(a []any) (any, error) {
-		x, ok1 := toFloat(a[0])
-		d, ok2 := toFloat(a[1])
-		if !ok1 || !ok2 {
-			return nil, nil
-		}
-		p := math.Pow(10, math.Trunc(d))
-		r := math.Round(x*p) / p
-		if d <= 0 {
-			return int64(r), nil
-		}
-		// Decimal digits, not binary noise.
-		return strconv.ParseFloat(strconv.FormatFloat(r, 'f', int(d), 64), 64)
-	})
-	add("localportal_to_floating", 2, func(a []any) (any, error) {
-		s, ok1 := a[0].(string)
-		zone, ok2 := a[1].(string)
-		if !ok1 || !ok2 {
-			return nil, nil
-		}
-		loc, err := time.LoadLocation(zone)
-		if err != nil {
-			return nil, fmt.Errorf("to_floating_timestamp: unknown time zone %q", zone)
-		}
-		t, ok := parseTimestamp(s)
-		if !ok {
-			return nil, nil
-		}
-		return formatTimestamp(t.In(loc), false), nil
-	})
-	add("localportal_in_polygon", 3, func(a []any) (any, error) {
-		lat, ok1 := toFloat(a[0])
-		lon, ok2 := toFloat(a[1])
-		wkt, ok3 := a[2].(string)
-		if !ok1 || !ok2 || !ok3 {
-			return nil, nil
-		}
-		polys, err := cachedPolygons(wkt)
-		if err != nil {
-			return nil, err
-		}
-		if inPolygons(polys, lon, lat) {
-			return int64(1), nil
-		}
-		return int64(0), nil
-	})
-	add("localportal_num_points", 1, func(a []any) (any, error) {
-		s, ok := a[0].(string)
-		if !ok {
-			return nil, nil
-		}
-		var g struct {
-			Coordinates json.RawMessage `json:"coordinates"`
-		}
-		if json.Unmarshal([]byte(s), &g) != nil {
-			return nil, nil
-		}
-		// A position is a "[" followed by a number.
-		n := int64(0)
-		c := g.Coordinates
-		for i := 0; i+1 < len(c); i++ {
-			if c[i] == '[' && (c[i+1] == '-' || c[i+1] >= '0' && c[i+1] <= '9') {
-				n++
-			}
-		}
-		return n, nil
-	})
-	for _, name := range []string{"localportal_greatest", "localportal_least"} {
-		greatest := name == "localportal_greatest"
-		add(name, -1, func(a []any) (any, error) {
-			var best any
-			for _, v := range a {
-				if v == nil {
-					continue
-				}
-				if best == nil || (compareValues(v, best) > 0) == greatest && compareValues(v, best) != 0 {
-					best = v
-				}
-			}
-			return best, nil
-		})
+		return f(s), nil
+	}}
+}
+
+// moreSQLFuncs are the Go functions of this file's SoQL functions, one
+// entry each; registerMoreFuncs installs them.
+var moreSQLFuncs = []sqlFunc{
+	// Unicode case folding, as the portal's caseless_* functions.
+	textFunc("localportal_fold", func(s string) string { return strings.ToLower(strings.ToUpper(s)) }),
+	textFunc("localportal_upper", strings.ToUpper),
+	textFunc("localportal_lower", strings.ToLower),
+	textFunc("localportal_unaccent", unaccent),
+	textFunc("localportal_title", titleCase),
+	{"localportal_pad", 4, padFunc},
+	{"localportal_round", 2, roundFunc},
+	{"localportal_to_floating", 2, toFloatingFunc},
+	{"localportal_in_polygon", 3, inPolygonFunc},
+	{"localportal_num_points", 1, numPointsFunc},
+	{"localportal_greatest", -1, extremumFunc(true)},
+	{"localportal_least", -1, extremumFunc(false)},
+	{"localportal_ts_shift", 9, tsShiftFunc},
+}
+
+// moreSQLAggregates are the Go aggregates of this file's SoQL functions.
+var moreSQLAggregates = []sqlAggregate{
+	{"localportal_median", 1, func() sqlite.AggregateFunction { return &median{} }},
+	{"localportal_regr_slope", 2, func() sqlite.AggregateFunction { return &regression{kind: "slope"} }},
+	{"localportal_regr_intercept", 2, func() sqlite.AggregateFunction { return &regression{kind: "intercept"} }},
+	{"localportal_regr_r2", 2, func() sqlite.AggregateFunction { return &regression{kind: "r2"} }},
+	{"localportal_convex_hull", 2, func() sqlite.AggregateFunction { return &hull{} }},
+}
+
+// registerMoreFuncs registers moreSQLFuncs with add, the helper of
+// registerFuncs, and moreSQLAggregates with the driver.
+func registerMoreFuncs(add func(name string, n int32, fn func(args []any) (any, error))) []error {
+	for _, f := range moreSQLFuncs {
+		add(f.name, f.nargs, f.fn)
 	}
 	var errs []error
-	errs = append(errs, sqlite.RegisterFunction("localportal_median", &sqlite.FunctionImpl{NArgs: 1, Deterministic: true,
-		MakeAggregate: func(sqlite.FunctionContext) (sqlite.AggregateFunction, error) { return &median{}, nil }}))
-	for _, kind := range []string{"slope", "intercept", "r2"} {
-		errs = append(errs, sqlite.RegisterFunction("localportal_regr_"+kind, &sqlite.FunctionImpl{NArgs: 2, Deterministic: true,
-			MakeAggregate: func(sqlite.FunctionContext) (sqlite.AggregateFunction, error) { return &regression{kind: kind}, nil }}))
+	for _, ag := range moreSQLAggregates {
+		errs = append(errs, sqlite.RegisterFunction(ag.name, &sqlite.FunctionImpl{NArgs: ag.nargs, Deterministic: true,
+			MakeAggregate: func(sqlite.FunctionContext) (sqlite.AggregateFunction, error) { return ag.make(), nil }}))
 	}
-	errs = append(errs, sqlite.RegisterFunction("localportal_convex_hull", &sqlite.FunctionImpl{NArgs: 2, Deterministic: true,
-		MakeAggregate: func(sqlite.FunctionContext) (sqlite.AggregateFunction, error) { return &hull{}, nil }}))
 	return errs
+}
+
+// padFunc is localportal_pad(s, n, pad, right): s padded to n characters
+// on the left (right 0) or the right (right 1).
+func padFunc(a []any) (any, error) {
+	s, ok1 := sqlText(a[0])
+	n, ok2 := toFloat(a[1])
+	pad, ok3 := sqlText(a[2])
+	if !ok1 || !ok2 || !ok3 || pad == "" {
+		return nil, nil
+	}
+	r := []rune(s)
+	for len(r) < int(n) {
+		if right, _ := a[3].(int64); right == 1 {
+			r = append(r, []rune(pad)...)
+		} else {
+			r = append([]rune(pad), r...)
+		}
+	}
+	return string(r), nil
+}
+
+// roundFunc is localportal_round(x, digits), half away from zero.
+func roundFunc(a []any) (any, error) {
+	x, ok1 := toFloat(a[0])
+	d, ok2 := toFloat(a[1])
+	if !ok1 || !ok2 {
+		return nil, nil
+	}
+	p := math.Pow(10, math.Trunc(d))
+	r := math.Round(x*p) / p
+	if d <= 0 {
+		return int64(r), nil
+	}
+	// Decimal digits, not binary noise.
+	return strconv.ParseFloat(strconv.FormatFloat(r, 'f', int(d), 64), 64)
+}
+
+// toFloatingFunc is localportal_to_floating(fixed, zone).
+func toFloatingFunc(a []any) (any, error) {
+	s, ok1 := a[0].(string)
+	zone, ok2 := a[1].(string)
+	if !ok1 || !ok2 {
+		return nil, nil
+	}
+	loc, err := time.LoadLocation(zone)
+	if err != nil {
+		return nil, fmt.Errorf("to_floating_timestamp: unknown time zone %q", zone)
+	}
+	t, ok := parseTimestamp(s)
+	if !ok {
+		return nil, nil
+	}
+	return formatTimestamp(t.In(loc), false), nil
+}
+
+// inPolygonFunc is localportal_in_polygon(lat, lon, wkt): 1 inside, 0
+// outside.
+func inPolygonFunc(a []any) (any, error) {
+	lat, ok1 := toFloat(a[0])
+	lon, ok2 := toFloat(a[1])
+	wkt, ok3 := a[2].(string)
+	if !ok1 || !ok2 || !ok3 {
+		return nil, nil
+	}
+	polys, err := cachedPolygons(wkt)
+	if err != nil {
+		return nil, err
+	}
+	if inPolygons(polys, lon, lat) {
+		return int64(1), nil
+	}
+	return int64(0), nil
+}
+
+// numPointsFunc is localportal_num_points(geojson): the number of
+// positions of a stored shape.
+func numPointsFunc(a []any) (any, error) {
+	s, ok := a[0].(string)
+	if !ok {
+		return nil, nil
+	}
+	var g struct {
+		Coordinates json.RawMessage `json:"coordinates"`
+	}
+	if json.Unmarshal([]byte(s), &g) != nil {
+		return nil, nil
+	}
+	// A position is a "[" followed by a number.
+	n := int64(0)
+	c := g.Coordinates
+	for i := 0; i+1 < len(c); i++ {
+		if c[i] == '[' && (c[i+1] == '-' || c[i+1] >= '0' && c[i+1] <= '9') {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// extremumFunc is localportal_greatest (greatest) or localportal_least:
+// nulls are ignored.
+func extremumFunc(greatest bool) func(a []any) (any, error) {
+	return func(a []any) (any, error) {
+		var best any
+		for _, v := range a {
+			if v == nil {
+				continue
+			}
+			if best == nil || (compareValues(v, best) > 0) == greatest && compareValues(v, best) != 0 {
+				best = v
+			}
+		}
+		return best, nil
+	}
+}
+
+// tsShiftFunc is localportal_ts_shift(ts, years, months, days, hours,
+// minutes, seconds, sign, fixed): a stored timestamp moved by an ISO
+// period (soql.Period.AddTo), in the stored form of its type.
+func tsShiftFunc(a []any) (any, error) {
+	s, ok := a[0].(string)
+	if !ok {
+		return nil, nil
+	}
+	t, ok := parseTimestamp(s)
+	if !ok {
+		return nil, nil
+	}
+	var f [8]float64
+	for i := range f {
+		if f[i], ok = toFloat(a[i+1]); !ok {
+			return nil, nil
+		}
+	}
+	p := soql.Period{Years: int(f[0]), Months: int(f[1]), Days: int(f[2]), Hours: int(f[3]), Minutes: int(f[4]), Seconds: f[5]}
+	return formatTimestamp(p.AddTo(t, int(f[6])), f[7] == 1), nil
 }
 
 // compareValues orders two SQLite values: numerically when both are

@@ -15,6 +15,9 @@ import (
 type OfflineOptions struct {
 	// Domain is the portal domain (Options.Domain). Default "data.sfgov.org".
 	Domain string
+	// Secret is Options.Secret: when set, the listener answers only
+	// requests that carry it (Portal.Client sends it).
+	Secret string
 	// Catalog is a catalog JSONL file to load first (see Portal.LoadCatalog);
 	// empty for none.
 	Catalog string
@@ -60,7 +63,7 @@ func StartOffline(ctx context.Context, opts OfflineOptions) (*Portal, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	p, err := New(Options{Domain: opts.Domain, Logger: log})
+	p, err := New(Options{Domain: opts.Domain, Logger: log, Secret: opts.Secret})
 	if err != nil {
 		return nil, err
 	}
@@ -97,7 +100,7 @@ func StartOffline(ctx context.Context, opts OfflineOptions) (*Portal, error) {
 	}
 	p.stop = make(chan struct{})
 	go releaseMemory(p.stop)
-	log.Info("offline portal ready", "datasets", len(p.Datasets()), "data_files", len(files),
+	log.Info("offline portal ready", "url", p.URL(), "datasets", len(p.Datasets()), "data_files", len(files),
 		"took", time.Since(start).Round(time.Millisecond))
 	return p, nil
 }

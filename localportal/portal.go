@@ -59,6 +59,7 @@ package localportal
 
 import (
 	"context"
+	"crypto/subtle"
 	"database/sql"
 	"encoding/json"
 	"errors"
@@ -66,6 +67,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -84,7 +86,18 @@ type Options struct {
 	Logger *slog.Logger
 	// Now is the clock for load times. Default time.Now.
 	Now func() time.Time
+	// Secret, when set, is required of every request in the SecretHeader
+	// header (403 otherwise), so that the listener answers only the
+	// process that started it (Client sends it): not another local user,
+	// nor a page in a browser, nor a caller of the product that has no
+	// bearer token. Requests must also name the listener's loopback
+	// address or a served domain in Host (403 otherwise), so that DNS
+	// rebinding cannot reach it.
+	Secret string
 }
+
+// SecretHeader carries Options.Secret.
+const SecretHeader = "X-Localportal-Secret"
 
 // Portal is a local Socrata portal. All methods are safe for concurrent use.
 type Portal struct {
@@ -174,11 +187,15 @@ func (s *Portal) Start() error {
 	s.httpSrv = &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)}
 	s.url = "http://" + ln.Addr().String()
-	s.client = &http.Client{Transport: &http.Transport{
+	tr := &http.Transport{
 		DialContext:         (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
 		MaxIdleConnsPerHost: 16,
 		IdleConnTimeout:     30 * time.Second,
-	}}
+	}
+	s.client = &http.Client{Transport: tr}
+	if s.opts.Secret != "" {
+		s.client.Transport = secretTransport{secret: s.opts.Secret, next: tr}
+	}
 	go func(srv *http.Server) {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.log.Error("localportal: serve", "err", err)
@@ -246,7 +263,59 @@ func (s *Portal) Close() {
 
 // Handler returns the HTTP handler serving the portal's APIs.
 func (s *Portal) Handler() http.Handler {
-	return http.HandlerFunc(s.serveHTTP)
+	if s.opts.Secret == "" {
+		return http.HandlerFunc(s.serveHTTP)
+	}
+	secret := []byte(s.opts.Secret)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if subtle.ConstantTimeCompare([]byte(r.Header.Get(SecretHeader)), secret) != 1 {
+			writeJSON(w, http.StatusForbidden, map[string]any{"code": "forbidden", "error": true,
+				"message": "This portal answers only the process that started it."})
+			return
+		}
+		if !s.knownHost(r.Host) {
+			writeJSON(w, http.StatusForbidden, map[string]any{"code": "forbidden", "error": true,
+				"message": "Host " + r.Host + " is neither this listener's loopback address nor a served domain."})
+			return
+		}
+		s.serveHTTP(w, r)
+	})
+}
+
+// knownHost reports whether host (with or without a port) is a loopback
+// name or address, or a domain the portal serves.
+func (s *Portal) knownHost(host string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.ToLower(strings.Trim(host, "[]")), ".")
+	if a, err := netip.ParseAddr(host); err == nil {
+		return a.IsLoopback()
+	}
+	if host == "localhost" || host == strings.ToLower(s.opts.Domain) {
+		return true
+	}
+	_, ok := s.DomainPortal(host)
+	return ok
+}
+
+// secretTransport sends Options.Secret with every request.
+type secretTransport struct {
+	secret string
+	next   http.RoundTripper
+}
+
+func (t secretTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	r := req.Clone(req.Context())
+	r.Header.Set(SecretHeader, t.secret)
+	return t.next.RoundTrip(r)
+}
+
+// CloseIdleConnections closes the idle connections of the transport under.
+func (t secretTransport) CloseIdleConnections() {
+	if c, ok := t.next.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
 }
 
 // The APIs that Endpoint names.

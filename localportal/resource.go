@@ -2,14 +2,17 @@ package localportal
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"net/http"
 	"net/url"
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/datasf-mcp/datasf-mcp/soql"
 )
@@ -20,6 +23,38 @@ var soqlParams = []string{"$select", "$where", "$order", "$group", "$having", "$
 // ignoredParams are accepted and ignored.
 var ignoredParams = map[string]bool{"$$app_token": true, "$$exclude_system_fields": true, "$$version": true,
 	"$$read_from_nbe": true, "$$query_timeout_seconds": true}
+
+// maxLoggedQuery is the most bytes of a query a log line carries.
+const maxLoggedQuery = 2000
+
+// clipLogged cuts a query for a log line: a 15 KB SoQL must not make a
+// log line of 64 KB.
+func clipLogged(q string) string {
+	if len(q) <= maxLoggedQuery {
+		return q
+	}
+	cut := maxLoggedQuery
+	for cut > 0 && !utf8.RuneStart(q[cut]) {
+		cut--
+	}
+	return q[:cut] + fmt.Sprintf("… (%d bytes in all)", len(q))
+}
+
+// executionReason says why a query could not run, in the words of a portal
+// rather than of the SQLite engine under this one (the log keeps SQLite's).
+func executionReason(err error) string {
+	msg := err.Error()
+	switch {
+	case strings.Contains(msg, "Expression tree is too large"), strings.Contains(msg, "Recursion limit"),
+		strings.Contains(msg, "parser stack overflow"):
+		return "the query is nested too deeply; simplify it"
+	case strings.Contains(msg, "interrupted"), errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		return "the query ran out of time"
+	case strings.Contains(msg, "too many SQL variables"), strings.Contains(msg, "too many terms"):
+		return "the query has too many terms"
+	}
+	return "the query could not be executed on this dataset"
+}
 
 func writeError(w http.ResponseWriter, err error) {
 	var qe *queryError
@@ -78,10 +113,11 @@ func (s *Portal) answer(w http.ResponseWriter, r *http.Request, ds *dataset, id,
 		c = page(c)
 	}
 	if err := s.run(w, r, ds, c); err != nil {
-		s.log.Warn("localportal: query failed", "path", r.URL.Path, "dataset", id, "soql", src, "sql", c.sql, "err", err)
+		s.log.Warn("localportal: query failed", "path", r.URL.Path, "dataset", id,
+			"soql", clipLogged(src), "sql", clipLogged(c.sql), "err", err)
 		writeError(w, &queryError{status: http.StatusBadRequest, body: map[string]any{
 			"errorCode": "query.execution.failed",
-			"message":   "Query coordinator error: query.execution.failed; " + err.Error(),
+			"message":   "Query coordinator error: query.execution.failed; " + executionReason(err),
 			"data":      map[string]any{"dataset": id},
 		}})
 	}

@@ -53,10 +53,10 @@ func TestFixturesLoaded(t *testing.T) {
 	t.Logf("fixture datasets loaded: %v", got)
 }
 
-func TestLLMQueries(t *testing.T) {
+func TestCorpusQueries(t *testing.T) {
 	t.Parallel()
 	srv := fixtureServer(t)
-	f, err := os.Open(fixtures.Path(t, "soql", "datasf-llm-queries.jsonl"))
+	f, err := os.Open(fixtures.Path(t, "soql", "datasf-queries.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,8 +107,8 @@ func TestLLMQueries(t *testing.T) {
 			t.Errorf("query on loaded dataset %s failed: %d %s\n%s", q.Dataset, r.status, r.body, text)
 		}
 	}
-	t.Logf("datasf-llm-queries on datasets with fixture data: %d run, %d ok, %d failed, %d rows returned", data.run, data.ok, data.run-data.ok, data.rows)
-	t.Logf("datasf-llm-queries on catalog-only datasets (empty tables with the catalog schema): %d run, %d ok, %d failed", catalogOnly.run, catalogOnly.ok, catalogOnly.run-catalogOnly.ok)
+	t.Logf("datasf-queries on datasets with fixture data: %d run, %d ok, %d failed, %d rows returned", data.run, data.ok, data.run-data.ok, data.rows)
+	t.Logf("datasf-queries on catalog-only datasets (empty tables with the catalog schema): %d run, %d ok, %d failed", catalogOnly.run, catalogOnly.ok, catalogOnly.run-catalogOnly.ok)
 	for _, k := range sortedKeys(reasons) {
 		t.Logf("  %3d × %s", reasons[k], k)
 	}

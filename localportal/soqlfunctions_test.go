@@ -96,7 +96,7 @@ var functionCases = map[string][]fnCase{
 		{"SELECT count(*) AS x WHERE within_circle(l, 37.78, -122.41, 2000)", one("x", "1")}},
 	"within_box":     {{"SELECT count(*) AS x WHERE within_box(p, 37.8, -122.45, 37.75, -122.39)", one("x", "2")}},
 	"within_polygon": {{"SELECT count(*) AS x WHERE within_polygon(p, 'MULTIPOLYGON (((-122.45 37.75, -122.39 37.75, -122.39 37.80, -122.45 37.80, -122.45 37.75)))')", one("x", "2")}},
-	"intersects":     {{"SELECT count(*) AS x WHERE intersects(l, 'POLYGON ((-122.55 37.65, -122.45 37.65, -122.45 37.75, -122.55 37.75, -122.55 37.65))')", one("x", "1")}},
+	"intersects":     {{"SELECT count(*) AS x WHERE intersects(p, 'POLYGON ((-122.55 37.65, -122.45 37.65, -122.45 37.75, -122.55 37.75, -122.55 37.65))')", one("x", "1")}},
 	"extent": {{"SELECT extent(p) AS x", one("x", map[string]any{"type": "MultiPolygon", "coordinates": []any{[]any{[]any{
 		[]any{-122.5, 37.7}, []any{-122.4, 37.7}, []any{-122.4, 37.79}, []any{-122.5, 37.79}, []any{-122.5, 37.7}}}}})}},
 	"convex_hull": {{"SELECT convex_hull(p) AS x", one("x", map[string]any{"type": "Polygon", "coordinates": []any{[]any{
@@ -111,7 +111,7 @@ var functionCases = map[string][]fnCase{
 	"ln":                   {{"SELECT ln(m) AS x ORDER BY :id LIMIT 1", one("x", "2.302585092994046")}},
 	"lower":                {{"SELECT lower(t) AS x ORDER BY :id LIMIT 1", one("x", "café noir")}},
 	"upper":                {{"SELECT upper(t) AS x ORDER BY :id LIMIT 1", one("x", "CAFÉ NOIR")}},
-	"round":                {{"SELECT round(n) AS x, round(2.345, 2) AS y ORDER BY :id LIMIT 1", []map[string]any{{"x": "3", "y": "2.35"}}}},
+	"round":                {{"SELECT round(n, 0) AS x, round(2.345, 2) AS y ORDER BY :id LIMIT 1", []map[string]any{{"x": "3", "y": "2.35"}}}},
 	"starts_with":          {{"SELECT count(*) AS x WHERE starts_with(t, 'Caf')", one("x", "1")}},
 	"unaccent":             {{"SELECT unaccent(t) AS x ORDER BY :id LIMIT 1", one("x", "Cafe Noir")}},
 	"caseless_eq":          {{"SELECT count(*) AS x WHERE caseless_eq(t, 'CAFÉ NOIR')", one("x", "2")}},

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/datasf-mcp/datasf-mcp/socrata"
 	"github.com/datasf-mcp/datasf-mcp/soql"
 )
 
@@ -503,33 +504,38 @@ func (tr *translator) typeMismatch(pos soql.Pos, msg string) error {
 }
 
 // analyze refuses a query with a name that is neither a column nor an
-// alias, or with types Socrata's analyzer refuses, with the portal's
-// query.soql.no-such-column or query.soql.type-mismatch envelope.
+// alias, or that Socrata's analyzer refuses by its type rules (soql's
+// signatures), with the portal's envelope for the code: no-such-column,
+// type-mismatch, no-such-function, non-boolean-where, non-boolean-having,
+// unorderable-order-by, non-groupable-group-by, duplicate-alias,
+// column-not-in-group-bys. The checker sees the column types datasf sees
+// (socrata.ColumnType), so that an answer here means the checker there
+// lets the query through.
 func (tr *translator) analyze(q *soql.Query) error {
 	fields := make([]soql.Field, len(tr.ds.cols))
 	for i, c := range tr.ds.cols {
-		fields[i] = soql.Field{Name: c.FieldName, Type: soda2Type(c.DataType)}
+		fields[i] = soql.Field{Name: c.FieldName, Type: socrata.ColumnType(c.DataType)}
 	}
 	var ce *soql.CheckError
 	if !errors.As(q.Check(tr.src, fields), &ce) {
 		return nil
 	}
-	pos := tr.position(ce.Pos)
+	data := map[string]any{"dataset": tr.datasetID, "position": tr.position(ce.Pos)}
+	message := ce.Error()
 	switch ce.Code {
 	case soql.CodeNoSuchColumn:
-		return &queryError{status: http.StatusBadRequest, body: map[string]any{
-			"errorCode": soql.CodeNoSuchColumn,
-			"message":   "Query coordinator error: " + soql.CodeNoSuchColumn + "; " + ce.Message,
-			"data":      map[string]any{"column": ce.Name, "dataset": tr.datasetID, "position": pos},
-		}}
+		data["column"] = ce.Name
+		message = "Query coordinator error: " + soql.CodeNoSuchColumn + "; " + ce.Message
 	case soql.CodeTypeMismatch:
-		return &queryError{status: http.StatusBadRequest, body: map[string]any{
-			"errorCode": soql.CodeTypeMismatch,
-			"message":   ce.Error(),
-			"data":      map[string]any{"function": ce.Name, "type": ce.Type, "dataset": tr.datasetID, "position": pos},
-		}}
+		data["function"], data["type"] = ce.Name, ce.Type
+	case soql.CodeNoSuchFunction:
+		data["function"] = ce.Name
+	default:
+		if ce.Type != "" {
+			data["type"] = ce.Type
+		}
 	}
-	return nil // the translation finds the others
+	return &queryError{status: http.StatusBadRequest, body: map[string]any{"errorCode": ce.Code, "message": message, "data": data}}
 }
 
 func aggregateInWhere(tr *translator, e soql.Expr) error {

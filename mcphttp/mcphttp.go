@@ -50,8 +50,26 @@ type Options struct {
 	// (default DefaultSessionIdleTimeout).
 	SessionIdleTimeout time.Duration
 	// MaxSessions bounds the live sessions (default DefaultMaxSessions);
-	// past it, the one idle the longest ends.
+	// past it, initialize is answered 429.
 	MaxSessions int
+	// MaxSessionsPerClient bounds the live sessions of one client, a bearer
+	// token or else a remote address (default DefaultMaxSessionsPerClient);
+	// past it, initialize is answered 429. No client's initialize ends
+	// another client's session.
+	MaxSessionsPerClient int
+	// MaxEventStreams and MaxEventStreamsPerClient bound the open event
+	// streams (GET /mcp) in all and of one client (defaults
+	// DefaultMaxEventStreams, DefaultMaxEventStreamsPerClient).
+	MaxEventStreams          int
+	MaxEventStreamsPerClient int
+	// BodyReadTimeout bounds the time to read a request's body (default
+	// DefaultBodyReadTimeout): a body sent slower is cut off with the
+	// connection. IdleTimeout closes a keep-alive connection that sent no
+	// request for this long (default DefaultIdleTimeout). Neither cuts a
+	// long response (an export, an event stream). Both apply to the
+	// http.Server of HTTPServer.
+	BodyReadTimeout time.Duration
+	IdleTimeout     time.Duration
 	// OnSessionEnd is called with the id of each session that ends.
 	OnSessionEnd func(id string)
 	// ContextFunc adds what a request says (its headers) to the context of
@@ -76,7 +94,36 @@ func New(opts Options) *Server {
 		s.log = slog.New(slog.DiscardHandler)
 	}
 	s.sessions = newSessions(opts.SessionIdleTimeout, opts.MaxSessions, nil, opts.OnSessionEnd)
+	s.sessions.maxPerClient = positiveOr(opts.MaxSessionsPerClient, DefaultMaxSessionsPerClient)
 	return s
+}
+
+// HTTPServer returns the http.Server that serves handler (see Handler)
+// with the transport's connection bounds: the header and body read
+// timeouts (a body's deadline is cleared once it is read, so a long
+// response is never cut) and the idle timeout of keep-alive connections.
+func (s *Server) HTTPServer(handler http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           bodyDeadline(handler, positiveOr(s.opts.BodyReadTimeout, DefaultBodyReadTimeout)),
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       positiveOr(s.opts.IdleTimeout, DefaultIdleTimeout),
+	}
+}
+
+// RequireToken serves h to callers with a bearer token when Options.Auth
+// is set (401 otherwise), to anyone without.
+func (s *Server) RequireToken(h http.Handler) http.Handler {
+	if s.opts.Auth == nil {
+		return h
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, err := s.opts.Auth(r); err != nil {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="datasf-mcp"`)
+			writeHTTPJSON(w, http.StatusUnauthorized, "unauthorized", "send Authorization: Bearer <token>")
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // Sessions returns the number of live MCP sessions.
@@ -90,13 +137,24 @@ const (
 	// DefaultMaxSessions bounds the live MCP sessions; past it, starting one
 	// ends the one idle the longest.
 	DefaultMaxSessions = 10_000
+	// DefaultMaxSessionsPerClient bounds the live MCP sessions of one
+	// client (a bearer token, or a remote address without tokens); past it,
+	// initialize is answered 429 until the client ends or idles out one.
+	DefaultMaxSessionsPerClient = 1_000
+	// DefaultMaxEventStreams bounds the open event streams (GET /mcp) of
+	// the server; DefaultMaxEventStreamsPerClient those of one client.
+	// Past them, GET /mcp is answered 429.
+	DefaultMaxEventStreams          = 1_000
+	DefaultMaxEventStreamsPerClient = 100
+	// MaxBatchMessages is the most messages a JSON-RPC batch may hold.
+	MaxBatchMessages = 100
 	// MaxMCPRequestBody is the largest POST /mcp body read; larger ones
 	// are answered 413.
 	MaxMCPRequestBody = 1 << 20
 )
 
-// Handler serves mcpServer over Streamable HTTP at /mcp, rest (the REST
-// API) at /resources/ and GET /healthz. Call shutdown to end the MCP
+// Handler serves mcpServer over Streamable HTTP at /mcp, GET /healthz,
+// and every other path with rest (the REST API, the metrics). Call shutdown to end the MCP
 // sessions.
 //
 // Every request passes the same checks: a request that reached a loopback
@@ -117,7 +175,7 @@ func (s *Server) Handler(mcpServer *server.MCPServer, rest http.Handler) (handle
 		// the PublicURL's host (a proxy on this machine), which mcp-go's own
 		// check would refuse.
 		server.WithDisableLocalhostProtection(true),
-		server.WithSessionIdManager(s.sessions),
+		server.WithSessionIdManagerResolver(sessionResolver{s.sessions}),
 		server.WithSessionIdleTTL(s.sessions.idle),
 		server.WithHTTPContextFunc(func(ctx context.Context, r *http.Request) context.Context {
 			if s.opts.ContextFunc != nil {
@@ -154,7 +212,14 @@ func (s *Server) Handler(mcpServer *server.MCPServer, rest http.Handler) (handle
 				fmt.Sprintf("Origin %q is not allowed; allowed: requests without Origin, the server's own origin and --cors-origins", r.Header.Get("Origin")))
 			return
 		}
-		if r.Method == http.MethodPost {
+		owner := ""
+		if auth != nil {
+			owner, _ = auth(r)
+		}
+		client := httpClient(r, owner)
+		r = r.WithContext(context.WithValue(r.Context(), httpClientKey{}, client))
+		switch r.Method {
+		case http.MethodPost:
 			body, ok := readBounded(w, r, MaxMCPRequestBody)
 			if !ok {
 				return
@@ -163,17 +228,98 @@ func (s *Server) Handler(mcpServer *server.MCPServer, rest http.Handler) (handle
 				serveBatch(w, r, trimmed, streamable)
 				return
 			}
+			if isInitialize(body) {
+				if err := s.sessions.admit(client); err != nil {
+					w.Header().Set("Retry-After", "60")
+					writeHTTPJSON(w, http.StatusTooManyRequests, "too_many_sessions", err.Error())
+					return
+				}
+			}
+		case http.MethodGet:
+			if !mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) {
+				s.serveEventStream(w, r, client, streamable)
+				return
+			}
 		}
 		streamable.ServeHTTP(w, r)
 	})
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", mcpHandler)
-	mux.Handle("/resources/", rest)
+	mux.Handle("/", rest)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"status":"ok"}`))
 	})
 	return s.CheckHost(mux), streamable.Shutdown
+}
+
+// Defaults of the connections of Serve.
+const (
+	// DefaultBodyReadTimeout bounds the time to read a request's body.
+	DefaultBodyReadTimeout = 30 * time.Second
+	// DefaultIdleTimeout closes a keep-alive connection idle this long.
+	DefaultIdleTimeout = 60 * time.Second
+)
+
+// bodyDeadline gives the reading of a request's body timeout: a client
+// that sends its body slower (a byte every few seconds, to hold a
+// connection) gets a read error and loses the connection. The deadline is
+// the connection's read deadline, set for this request only; net/http
+// clears it once the body has been read (it starts its background read of
+// the connection then), so it never cuts the response that follows: an
+// export or an event stream may last for hours, which a server-wide
+// WriteTimeout would cut.
+func bodyDeadline(next http.Handler, timeout time.Duration) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0 {
+			// An error means a writer without deadlines (not net/http's).
+			_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(timeout))
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// serveEventStream opens the event stream of a live session (GET /mcp):
+// a GET without the session id that initialize issued opens none (400), as
+// the transport allows for servers that require sessions, and the streams
+// open at once are bounded per client and in all (429).
+func (s *Server) serveEventStream(w http.ResponseWriter, r *http.Request, client string, next http.Handler) {
+	id := r.Header.Get(server.HeaderKeySessionID)
+	if id == "" {
+		writeHTTPJSON(w, http.StatusBadRequest, "missing_session",
+			"GET /mcp opens the event stream of a session: send the Mcp-Session-Id header that initialize returned")
+		return
+	}
+	if term, err := s.sessions.Validate(id); err != nil || term {
+		writeHTTPJSON(w, http.StatusNotFound, "unknown_session",
+			"no live session has this Mcp-Session-Id (ended, idle too long, or never issued): send initialize again")
+		return
+	}
+	done, err := s.sessions.openStream(client, positiveOr(s.opts.MaxEventStreamsPerClient, DefaultMaxEventStreamsPerClient),
+		positiveOr(s.opts.MaxEventStreams, DefaultMaxEventStreams))
+	if err != nil {
+		w.Header().Set("Retry-After", "60")
+		writeHTTPJSON(w, http.StatusTooManyRequests, "too_many_streams", err.Error())
+		return
+	}
+	defer done()
+	next.ServeHTTP(w, r)
+}
+
+// positiveOr returns v, or def when v is not positive.
+func positiveOr[T int | time.Duration](v, def T) T {
+	if v > 0 {
+		return v
+	}
+	return def
+}
+
+// isInitialize reports whether a JSON-RPC message is an initialize request.
+func isInitialize(msg []byte) bool {
+	var m struct {
+		Method string `json:"method"`
+	}
+	return json.Unmarshal(msg, &m) == nil && m.Method == string(mcp.MethodInitialize)
 }
 
 // writeHTTPJSON answers status with {"error": code, "message": msg}.
@@ -283,6 +429,20 @@ func serveBatch(w http.ResponseWriter, r *http.Request, body []byte, next http.H
 		writeRPCError(w, http.StatusBadRequest, mcp.INVALID_REQUEST, "an empty batch")
 		return
 	}
+	if len(msgs) > MaxBatchMessages {
+		writeRPCError(w, http.StatusBadRequest, mcp.INVALID_REQUEST,
+			fmt.Sprintf("a batch of %d messages; at most %d, or send them one per request", len(msgs), MaxBatchMessages))
+		return
+	}
+	for _, msg := range msgs {
+		if isInitialize(msg) {
+			// MCP 2025-03-26, Lifecycle: "The initialize request MUST NOT
+			// be part of a JSON-RPC batch".
+			writeRPCError(w, http.StatusBadRequest, mcp.INVALID_REQUEST,
+				"initialize must not be part of a JSON-RPC batch; send it alone, then use the session it starts")
+			return
+		}
+	}
 	var answers []json.RawMessage
 	for _, msg := range msgs {
 		sub := r.Clone(r.Context())
@@ -359,17 +519,31 @@ func (r *responseRecorder) answers() []json.RawMessage {
 }
 
 // sessions issues and checks the MCP session ids of the Streamable HTTP
-// transport: an id is valid from the initialize that issued it until DELETE,
-// until it has been idle for idle, or until maxLive newer sessions pushed it
-// out. It is a server.SessionIdManager.
+// transport: an id is valid from the initialize that issued it until DELETE
+// or until it has been idle for idle. Sessions are bounded per client
+// (maxPerClient) and in all (maxLive); past either bound a new session is
+// refused (admit), never made by ending another client's session. It is a
+// server.SessionIdManager; forClient gives the one that records which
+// client a new session belongs to.
 type sessions struct {
-	idle    time.Duration
-	now     func() time.Time
-	onEnd   func(id string)
-	mu      sync.Mutex
-	live    *lru.Cache[string, time.Time] // id -> last use
-	ended   *lru.Cache[string, struct{}]  // recently ended ids, to say "terminated"
-	maxLive int
+	idle         time.Duration
+	now          func() time.Time
+	onEnd        func(id string)
+	maxLive      int
+	maxPerClient int
+
+	mu        sync.Mutex
+	live      *lru.Cache[string, liveSession]
+	ended     *lru.Cache[string, struct{}] // recently ended ids, to say "terminated"
+	perClient map[string]int               // live sessions by client
+	streams   map[string]int               // open event streams by client
+	nStreams  int
+}
+
+// liveSession is what sessions keeps of a live session.
+type liveSession struct {
+	client string
+	last   time.Time
 }
 
 func newSessions(idle time.Duration, maxLive int, now func() time.Time, onEnd func(id string)) *sessions {
@@ -382,10 +556,16 @@ func newSessions(idle time.Duration, maxLive int, now func() time.Time, onEnd fu
 	if now == nil {
 		now = time.Now
 	}
-	s := &sessions{idle: idle, now: now, onEnd: onEnd, maxLive: maxLive}
+	s := &sessions{idle: idle, now: now, onEnd: onEnd, maxLive: maxLive, maxPerClient: DefaultMaxSessionsPerClient,
+		perClient: map[string]int{}, streams: map[string]int{}}
 	s.ended, _ = lru.New[string, struct{}](maxLive) // only fails for a size <= 0
-	s.live, _ = lru.NewWithEvict(maxLive, func(id string, _ time.Time) {
+	// The cache's own bound is never reached (admit refuses first) but
+	// for a race of initializes; its eviction ends a session as Remove does.
+	s.live, _ = lru.NewWithEvict(maxLive+maxLive/10+1, func(id string, e liveSession) {
 		s.ended.Add(id, struct{}{})
+		if s.perClient[e.client]--; s.perClient[e.client] <= 0 {
+			delete(s.perClient, e.client)
+		}
 		if s.onEnd != nil {
 			s.onEnd(id)
 		}
@@ -393,14 +573,56 @@ func newSessions(idle time.Duration, maxLive int, now func() time.Time, onEnd fu
 	return s
 }
 
-// Generate issues the id of a new session.
-func (s *sessions) Generate() string {
+// errTooManySessions is returned by admit when the client, or the server,
+// has as many live sessions as allowed.
+type errTooManySessions struct {
+	perClient bool
+	max       int
+}
+
+func (e *errTooManySessions) Error() string {
+	if e.perClient {
+		return fmt.Sprintf("this client already has %d live MCP sessions, the most allowed; end unused ones with DELETE /mcp, or reuse a session", e.max)
+	}
+	return fmt.Sprintf("the server already has %d live MCP sessions, the most it keeps; retry after idle sessions end", e.max)
+}
+
+// admit reports whether client may start one more session: an error
+// *errTooManySessions when it, or the server, is at its bound. Sessions
+// idle past the timeout are ended first, so they make room.
+func (s *sessions) admit(client string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.perClient[client] < s.maxPerClient && s.live.Len() < s.maxLive {
+		return nil
+	}
+	now := s.now()
+	for _, id := range s.live.Keys() { // oldest first
+		if e, ok := s.live.Peek(id); ok && now.Sub(e.last) > s.idle {
+			s.live.Remove(id)
+		}
+	}
+	switch {
+	case s.perClient[client] >= s.maxPerClient:
+		return &errTooManySessions{perClient: true, max: s.maxPerClient}
+	case s.live.Len() >= s.maxLive:
+		return &errTooManySessions{max: s.maxLive}
+	}
+	return nil
+}
+
+// Generate issues the id of a new session of no known client (the
+// server.SessionIdManager of callers that forClient does not name).
+func (s *sessions) Generate() string { return s.generate("") }
+
+func (s *sessions) generate(client string) string {
 	var b [16]byte
 	_, _ = rand.Read(b[:]) // never fails
 	id := "mcp-session-" + hex.EncodeToString(b[:])
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.live.Add(id, s.now())
+	s.live.Add(id, liveSession{client: client, last: s.now()})
+	s.perClient[client]++
 	return id
 }
 
@@ -409,13 +631,14 @@ func (s *sessions) Generate() string {
 func (s *sessions) Validate(id string) (isTerminated bool, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	last, ok := s.live.Get(id)
+	e, ok := s.live.Get(id)
 	switch {
-	case ok && s.now().Sub(last) > s.idle:
+	case ok && s.now().Sub(e.last) > s.idle:
 		s.live.Remove(id) // ended: the eviction callback records it
 		return true, nil
 	case ok:
-		s.live.Add(id, s.now())
+		e.last = s.now()
+		s.live.Add(id, e)
 		return false, nil
 	case s.ended.Contains(id):
 		return true, nil
@@ -439,4 +662,82 @@ func (s *sessions) Len() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.live.Len()
+}
+
+// openStream counts one more open event stream (GET /mcp) of client, or
+// returns an error when the client, or the server, has as many as allowed.
+// The caller calls the returned function when the stream ends.
+func (s *sessions) openStream(client string, maxPerClient, maxAll int) (done func(), err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.streams[client] >= maxPerClient:
+		return nil, fmt.Errorf("this client already has %d open event streams (GET /mcp), the most allowed; close one first", maxPerClient)
+	case s.nStreams >= maxAll:
+		return nil, fmt.Errorf("the server already has %d open event streams (GET /mcp), the most it holds; retry later", maxAll)
+	}
+	s.streams[client]++
+	s.nStreams++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			s.nStreams--
+			if s.streams[client]--; s.streams[client] <= 0 {
+				delete(s.streams, client)
+			}
+		})
+	}, nil
+}
+
+// forClient returns the server.SessionIdManager that issues sessions to
+// client.
+func (s *sessions) forClient(client string) server.SessionIdManager {
+	return clientSessions{s, client}
+}
+
+// clientSessions is sessions as seen by one client: Generate records the
+// new session as the client's.
+type clientSessions struct {
+	*sessions
+	client string
+}
+
+func (c clientSessions) Generate() string { return c.generate(c.client) }
+
+// sessionResolver gives mcp-go the SessionIdManager of each request's
+// client (put in its context by the /mcp handler).
+type sessionResolver struct{ s *sessions }
+
+func (r sessionResolver) ResolveSessionIdManager(req *http.Request) server.SessionIdManager {
+	if req == nil { // mcp-go's own calls (the idle sweep, shutdown)
+		return r.s
+	}
+	client, _ := req.Context().Value(httpClientKey{}).(string)
+	return r.s.forClient(client)
+}
+
+type httpClientKey struct{}
+
+// Client returns the client (see httpClient) of the request whose MCP
+// messages run in ctx: "owner:…" with bearer tokens, else "ip:…".
+func Client(ctx context.Context) (string, bool) {
+	c, ok := ctx.Value(httpClientKey{}).(string)
+	return c, ok && c != ""
+}
+
+// httpClient names the client of an HTTP request for the per-client bounds
+// on sessions and event streams: the bearer token's owner with tokens,
+// else the remote IP address (a client key is the client's own choice, so
+// it cannot bound anything).
+func httpClient(r *http.Request, owner string) string {
+	if owner != "" {
+		return "owner:" + owner
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	return "ip:" + host
 }

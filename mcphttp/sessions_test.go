@@ -1,14 +1,16 @@
 package mcphttp
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 	"time"
 )
 
-// TestSessionsEnd: a session ends when idle, on Terminate, or when newer
-// sessions push it out of the bound; ended sessions are reported as
-// terminated, never-issued ids as unknown, and each end is reported once.
+// TestSessionsEnd: a session ends when idle or on Terminate, never because
+// newer sessions came (past the bound, admit refuses them); ended sessions
+// are reported as terminated, never-issued ids as unknown, and each end is
+// reported once.
 func TestSessionsEnd(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -44,16 +46,27 @@ func TestSessionsEnd(t *testing.T) {
 	}
 
 	var many []string
-	for range 4 {
-		many = append(many, s.Generate())
+	for i := range 4 {
+		err := s.admit("ip:127.0.0.1")
+		if i == 3 {
+			var tooMany *errTooManySessions
+			if !errors.As(err, &tooMany) {
+				t.Errorf("admit of a 4th session over a bound of 3 = %v; want *errTooManySessions", err)
+			}
+			break
+		}
+		if err != nil {
+			t.Fatalf("admit of session %d of 3 = %v", i+1, err)
+		}
+		many = append(many, s.forClient("ip:127.0.0.1").Generate())
 	}
-	if term, _ := s.Validate(many[0]); !term {
-		t.Errorf("the oldest of 4 sessions over a bound of 3 is still live")
+	if term, _ := s.Validate(many[0]); term {
+		t.Errorf("the oldest of 3 sessions at a bound of 3 ended")
 	}
 	if s.Len() != 3 {
 		t.Errorf("Len = %d; want 3", s.Len())
 	}
-	if got, want := fmt.Sprint(ended), fmt.Sprint([]string{a, b, many[0]}); got != want {
+	if got, want := fmt.Sprint(ended), fmt.Sprint([]string{a, b}); got != want {
 		t.Errorf("ended = %s; want %s", got, want)
 	}
 }

@@ -35,7 +35,7 @@ func streamExecutor(t *testing.T) (*Executor, *socratatest.Server) {
 		t.Fatal(err)
 	}
 	e := NewExecutor(r)
-	e.pageRows = 50
+	e.stream = streamOptions{pageRows: 50, ahead: streamAhead} // whole 50-row pages, one attempt each
 	return e, fake
 }
 
@@ -162,9 +162,9 @@ func TestStreamStopsAtCallbackError(t *testing.T) {
 	}
 }
 
-// TestStreamRequestsAhead: while the first page of a bounded stream is being
-// sent, the next two pages are already requested from the portal (and no
-// page past the end is); an unbounded stream keeps one page ahead.
+// TestStreamRequestsAhead: while the first page of a stream is being sent,
+// the fetcher reads ahead: two pages wait for the reader and one more is
+// held until there is room (and no page past the end is requested).
 func TestStreamRequestsAhead(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -172,9 +172,9 @@ func TestStreamRequestsAhead(t *testing.T) {
 		req      dualresp.PageRequest
 		inFlight int // resource requests made while the first row is held
 	}{
-		{"bounded: two pages ahead", dualresp.PageRequest{Limit: streamRows}, 3},
+		{"bounded: three pages ahead", dualresp.PageRequest{Limit: streamRows}, 4},
 		{"bounded, two pages in all", dualresp.PageRequest{Limit: 100}, 2},
-		{"unbounded: one page ahead", dualresp.PageRequest{}, 2},
+		{"unbounded: three pages ahead", dualresp.PageRequest{}, 4},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -97,6 +97,8 @@ type Options struct {
 	// (offline mode): a domain it does not serve is refused without a
 	// request, as a name that does not resolve.
 	Served func(domain string) bool
+	// Limits are each portal's politeness limits (resolved).
+	Limits Limits
 	Logger *slog.Logger
 }
 
@@ -157,6 +159,7 @@ func New(opts Options) (*Registry, error) {
 	copts := opts.Socrata
 	copts.AppToken = ""
 	copts.Domain = opts.Default.Domain
+	opts.Limits.Apply(&copts)
 	p.Catalog = socrata.NewClient(copts)
 	return p, nil
 }
@@ -264,6 +267,7 @@ func (p *Registry) newPortal(d string) *Portal {
 	copts := p.opts.Socrata
 	copts.Domain = d
 	copts.AppToken = p.opts.Tokens[d]
+	p.opts.Limits.Apply(&copts)
 	v := &Portal{Domain: d}
 	if copts.BaseURL != "" {
 		// One server answers for every domain (offline, tests): the

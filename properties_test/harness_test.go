@@ -142,7 +142,6 @@ func newDatasetID() string {
 }
 
 // sharedEnv returns the shared portal and stack, building them on first use.
-// It skips the test (fails it under CI=true) when the fixtures are missing.
 func sharedEnv(t testing.TB) *env {
 	t.Helper()
 	catalogDir := fixtures.Path(t, "catalog")

@@ -9,6 +9,9 @@
 // retried with exponential backoff and jitter, honouring Retry-After, within a
 // bounded number of attempts and a bounded total wait. The app token is sent
 // as X-App-Token and never appears in a log line or an error text.
+// Options.MaxConcurrent and Options.RequestRate make a client polite: a
+// request waits for its turn, and one that would wait too long fails with
+// a *BusyError without reaching the portal.
 //
 // With an app token, queries go to SODA3 (POST /api/v3/views/{id}/query.json,
 // the SoQL in a JSON body, so no URL-length limit); without one, to the SODA
@@ -67,6 +70,34 @@ type Options struct {
 	// Logger receives debug logs of requests (default: discard). Logs carry
 	// the endpoint, path, status, attempt and duration; never the token.
 	Logger *slog.Logger
+
+	// MaxConcurrent bounds the requests of this client in flight at once
+	// (a streamed answer counts until its body is closed); 0 means no
+	// bound. RequestRate bounds the requests a second it starts, with
+	// bursts of RequestBurst (default: the rate, rounded up); 0 means no
+	// bound. Every attempt counts, retries too. A request waits for its
+	// turn (and logs that it did) at most MaxQueueWait (default
+	// DefaultMaxQueueWait) or until its context's deadline, whichever is
+	// sooner; past that it fails with a *BusyError without reaching the
+	// portal.
+	MaxConcurrent int
+	RequestRate   float64
+	RequestBurst  int
+	MaxQueueWait  time.Duration
+	// OnWait, when set, is told of every request that had to wait for its
+	// turn; OnRequest of every attempt sent, with its HTTP status (0 when
+	// none came) and how long the answer took to start. They are for
+	// metrics and must return quickly.
+	OnWait    func(WaitInfo)
+	OnRequest func(RequestInfo)
+}
+
+// RequestInfo describes one attempt of a request, for Options.OnRequest.
+type RequestInfo struct {
+	Domain   string
+	Endpoint string // "catalog", "views", "resource" or "query"
+	Status   int    // 0 when no answer came
+	Took     time.Duration
 }
 
 // Client talks to one Socrata portal. It is safe for concurrent use.
@@ -77,6 +108,9 @@ type Client struct {
 	maxRetries              int
 	maxRetryWait            time.Duration
 	log                     *slog.Logger
+	limit                   *limiter // nil: no limits
+	onWait                  func(WaitInfo)
+	onRequest               func(RequestInfo)
 
 	// soda3Off is set once the portal answered a SODA3 query with 404 or
 	// 405 and SODA 2.1 served it: later queries go straight to 2.1.
@@ -99,6 +133,9 @@ func NewClient(opts Options) *Client {
 		maxRetries:   opts.MaxRetries,
 		maxRetryWait: opts.MaxRetryWait,
 		log:          opts.Logger,
+		limit:        newLimiter(opts),
+		onWait:       opts.OnWait,
+		onRequest:    opts.OnRequest,
 		sleep:        sleepCtx,
 		now:          time.Now,
 		jitter:       func(n time.Duration) time.Duration { return rand.N(n + 1) },
@@ -194,6 +231,10 @@ func (c *Client) send(ctx context.Context, endpoint, method, u string, body []by
 			again     bool
 			retryWait time.Duration
 		)
+		var busy *BusyError
+		if errors.As(err, &busy) {
+			return nil, busy // not sent: retrying here would only wait longer
+		}
 		if err != nil {
 			fail = c.toError(ctx, endpoint, reply{err: err})
 			var te *TimeoutError
@@ -252,13 +293,26 @@ func (c *Client) once(ctx context.Context, endpoint, method, u string, body []by
 	if c.token != "" {
 		req.Header.Set("X-App-Token", c.token)
 	}
+	release, err := c.acquire(ctx, endpoint)
+	if err != nil {
+		return nil, err
+	}
 	start := time.Now()
 	resp, err := c.http.Do(req)
+	if c.onRequest != nil {
+		status := 0
+		if resp != nil {
+			status = resp.StatusCode
+		}
+		c.onRequest(RequestInfo{Domain: c.domain, Endpoint: endpoint, Status: status, Took: time.Since(start)})
+	}
 	if err != nil {
+		release()
 		c.log.DebugContext(ctx, "socrata: request failed", "endpoint", endpoint, "path", req.URL.Path,
 			"attempt", attempt+1, "took", time.Since(start), "error", c.redact(stripURL(err).Error()))
 		return nil, err
 	}
+	resp.Body = &releaseOnClose{ReadCloser: resp.Body, release: release}
 	c.log.DebugContext(ctx, "socrata: request", "endpoint", endpoint, "path", req.URL.Path,
 		"attempt", attempt+1, "status", resp.StatusCode, "took", time.Since(start))
 	return resp, nil

@@ -118,23 +118,108 @@ func CheckDomain(domain string) (string, error) {
 	return d, nil
 }
 
-// cgnat is the shared address space of carrier-grade NAT (RFC 6598).
-var cgnat = netip.MustParsePrefix("100.64.0.0/10")
+// specialPrefix is a range of addresses that is not the public internet,
+// with where it is registered.
+type specialPrefix struct {
+	prefix netip.Prefix
+	what   string
+}
 
-// PublicAddr reports whether a is an address of the public internet: not
-// loopback, private (RFC 1918, unique local fc00::/7, carrier-grade NAT),
-// link-local, unspecified, multicast or the IPv4 broadcast or "this
-// network" ranges. IPv4-mapped IPv6 addresses are judged as IPv4.
+// specialPrefixes lists every range of the IANA IPv4 and IPv6
+// Special-Purpose Address Registries
+// (https://www.iana.org/assignments/iana-ipv4-special-registry and
+// https://www.iana.org/assignments/iana-ipv6-special-registry, RFC 6890),
+// the IPv4 multicast space (https://www.iana.org/assignments/multicast-addresses)
+// and the IPv6 ranges the IPv6 Address Space registry
+// (https://www.iana.org/assignments/ipv6-address-space) reserves or
+// deprecates. Some (AS112, AMT, NAT64's 64:ff9b::/96) are "globally
+// reachable" in the registry, but no portal is served from them, and each
+// can lead to an address inside the network (NAT64 and 6to4 embed an IPv4
+// address), so every one is refused.
+var specialPrefixes = func() []specialPrefix {
+	ranges := []struct{ cidr, what string }{
+		// IPv4 Special-Purpose Address Registry.
+		{"0.0.0.0/8", "this network (RFC 791)"},
+		{"10.0.0.0/8", "private use (RFC 1918)"},
+		{"100.64.0.0/10", "shared address space, carrier-grade NAT (RFC 6598)"},
+		{"127.0.0.0/8", "loopback (RFC 1122)"},
+		{"169.254.0.0/16", "link local (RFC 3927)"},
+		{"172.16.0.0/12", "private use (RFC 1918)"},
+		{"192.0.0.0/24", "IETF protocol assignments (RFC 6890)"},
+		{"192.0.2.0/24", "documentation TEST-NET-1 (RFC 5737)"},
+		{"192.31.196.0/24", "AS112-v4 (RFC 7535)"},
+		{"192.52.193.0/24", "AMT (RFC 7450)"},
+		{"192.88.99.0/24", "deprecated 6to4 relay anycast (RFC 7526)"},
+		{"192.168.0.0/16", "private use (RFC 1918)"},
+		{"192.175.48.0/24", "direct delegation AS112 service (RFC 7534)"},
+		{"198.18.0.0/15", "benchmarking (RFC 2544)"},
+		{"198.51.100.0/24", "documentation TEST-NET-2 (RFC 5737)"},
+		{"203.0.113.0/24", "documentation TEST-NET-3 (RFC 5737)"},
+		{"240.0.0.0/4", "reserved (RFC 1112)"},
+		{"255.255.255.255/32", "limited broadcast (RFC 919)"},
+		// IPv4 multicast (RFC 5771).
+		{"224.0.0.0/4", "multicast (RFC 5771)"},
+		// IPv6 Special-Purpose Address Registry.
+		{"::1/128", "loopback (RFC 4291)"},
+		{"::/128", "unspecified (RFC 4291)"},
+		{"::ffff:0:0/96", "IPv4-mapped (RFC 4291)"},
+		{"64:ff9b::/96", "IPv4-IPv6 translation, NAT64 (RFC 6052)"},
+		{"64:ff9b:1::/48", "local-use IPv4/IPv6 translation (RFC 8215)"},
+		{"100::/64", "discard-only (RFC 6666)"},
+		{"100:0:0:1::/64", "dummy IPv6 prefix (RFC 9780)"},
+		{"2001::/23", "IETF protocol assignments: Teredo, benchmarking, ORCHID and others (RFC 2928)"},
+		{"2001:db8::/32", "documentation (RFC 3849)"},
+		{"2002::/16", "6to4 (RFC 3056)"},
+		{"2620:4f:8000::/48", "direct delegation AS112 service (RFC 7534)"},
+		{"3fff::/20", "documentation (RFC 9637)"},
+		{"5f00::/16", "segment routing SIDs (RFC 9602)"},
+		{"fc00::/7", "unique local (RFC 4193)"},
+		{"fe80::/10", "link-local unicast (RFC 4291)"},
+		// IPv6 Address Space registry: deprecated or not unicast.
+		{"::/96", "IPv4-compatible, deprecated (RFC 4291 section 2.5.5.1)"},
+		{"fec0::/10", "site-local, deprecated (RFC 3879)"},
+		{"ff00::/8", "multicast (RFC 4291)"},
+	}
+	out := make([]specialPrefix, len(ranges))
+	for i, r := range ranges {
+		out[i] = specialPrefix{netip.MustParsePrefix(r.cidr), r.what}
+	}
+	return out
+}()
+
+// globalUnicast6 is the only IPv6 range IANA allocates for global unicast
+// (the IPv6 Address Space registry); the rest is reserved.
+var globalUnicast6 = netip.MustParsePrefix("2000::/3")
+
+// PublicAddr reports whether a is an address of the public internet: in
+// none of the special-purpose ranges IANA registers (loopback, private,
+// shared, link-local, documentation, benchmarking, the IETF protocol
+// assignments, reserved, broadcast, multicast; NAT64, 6to4, Teredo,
+// IPv4-compatible, site-local and unique local IPv6), and for IPv6 inside
+// the global unicast range 2000::/3. An IPv4-mapped IPv6 address
+// (::ffff:a.b.c.d) is judged as its IPv4 address, since that is where a
+// connection to it goes; any other IPv6 form that embeds an IPv4 address
+// (NAT64, 6to4, IPv4-compatible, IPv4-translated) is refused whatever it
+// embeds.
 func PublicAddr(a netip.Addr) bool {
-	a = a.Unmap()
-	switch {
-	case !a.IsValid(), a.IsLoopback(), a.IsPrivate(), a.IsLinkLocalUnicast(), a.IsLinkLocalMulticast(),
-		a.IsInterfaceLocalMulticast(), a.IsMulticast(), a.IsUnspecified():
-		return false
-	case a.Is4() && (cgnat.Contains(a) || a.As4()[0] == 0 || a == netip.AddrFrom4([4]byte{255, 255, 255, 255})):
+	if !a.IsValid() || a.Zone() != "" {
 		return false
 	}
-	return a.IsGlobalUnicast()
+	a = a.Unmap()
+	if a.Is6() && !globalUnicast6.Contains(a) {
+		return false
+	}
+	return specialRange(a) == ""
+}
+
+// specialRange names the special-purpose range that holds a, or is "".
+func specialRange(a netip.Addr) string {
+	for _, p := range specialPrefixes {
+		if p.prefix.Contains(a) {
+			return p.what
+		}
+	}
+	return ""
 }
 
 // ErrNonPublicAddress is returned (wrapped) by PublicDialContext for a

@@ -105,6 +105,76 @@ func TestPublicAddr(t *testing.T) {
 	}
 }
 
+// Every special-purpose range of the IANA IPv4 and IPv6 registries
+// (https://www.iana.org/assignments/iana-ipv4-special-registry,
+// https://www.iana.org/assignments/iana-ipv6-special-registry) and the
+// deprecated IPv6 forms are refused: the first and last address of each,
+// the addresses issue 34 found accepted, and public neighbours just
+// outside a range are still accepted.
+func TestPublicAddrSpecialRanges(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		refused []string
+		public  []string // just outside the range
+	}{
+		{"this network 0.0.0.0/8", []string{"0.0.0.0", "0.255.255.255"}, []string{"1.0.0.1"}},
+		{"private 10.0.0.0/8", []string{"10.0.0.0", "10.255.255.255"}, []string{"11.0.0.1", "9.255.255.254"}},
+		{"shared 100.64.0.0/10", []string{"100.64.0.0", "100.127.255.255"}, []string{"100.63.255.254", "100.128.0.1"}},
+		{"loopback 127.0.0.0/8", []string{"127.0.0.1", "127.255.255.255"}, []string{"128.0.0.1"}},
+		{"link local 169.254.0.0/16", []string{"169.254.0.0", "169.254.169.254"}, []string{"169.253.255.254", "169.255.0.1"}},
+		{"private 172.16.0.0/12", []string{"172.16.0.0", "172.31.255.255"}, []string{"172.15.255.254", "172.32.0.1"}},
+		{"IETF protocol assignments 192.0.0.0/24", []string{"192.0.0.1", "192.0.0.9", "192.0.0.170", "192.0.0.255"}, []string{"192.0.1.1"}},
+		{"TEST-NET-1 192.0.2.0/24", []string{"192.0.2.1"}, []string{"192.0.3.1"}},
+		{"AS112-v4 192.31.196.0/24", []string{"192.31.196.1"}, []string{"192.31.197.1"}},
+		{"AMT 192.52.193.0/24", []string{"192.52.193.1"}, []string{"192.52.194.1"}},
+		{"6to4 relay anycast 192.88.99.0/24", []string{"192.88.99.1"}, []string{"192.88.100.1"}},
+		{"private 192.168.0.0/16", []string{"192.168.0.0", "192.168.255.255"}, []string{"192.169.0.1"}},
+		{"AS112 192.175.48.0/24", []string{"192.175.48.1"}, []string{"192.175.49.1"}},
+		{"benchmarking 198.18.0.0/15", []string{"198.18.0.1", "198.19.255.255"}, []string{"198.17.255.254", "198.20.0.1"}},
+		{"TEST-NET-2 198.51.100.0/24", []string{"198.51.100.1"}, []string{"198.51.101.1"}},
+		{"TEST-NET-3 203.0.113.0/24", []string{"203.0.113.1"}, []string{"203.0.114.1"}},
+		{"multicast 224.0.0.0/4", []string{"224.0.0.1", "239.255.255.255"}, []string{"223.255.255.254"}},
+		{"reserved 240.0.0.0/4", []string{"240.0.0.1", "255.255.255.254"}, nil},
+		{"broadcast", []string{"255.255.255.255"}, nil},
+		{"IPv6 loopback and unspecified", []string{"::1", "::"}, nil},
+		{"IPv4-mapped ::ffff:0:0/96", []string{"::ffff:127.0.0.1", "::ffff:169.254.169.254", "::ffff:10.1.2.3"}, []string{"::ffff:8.8.8.8"}},
+		{"IPv4-translated ::ffff:0:0:0/96", []string{"::ffff:0:127.0.0.1", "::ffff:0:8.8.8.8"}, nil},
+		{"IPv4-compatible ::/96", []string{"::127.0.0.1", "::169.254.169.254", "::8.8.8.8"}, nil},
+		{"NAT64 64:ff9b::/96", []string{"64:ff9b::a9fe:a9fe", "64:ff9b::7f00:1", "64:ff9b::808:808"}, nil},
+		{"local NAT64 64:ff9b:1::/48", []string{"64:ff9b:1::a00:1", "64:ff9b:1:ffff:ffff:ffff:ffff:ffff"}, nil},
+		{"discard-only 100::/64", []string{"100::1"}, nil},
+		{"dummy prefix 100:0:0:1::/64", []string{"100:0:0:1::1"}, nil},
+		{"IETF protocol assignments 2001::/23", []string{"2001::1", "2001:0:4136:e378:8000:63bf:3fff:fdd2", "2001:2::1", "2001:4:112::1", "2001:1ff:ffff::1"},
+			[]string{"2001:200::1"}},
+		{"documentation 2001:db8::/32", []string{"2001:db8::1"}, []string{"2001:db9::1"}},
+		{"6to4 2002::/16", []string{"2002:7f00:1::1", "2002:a9fe:a9fe::1", "2002:c0a8:101::1", "2002:808:808::1"}, []string{"2003::1"}},
+		{"AS112 2620:4f:8000::/48", []string{"2620:4f:8000::1"}, []string{"2620:4f:8001::1"}},
+		{"documentation 3fff::/20", []string{"3fff::1", "3fff:fff::1"}, []string{"3fff:1000::1"}},
+		{"segment routing 5f00::/16", []string{"5f00::1"}, nil},
+		{"unique local fc00::/7", []string{"fc00::1", "fd12:3456::1"}, nil},
+		{"site-local fec0::/10", []string{"fec0::1", "feff::1"}, nil},
+		{"link-local fe80::/10", []string{"fe80::1"}, nil},
+		{"multicast ff00::/8", []string{"ff02::1", "ff0e::1"}, nil},
+		{"outside global unicast 2000::/3", []string{"4000::1", "1fff:ffff::1", "8000::1"}, []string{"2000::1", "3ffe::1"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			for _, addr := range tt.refused {
+				if PublicAddr(netip.MustParseAddr(addr)) {
+					t.Errorf("PublicAddr(%s) = true; want false (%s)", addr, tt.name)
+				}
+			}
+			for _, addr := range tt.public {
+				if !PublicAddr(netip.MustParseAddr(addr)) {
+					t.Errorf("PublicAddr(%s) = false; want true (outside %s)", addr, tt.name)
+				}
+			}
+		})
+	}
+}
+
 // The dialer refuses a loopback address after resolution: the listener
 // never sees a connection, and the error is ErrNonPublicAddress.
 func TestPublicDialContextRefusesLoopback(t *testing.T) {

@@ -31,7 +31,7 @@ type errorLine struct {
 // with its status and checks the typed error the client makes of it.
 func TestRealErrorResponses(t *testing.T) {
 	t.Parallel()
-	f, err := os.Open(fixtures.Path(t, "soql", "real-error-responses.jsonl"))
+	f, err := os.Open(fixtures.Path(t, "soql", "error-responses.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}

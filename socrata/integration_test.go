@@ -344,14 +344,14 @@ func TestFacilityTypeCounts(t *testing.T) {
 	t.Logf("rqzj-sfat count per facilitytype (scanned = queried): %v", want)
 }
 
-func TestLLMQueriesFake(t *testing.T) {
+func TestCorpusQueriesFake(t *testing.T) {
 	t.Parallel()
 	srv, c := fakePortal(t)
 	loaded := map[string]bool{}
 	for _, id := range srv.Datasets() {
 		loaded[id] = true
 	}
-	f, err := os.Open(fixtures.Path(t, "soql", "datasf-llm-queries.jsonl"))
+	f, err := os.Open(fixtures.Path(t, "soql", "datasf-queries.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -381,7 +381,7 @@ func TestLLMQueriesFake(t *testing.T) {
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("LLM queries: %d in the corpus, %d on loaded datasets ran, %d failed", total, run, failed)
+	t.Logf("DataSF corpus queries: %d in the corpus, %d on loaded datasets ran, %d failed", total, run, failed)
 	if run == 0 {
 		t.Error("no query of the corpus is on a loaded dataset")
 	}

@@ -139,12 +139,15 @@ func ColumnType(viewsDataType string) string {
 		return "fixed_timestamp"
 	case "checkbox", "boolean":
 		return "boolean"
-	case "text", "number", "double", "money", "point", "location", "url",
+	case "text", "number", "double", "point", "location", "url",
 		"multipolygon", "polygon", "line", "multiline", "multipoint",
-		"photo", "document": // as the real X-SODA2-Types headers name them
+		"photo", "document", "blob", "json": // as the real X-SODA2-Types headers name them (phone stays text: where unsure, let through)
 
 		return t
-	case "percent", "stars":
+	case "percent", "stars", "money":
+		// Money columns are numbers since December 2024 (Socrata's
+		// SoQLFunctions marks every money overload "money is not a type
+		// we support").
 		return "number"
 	}
 	return "text"

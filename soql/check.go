@@ -33,6 +33,11 @@ const (
 	CodeDuplicateAlias      = "query.soql.duplicate-alias"
 	CodeTypeMismatch        = "query.soql.type-mismatch"
 	CodeColumnNotInGroupBys = "query.soql.column-not-in-group-bys"
+	CodeNoSuchFunction      = "query.soql.no-such-function"
+	CodeNonBooleanWhere     = "query.soql.non-boolean-where"
+	CodeNonBooleanHaving    = "query.soql.non-boolean-having"
+	CodeUnorderableOrderBy  = "query.soql.unorderable-order-by"
+	CodeNonGroupableGroupBy = "query.soql.non-groupable-group-by"
 )
 
 // CheckError is a query that Socrata would refuse. Its Error text is the
@@ -59,17 +64,15 @@ type CheckError struct {
 	Other     Expr
 	OtherType string
 	Column    string
+
+	// Fix is a one-line fix for the codes whose fix the checker knows
+	// best (no-such-function and the clause rules); "" otherwise.
+	Fix string
 }
 
 func (e *CheckError) Error() string {
 	return fmt.Sprintf("Query coordinator error: %s; %s; position: Map(row -> %d, column -> %d, line -> %q)",
 		e.Code, e.Message, e.Pos.Line, e.Pos.Column, e.Line)
-}
-
-// castTypes are the types a cast names, by the cast's spelling.
-var castTypes = map[string]string{
-	"number": "number", "numeric": "number", "double": "double", "money": "money", "text": "text",
-	"boolean": "boolean", "floating_timestamp": "floating_timestamp", "fixed_timestamp": "fixed_timestamp",
 }
 
 // Check reports the first error Socrata would answer for q run against a
@@ -322,4 +325,44 @@ func (c *checker) output() (map[string]string, bool) {
 		}
 	}
 	return out, complete
+}
+
+// WithStableOrderFor is WithStableOrder on a dataset with these columns:
+// an ORDER BY key it would add whose type does not sort (a point, a
+// photo: outside C Ordered:7, so Socrata refuses to order by it,
+// query.soql.unorderable-order-by) is left out. Without columns it is
+// WithStableOrder.
+func (q *Query) WithStableOrderFor(columns []Field) *Query {
+	out := q.WithStableOrder()
+	if len(columns) == 0 || len(out.Stages) == 0 {
+		return out
+	}
+	scope := map[string]string{}
+	for _, c := range columns {
+		scope[CanonicalName(c.Name)] = c.Type
+	}
+	last := len(out.Stages) - 1
+	for i, st := range out.Stages {
+		c := &checker{stage: i, st: st, scope: scope, typesOnly: true, aliases: map[string]Expr{}}
+		for _, it := range st.Selection {
+			if it.Alias != nil {
+				c.aliases[CanonicalName(it.Alias.Name)] = it.Expr
+			}
+		}
+		if i < last {
+			scope, _ = c.output()
+			continue
+		}
+		kept := st.OrderBy[:0:0]
+		for j, o := range st.OrderBy {
+			if j >= len(q.Stages[last].OrderBy) {
+				if t := c.exprType(o.Expr); t != "" && typeBits[t]&classOrderedSet == 0 {
+					continue // added, and it does not sort
+				}
+			}
+			kept = append(kept, o)
+		}
+		st.OrderBy = kept
+	}
+	return out
 }

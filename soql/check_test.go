@@ -94,35 +94,19 @@ func TestCheckErrorNamesAliases(t *testing.T) {
 	}
 }
 
-// refusedLLM are the queries of the LLM corpus that Check refuses, each
-// reviewed by hand: the portal refuses them too (names never defined,
-// aliases defined twice, sum of a text column, a column neither grouped nor
-// aggregated). Keyed dataset + " " + query name; the value is the code.
-var refusedLLM = map[string]string{
-	"43zc-xw3x Yearly":  CodeColumnNotInGroupBys, // ORDER BY month: a column, not grouped (only year is)
-	"893e-xam6 Yearly":  CodeNoSuchColumn,        // ORDER BY month: only year is defined
-	"abhw-ffzx Yearly":  CodeNoSuchColumn,        // GROUP BY install_year: install_month is defined
-	"abvp-arbf Yearly":  CodeNoSuchColumn,        // ORDER BY month
-	"aqb8-9r2r Yearly":  CodeColumnNotInGroupBys, // ORDER BY month: a column, not grouped
-	"beah-shgi Yearly":  CodeNoSuchColumn,        // ORDER BY month
-	"ebsh-uavg Monthly": CodeTypeMismatch,        // SUM(encumbered_amount): a text column
-	"ebsh-uavg Yearly":  CodeTypeMismatch,        // SUM(encumbered_amount)
-	"ftty-kx6y Yearly":  CodeNoSuchColumn,        // ORDER BY month
-	"gm2e-bten Yearly":  CodeDuplicateAlias,      // AS year twice (and GROUP BY Month_Filed, never defined)
-	"h5q5-vfti Yearly":  CodeDuplicateAlias,      // AS year three times
-	"k4g8-b3sf Yearly":  CodeNoSuchColumn,        // date_trunc_y(start_date): the unfilled placeholder inside a call
-	"mq45-f9zi Yearly":  CodeNoSuchColumn,        // GROUP BY contribution_year: only year is defined
-	"vi7r-brsi Yearly":  CodeNoSuchColumn,        // GROUP BY year: only month is defined
-	"wv5m-vpq2 Monthly": CodeNoSuchColumn,        // GROUP BY year: only month is defined
-	"xdgd-c79v Monthly": CodeTypeMismatch,        // SUM(budget): a text column
-	"a6aw-rudh Monthly": CodeTypeMismatch,        // application_date >= 'start_date': the placeholder quoted, not a timestamp
-	"a6aw-rudh Yearly":  CodeTypeMismatch,        // the same
-	"jmv6-xier Monthly": CodeTypeMismatch,        // objectid >= '2024-01-01T00:00:00': a number column compared with a timestamp
-	"jmv6-xier Yearly":  CodeTypeMismatch,        // the same
+// refusedCorpus are the queries of the project's DataSF corpus
+// (testdata/soql/datasf-queries.jsonl) written to be refused: the portal
+// refuses them too. Keyed dataset + " " + query name; the value is the code.
+var refusedCorpus = map[string]string{
+	"i98e-djp9 Bad sum":          CodeTypeMismatch,        // sum(description): a text column
+	"rkru-6vcg Bad comparison":   CodeTypeMismatch,        // passenger_count >= '2024-01-01T00:00:00': a number compared with a timestamp
+	"nuek-vuh3 Undefined order":  CodeNoSuchColumn,        // ORDER BY month: only year is defined
+	"5cei-gny5 Ungrouped column": CodeColumnNotInGroupBys, // zip is neither grouped nor aggregated
+	"wr8u-xric Alias twice":      CodeDuplicateAlias,      // AS unit twice
 }
 
-// Check refuses exactly the reviewed queries of the LLM corpus (with the
-// catalog's column types) and accepts every other one.
+// Check refuses exactly the queries of the DataSF corpus written to be
+// refused (with the catalog's column types) and accepts every other one.
 func TestCheckCorpus(t *testing.T) {
 	t.Parallel()
 	type catalogLine struct {
@@ -143,11 +127,11 @@ func TestCheckCorpus(t *testing.T) {
 			schemas[l.Endpoint] = append(schemas[l.Endpoint], Field{c.FieldName, ty})
 		}
 	}
-	cases := readJSONL[llmCase](t, fixtures.Path(t, "soql", "datasf-llm-queries.jsonl"))
+	cases := readJSONL[datasfCase](t, fixtures.Path(t, "soql", "datasf-queries.jsonl"))
 	accepted, refused := 0, map[string]int{}
 	seen := map[string]bool{}
 	for _, c := range cases {
-		src := fillPlaceholders(c.SoQL)
+		src := c.SoQL
 		q, err := Parse(src)
 		if err != nil {
 			continue
@@ -156,21 +140,21 @@ func TestCheckCorpus(t *testing.T) {
 		err = q.Check(src, schemas[c.Dataset])
 		var ce *CheckError
 		switch {
-		case err == nil && refusedLLM[key] == "":
+		case err == nil && refusedCorpus[key] == "":
 			accepted++
 		case err == nil:
-			t.Errorf("Check accepted %s %q; want %s", key, src, refusedLLM[key])
-		case !errors.As(err, &ce) || ce.Code != refusedLLM[key]:
+			t.Errorf("Check accepted %s %q; want %s", key, src, refusedCorpus[key])
+		case !errors.As(err, &ce) || ce.Code != refusedCorpus[key]:
 			t.Errorf("Check(%s %q) = %v; want nil", key, src, err)
 		default:
 			refused[ce.Code]++
 			seen[key] = true
 		}
 	}
-	for key := range refusedLLM {
+	for key := range refusedCorpus {
 		if !seen[key] {
 			t.Errorf("%s is listed as refused but was not", key)
 		}
 	}
-	t.Logf("Check over the LLM corpus: %d queries accepted; refused (reviewed by hand): %v", accepted, refused)
+	t.Logf("Check over the DataSF corpus: %d queries accepted; refused (as written): %v", accepted, refused)
 }

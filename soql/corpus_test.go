@@ -199,15 +199,15 @@ func itoa(n int) string {
 	return string(b[i:])
 }
 
-type tryitCase struct {
+type paramsCase struct {
 	Domain string      `json:"domain"`
 	Path   string      `json:"path"`
 	Params [][2]string `json:"params"`
 }
 
-func loadTryit(t *testing.T, logCounts bool) (items []corpusItem) {
+func loadParams(t *testing.T, logCounts bool) (items []corpusItem) {
 	t.Helper()
-	cases := readJSONL[tryitCase](t, fixtures.Path(t, "soql", "dev-socrata-docs-tryit-examples.jsonl"))
+	cases := readJSONL[paramsCase](t, fixtures.Path(t, "soql", "soda-params.jsonl"))
 	total := map[string]int{}
 	ok := map[string]int{}
 	for i, c := range cases {
@@ -235,7 +235,7 @@ func loadTryit(t *testing.T, logCounts bool) (items []corpusItem) {
 				continue
 			}
 			total[k]++
-			name := "tryit " + itoa(i+1) + " " + k
+			name := "params " + itoa(i+1) + " " + k
 			if err != nil {
 				t.Errorf("%s (%s%s): %q: %v", name, c.Domain, c.Path, src, err)
 				continue
@@ -252,38 +252,25 @@ func loadTryit(t *testing.T, logCounts bool) (items []corpusItem) {
 		allOK += ok[k]
 	}
 	if logCounts {
-		t.Logf("tryit: %d/%d parameter values parsed (%s)", allOK, all, strings.Join(parts, ", "))
+		t.Logf("soda-params: %d/%d parameter values parsed (%s)", allOK, all, strings.Join(parts, ", "))
 	}
 	return items
 }
 
-type llmCase struct {
+type datasfCase struct {
 	Dataset string `json:"dataset"`
 	Name    string `json:"name"`
 	SoQL    string `json:"soql"`
 }
 
-// barePlaceholder matches the unquoted start_date placeholder on the right
-// of a comparison (a column may also be named start_date).
-var barePlaceholder = regexp.MustCompile(`(>=|<=|<>|!=|=|<|>)\s*start_date\b`)
-
-// fillPlaceholders replaces the bare start_date placeholder of the
-// datasf-llm-queries corpus with a timestamp literal.
-func fillPlaceholders(s string) string {
-	return barePlaceholder.ReplaceAllString(s, "$1 '2024-01-01T00:00:00'")
-}
-
-func loadLLM(t *testing.T, logCounts bool) (items []corpusItem) {
+func loadDataSF(t *testing.T, logCounts bool) (items []corpusItem) {
 	t.Helper()
-	cases := readJSONL[llmCase](t, fixtures.Path(t, "soql", "datasf-llm-queries.jsonl"))
-	ok, filled := 0, 0
+	cases := readJSONL[datasfCase](t, fixtures.Path(t, "soql", "datasf-queries.jsonl"))
+	ok := 0
 	for i, c := range cases {
-		src := fillPlaceholders(c.SoQL)
-		if src != c.SoQL {
-			filled++
-		}
+		src := c.SoQL
 		q, err := Parse(src)
-		name := "datasf-llm " + itoa(i+1) + " " + c.Dataset + " " + c.Name
+		name := "datasf " + itoa(i+1) + " " + c.Dataset + " " + c.Name
 		if err != nil {
 			t.Errorf("%s: %q: %v", name, src, err)
 			continue
@@ -292,7 +279,7 @@ func loadLLM(t *testing.T, logCounts bool) (items []corpusItem) {
 		items = append(items, corpusItem{name: name, src: src, q: q})
 	}
 	if logCounts {
-		t.Logf("datasf-llm: %d/%d queries parsed (%d with the start_date placeholder filled in)", ok, len(cases), filled)
+		t.Logf("datasf: %d/%d queries parsed", ok, len(cases))
 	}
 	return items
 }
@@ -302,22 +289,22 @@ func TestCorpusReference(t *testing.T) {
 	loadReference(t, true)
 }
 
-func TestCorpusTryit(t *testing.T) {
+func TestCorpusSODAParams(t *testing.T) {
 	t.Parallel()
-	loadTryit(t, true)
+	loadParams(t, true)
 }
 
-func TestCorpusDataSFLLM(t *testing.T) {
+func TestCorpusDataSF(t *testing.T) {
 	t.Parallel()
-	loadLLM(t, true)
+	loadDataSF(t, true)
 }
 
 func allCorpus(t *testing.T) []corpusItem {
 	t.Helper()
 	var items []corpusItem
 	items = append(items, loadReference(t, false)...)
-	items = append(items, loadTryit(t, false)...)
-	items = append(items, loadLLM(t, false)...)
+	items = append(items, loadParams(t, false)...)
+	items = append(items, loadDataSF(t, false)...)
 	return items
 }
 

@@ -27,9 +27,15 @@
 // Query.Check checks a query against a dataset's columns and their types
 // before it is sent, and reports the first thing Socrata would refuse, as a
 // *CheckError with Socrata's error code and wording: a name that is neither
-// a column nor an alias, a duplicate alias, sum or avg of a column that is
-// not a number, a column outside the aggregates and GROUP BY keys of a
-// grouped stage. It lets through whatever it cannot tell.
+// a column nor an alias, a duplicate alias, a column outside the aggregates
+// and GROUP BY keys of a grouped stage, and what Socrata's type rules
+// refuse: type-mismatch, no-such-function, non-boolean-where,
+// non-boolean-having, unorderable-order-by, non-groupable-group-by. The
+// rules are data read from Socrata's soql-reference: Signatures (every
+// overload of a function, operator or cast, signatures.go) and the literal
+// conversions (StringLiteralTypes, ParseTimestamp, ParseBoolean,
+// ParseInterval; literals.go); the offline portal (package localportal)
+// reads the same. It lets through whatever it cannot tell.
 //
 // Out of scope are the Socrata-internal extensions of newer SoQL: window
 // functions (OVER), JOIN, UNION, FROM @table, DISTINCT ON, *(EXCEPT ...) and

@@ -146,7 +146,7 @@ func CloneExpr(e Expr) Expr {
 
 // aggregates are the SoQL aggregate functions (lower-case).
 var aggregates = map[string]bool{
-	"count": true, "sum": true, "avg": true, "min": true, "max": true,
+	"count": true, "count_distinct": true, "sum": true, "avg": true, "min": true, "max": true,
 	"stddev_pop": true, "stddev_samp": true, "median": true,
 	"convex_hull": true, "extent": true, "spatial_union": true,
 	"regr_slope": true, "regr_intercept": true, "regr_r2": true,

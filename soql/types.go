@@ -2,151 +2,75 @@ package soql
 
 import (
 	"fmt"
-	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
 
 // This file types SoQL expressions the way Socrata's analyzer does before
-// it runs a query, so that a query it would refuse with
-// query.soql.type-mismatch is refused before any request.
+// it runs a query, by the rules of signatures.go and literals.go, so that
+// a query it would refuse is refused before any request, with its code:
 //
-// The rules follow Socrata's documented type system:
+//   - query.soql.type-mismatch: no overload of a function or operator takes
+//     the arguments' types (a literal takes any type it converts to);
+//   - query.soql.no-such-function: no overload takes that many arguments;
+//   - query.soql.non-boolean-where / non-boolean-having: the filter is not
+//     a boolean (I isBoolean:31; E NonBooleanWhere:220, NonBooleanHaving:222);
+//   - query.soql.unorderable-order-by: ORDER BY a type outside C Ordered:7
+//     (I isOrdered:30; E UnorderableOrderBy:223);
+//   - query.soql.non-groupable-group-by: GROUP BY a type outside
+//     C Equatable:24 (I isGroupable:32; E NonGroupableGroupBy:221).
 //
-//   - number, double and money are the numeric types; they compare with
-//     each other and take part in arithmetic (+ - * / % ^, unary -).
-//   - floating_timestamp and fixed_timestamp compare with timestamps;
-//     text compares with text; boolean with boolean.
-//   - A string literal is coerced to the type it is compared with: to a
-//     timestamp when it reads as one ('2023-01-01', '2023-01-01T10:00:00'),
-//     to a number when it reads as one ('42'), to a boolean when it is
-//     'true' or 'false'. A number literal is never coerced to text or to a
-//     timestamp (incident_date > 2023-01-01 is arithmetic, 2021, compared
-//     with a timestamp: refused).
-//   - AND, OR and NOT take booleans; LIKE takes text; IN and BETWEEN
-//     compare like =; IS NULL takes anything; :: casts to the named type.
-//   - Functions take the argument types their signature lists (funcs).
-//
-// A type the checker cannot tell (an unknown function, a subscript, a
-// field of a location, a name outside the schema) is "unknown", and an
-// unknown type is never an error: the checker only refuses what it is sure
-// the portal refuses.
-
-// Type classes of the function signatures.
-const (
-	classAny       = "any"
-	classText      = "text"
-	classNumber    = "number"
-	classTimestamp = "timestamp"
-	classBoolean   = "boolean"
-	classOrdered   = "ordered" // anything that sorts: not a geometry
-)
-
-// signature is a SoQL function's argument classes and result type.
-type signature struct {
-	args     []string // the class of each argument; the last repeats when variadic
-	variadic bool
-	// result is the result type; "" is the type of the first argument
-	// whose type is known (min, max, coalesce).
-	result    string
-	aggregate bool
-}
-
-// funcs are the SoQL functions whose types the checker knows, by lower-case
-// name. A function not listed here is typed unknown and its arguments are
-// not checked (the portal decides).
-var funcs = map[string]signature{
-	// Aggregates.
-	"count":       {args: []string{classAny}, result: "number", aggregate: true},
-	"sum":         {args: []string{classNumber}, result: "number", aggregate: true},
-	"avg":         {args: []string{classNumber}, result: "number", aggregate: true},
-	"stddev_pop":  {args: []string{classNumber}, result: "number", aggregate: true},
-	"stddev_samp": {args: []string{classNumber}, result: "number", aggregate: true},
-	"min":         {args: []string{classOrdered}, aggregate: true},
-	"max":         {args: []string{classOrdered}, aggregate: true},
-	"median":      {args: []string{classOrdered}, aggregate: true},
-
-	// Text.
-	"upper":       {args: []string{classText}, result: "text"},
-	"lower":       {args: []string{classText}, result: "text"},
-	"length":      {args: []string{classText}, result: "number"},
-	"starts_with": {args: []string{classText, classText}, result: "boolean"},
-	"contains":    {args: []string{classText, classText}, result: "boolean"},
-
-	// Numbers.
-	"abs": {args: []string{classNumber}, result: "number"},
-	"ln":  {args: []string{classNumber}, result: "number"},
-
-	// Timestamps.
-	"date_trunc_y":     {args: []string{classTimestamp}, result: "floating_timestamp"},
-	"date_trunc_ym":    {args: []string{classTimestamp}, result: "floating_timestamp"},
-	"date_trunc_ymd":   {args: []string{classTimestamp}, result: "floating_timestamp"},
-	"date_extract_y":   {args: []string{classTimestamp}, result: "number"},
-	"date_extract_m":   {args: []string{classTimestamp}, result: "number"},
-	"date_extract_d":   {args: []string{classTimestamp}, result: "number"},
-	"date_extract_hh":  {args: []string{classTimestamp}, result: "number"},
-	"date_extract_mm":  {args: []string{classTimestamp}, result: "number"},
-	"date_extract_ss":  {args: []string{classTimestamp}, result: "number"},
-	"date_extract_dow": {args: []string{classTimestamp}, result: "number"},
-	"date_extract_woy": {args: []string{classTimestamp}, result: "number"},
-
-	// Any type.
-	"coalesce": {args: []string{classAny}, variadic: true},
-}
-
-// class is the class a SODA2 type belongs to ("" for unknown types).
-func class(t string) string {
-	switch t {
-	case "number", "double", "money":
-		return classNumber
-	case "floating_timestamp", "fixed_timestamp":
-		return classTimestamp
-	case "text", "boolean":
-		return t
-	case "point", "multipoint", "line", "multiline", "polygon", "multipolygon", "location":
-		return "geometry"
-	}
-	return ""
-}
-
-// fits reports whether a value of SODA2 type t (known) is accepted where an
-// argument of class c is expected.
-func fits(t, c string) bool {
-	switch c {
-	case classAny:
-		return true
-	case classOrdered:
-		return class(t) != "geometry"
-	}
-	return class(t) == c
-}
+// A type the checker cannot tell (a function the rules do not list, a
+// subscript, a name outside the schema) is unknown, and an unknown type is
+// never an error: the checker only refuses what it is sure the portal
+// refuses.
 
 // valType is an expression's type as the checker infers it.
 type valType struct {
-	name string     // the SODA2 type; "" unknown, "null" for the null literal
-	lit  *StringLit // the expression is this string literal (coercible)
+	name string  // the type to report; "" unknown, "null" for the null literal
+	set  typeSet // every type the value can take (a literal's conversions); 0 unknown
 }
 
-func (v valType) known() bool { return v.name != "" && v.name != "null" }
+func (v valType) known() bool { return v.set != 0 && v.name != "null" }
 
-// timestampLiteral matches the texts Socrata reads as a timestamp.
-var timestampLiteral = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?)?(Z|[+-]\d{2}:?\d{2})?$`)
-
-// coerces reports whether the string literal s can be read as a value of
-// class c (not text).
-func coerces(s string, c string) bool {
-	switch c {
-	case classTimestamp:
-		return timestampLiteral.MatchString(strings.TrimSpace(s))
-	case classNumber:
-		_, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-		return err == nil
-	case classBoolean:
-		return strings.EqualFold(s, "true") || strings.EqualFold(s, "false")
-	case "geometry":
-		return true // WKT; the portal parses it
+// types is the set to bind: unknown values take any type.
+func (v valType) types() typeSet {
+	if v.set == 0 {
+		return allTypes
 	}
-	return false
+	return v.set
+}
+
+func typeOf(name string) valType {
+	if b, ok := typeBits[name]; ok {
+		return valType{name: name, set: b}
+	}
+	return valType{}
+}
+
+// className names the class of types a parameter wants, for messages and
+// fixes: ordered, number, timestamp, text, boolean, geometry, or a type.
+func className(s typeSet) string {
+	switch {
+	case s == 0 || s == allTypes:
+		return ""
+	case s == classOrderedSet:
+		return "ordered"
+	case s == classEquatableSet:
+		return "equatable"
+	case s&classNumLikeSet != 0:
+		return "number"
+	case s&classTimestampTS != 0:
+		return "timestamp"
+	case s.has("text"):
+		return "text"
+	case s.has("boolean"):
+		return "boolean"
+	case s&classGeoSet != 0 || s.has("location"):
+		return "geometry"
+	}
+	return s.names()[0]
 }
 
 // typer infers types within one stage.
@@ -157,25 +81,6 @@ type typer struct {
 	clause   string
 }
 
-// mismatch records the first type error: the function (op$> or a function
-// name) refuses arg, of type got, where want was expected.
-func (ty *typer) mismatch(fn string, arg Expr, got valType, want string, other Expr, otherType valType) {
-	if ty.err != nil {
-		return
-	}
-	e := ty.c.fail(CodeTypeMismatch, fmt.Sprintf("Type mismatch for %s, is %s", fn, got.name), fn, ty.clause, arg.Pos())
-	e.Type = got.name
-	e.Want = want
-	e.Arg = arg
-	e.Other = other
-	e.OtherType = otherType.name
-	e.Column = columnOf(arg)
-	if e.Column == "" && other != nil {
-		e.Column = columnOf(other)
-	}
-	ty.err = e
-}
-
 // columnOf is the column an expression names, or "".
 func columnOf(e Expr) string {
 	if id, ok := unparen(e).(*Ident); ok && !id.System() {
@@ -184,7 +89,7 @@ func columnOf(e Expr) string {
 	return ""
 }
 
-// infer returns e's type, recording the first mismatch.
+// infer returns e's type, recording the first error.
 func (ty *typer) infer(e Expr) valType {
 	if ty.err != nil {
 		return valType{}
@@ -193,66 +98,67 @@ func (ty *typer) infer(e Expr) valType {
 	case *Paren:
 		return ty.infer(n.X)
 	case *StringLit:
-		return valType{name: "text", lit: n}
+		return valType{name: "text", set: stringLiteralSet(n.Value)}
 	case *NumberLit:
-		return valType{name: "number"}
+		return valType{name: "number", set: numberLiteralSet}
 	case *BoolLit:
-		return valType{name: "boolean"}
+		return typeOf("boolean")
 	case *NullLit:
-		return valType{name: "null"}
+		return valType{name: "null", set: allTypes}
 	case *Ident:
 		return ty.ident(n)
 	case *Cast:
-		ty.infer(n.X)
-		return valType{name: castTypes[strings.ToLower(n.Type.Name)]}
+		x := ty.infer(n.X)
+		t := castTarget(n.Type.Name)
+		if t == "" {
+			return valType{}
+		}
+		return ty.apply("cast$"+t, n.Type.NamePos, []Expr{n.X}, []valType{x})
 	case *Unary:
 		x := ty.infer(n.X)
-		if n.Op == "not" {
-			ty.want("op$not", n.X, x, classBoolean)
-			return valType{name: "boolean"}
-		}
-		ty.want("op$"+n.Op, n.X, x, classNumber)
-		return valType{name: "number"}
+		return ty.apply("op$"+n.Op, n.Pos(), []Expr{n.X}, []valType{x})
 	case *Binary:
-		return ty.binary(n)
+		l, r := ty.infer(n.Left), ty.infer(n.Right)
+		return ty.apply("op$"+n.Op, n.OpPos, []Expr{n.Left, n.Right}, []valType{l, r})
 	case *In:
-		x := ty.infer(n.X)
-		for _, item := range n.List {
-			ty.compare("op$in", n.X, x, item, ty.infer(item))
-		}
-		return valType{name: "boolean"}
+		args := append([]Expr{n.X}, n.List...)
+		return ty.apply("op$in", n.Pos(), args, ty.inferAll(args))
 	case *Between:
-		x := ty.infer(n.X)
-		ty.compare("op$between", n.X, x, n.Lo, ty.infer(n.Lo))
-		ty.compare("op$between", n.X, x, n.Hi, ty.infer(n.Hi))
-		return valType{name: "boolean"}
+		args := []Expr{n.X, n.Lo, n.Hi}
+		return ty.apply("op$between", n.Pos(), args, ty.inferAll(args))
 	case *Like:
-		ty.want("op$like", n.X, ty.infer(n.X), classText)
-		ty.want("op$like", n.Pattern, ty.infer(n.Pattern), classText)
-		return valType{name: "boolean"}
+		args := []Expr{n.X, n.Pattern}
+		return ty.apply("op$like", n.Pos(), args, ty.inferAll(args))
 	case *IsNull:
 		ty.infer(n.X)
-		return valType{name: "boolean"}
+		return typeOf("boolean")
 	case *Case:
-		var res valType
+		// CASE WHEN c THEN v ... ELSE e END is case(c, v, ..., true, e).
+		var args []Expr
 		for _, w := range n.Whens {
-			ty.want("case", w.Cond, ty.infer(w.Cond), classBoolean)
-			if v := ty.infer(w.Value); res.name == "" || res.name == "null" {
-				res = valType{name: v.name}
-			}
+			args = append(args, w.Cond, w.Value)
 		}
 		if n.Else != nil {
-			if v := ty.infer(n.Else); res.name == "" || res.name == "null" {
-				res = valType{name: v.name}
-			}
+			args = append(args, &BoolLit{Value: true, LitPos: n.Else.Pos()}, n.Else)
 		}
-		return res
+		return ty.apply("case", n.CasePos, args, ty.inferAll(args))
 	case *Call:
-		return ty.call(n)
+		if n.Star {
+			return typeOf("number") // F CountStar:350
+		}
+		return ty.apply(strings.ToLower(n.Name.Name), n.Name.NamePos, n.Args, ty.inferAll(n.Args))
 	case *Dot, *Index:
 		return valType{}
 	}
 	return valType{}
+}
+
+func (ty *typer) inferAll(es []Expr) []valType {
+	vs := make([]valType, len(es))
+	for i, e := range es {
+		vs[i] = ty.infer(e)
+	}
+	return vs
 }
 
 // ident types a column or alias.
@@ -260,16 +166,16 @@ func (ty *typer) ident(n *Ident) valType {
 	if n.System() {
 		switch strings.ToLower(n.Name) {
 		case ":id":
-			return valType{name: "text"}
+			return typeOf("text")
 		case ":created_at", ":updated_at":
-			return valType{name: "fixed_timestamp"}
+			return typeOf("fixed_timestamp")
 		}
 		return valType{}
 	}
 	k := CanonicalName(n.Name)
 	if a, ok := ty.c.aliases[k]; ok {
 		if id, isIdent := unparen(a).(*Ident); isIdent && CanonicalName(id.Name) == k {
-			return valType{name: ty.c.scope[k]} // SELECT x AS x
+			return typeOf(ty.c.scope[k]) // SELECT x AS x
 		}
 		if ty.visiting[k] {
 			return valType{}
@@ -279,124 +185,214 @@ func (ty *typer) ident(n *Ident) valType {
 		saved := ty.err
 		v := ty.infer(a) // the alias's own errors are reported where it is defined
 		ty.err = saved
-		return valType{name: v.name}
+		return v
 	}
-	return valType{name: ty.c.scope[k]}
+	return typeOf(ty.c.scope[k])
 }
 
-// binary types an operator.
-func (ty *typer) binary(n *Binary) valType {
-	l, r := ty.infer(n.Left), ty.infer(n.Right)
-	fn := "op$" + n.Op
-	switch n.Op {
-	case "and", "or":
-		ty.want(fn, n.Left, l, classBoolean)
-		ty.want(fn, n.Right, r, classBoolean)
-		return valType{name: "boolean"}
-	case "=", "!=", "<>", "<", "<=", ">", ">=":
-		ty.compare(fn, n.Left, l, n.Right, r)
-		if n.Op != "=" && n.Op != "!=" && n.Op != "<>" {
-			ty.want(fn, n.Left, l, classOrdered)
+// bind matches the arguments against one overload: each argument's types
+// meet what its parameter allows, and the arguments of one type variable
+// share a type. It returns the result's types, or the index of the first
+// argument that does not fit (-1 when all fit).
+func bind(s *Signature, vals []valType) (result typeSet, bad int) {
+	vars := map[string]typeSet{}
+	for i, v := range vals {
+		p := s.param(i)
+		got := v.types() & s.allowed(p)
+		if isTypeVar(p) {
+			if prev, ok := vars[p]; ok {
+				got &= prev
+			}
+			vars[p] = got
 		}
-		return valType{name: "boolean"}
-	case "||":
-		return valType{name: "text"}
-	case "+", "-", "*", "/", "%", "^":
-		ty.want(fn, n.Left, l, classNumber)
-		ty.want(fn, n.Right, r, classNumber)
-		return valType{name: "number"}
+		if got == 0 {
+			return 0, i
+		}
 	}
+	if isTypeVar(s.Result) {
+		if r, ok := vars[s.Result]; ok {
+			return r, -1
+		}
+		return allTypes, -1
+	}
+	return setOf(s.Result), -1
+}
+
+// apply types a call of fn (a function, "op$x" or "cast$t") with these
+// arguments by its overloads, recording the portal's error when none fits.
+func (ty *typer) apply(fn string, pos Pos, args []Expr, vals []valType) valType {
+	if ty.err != nil {
+		return valType{}
+	}
+	sigs := signaturesByName[fn]
+	if len(sigs) == 0 {
+		return valType{}
+	}
+	var fit []*Signature
+	for i := range sigs {
+		if sigs[i].ArityOK(len(vals)) {
+			fit = append(fit, &sigs[i])
+		}
+	}
+	if len(fit) == 0 {
+		if !strings.HasPrefix(fn, "op$") && !strings.HasPrefix(fn, "cast$") {
+			ty.noSuchFunction(fn, pos, len(vals), sigs)
+		}
+		return valType{}
+	}
+	var result typeSet
+	bad := -1
+	for _, s := range fit {
+		r, b := bind(s, vals)
+		if b < 0 {
+			result |= r
+		} else if b > bad {
+			bad = b // the overload that went furthest names the argument at fault
+		}
+	}
+	if result != 0 {
+		name := result.single()
+		if name == "" && len(vals) > 0 && result.has(vals[0].name) {
+			name = vals[0].name
+		}
+		if name == "" {
+			name = result.names()[0]
+		}
+		if result == allTypes {
+			return valType{}
+		}
+		return valType{name: name, set: result}
+	}
+	ty.mismatch(fn, fit, args, vals, bad)
 	return valType{}
 }
 
-// want records a mismatch when v is known and not of class c; a string
-// literal is accepted where it reads as a value of the class.
-func (ty *typer) want(fn string, e Expr, v valType, c string) {
-	if !v.known() || fits(v.name, c) {
-		return
+// mismatch records the type-mismatch of argument bad of a call of fn.
+func (ty *typer) mismatch(fn string, fit []*Signature, args []Expr, vals []valType, bad int) {
+	// The argument no overload takes by itself is at fault; when each
+	// fits alone, the one that disagrees with an earlier argument of the
+	// same type variable is, or that earlier one when it is not a bare
+	// column and the later is (incident_datetime = 2023 blames 2023).
+	other := -1
+	var want typeSet
+	for _, s := range fit {
+		want |= s.allowed(s.param(bad))
 	}
-	if v.lit != nil && c != classText && c != classAny && c != classOrdered {
-		if coerces(v.lit.Value, c) {
-			return
-		}
-	}
-	ty.mismatch(fn, e, v, c, nil, valType{})
-}
-
-// compare records a mismatch when a and b cannot be compared: both known
-// and of different classes, unless one is a string literal that reads as
-// a value of the other's type. The side reported is the one that is not a
-// bare column (the right one when both or neither are).
-func (ty *typer) compare(fn string, ae Expr, a valType, be Expr, b valType) {
-	if !a.known() || !b.known() {
-		return
-	}
-	ca, cb := class(a.name), class(b.name)
-	if ca == "" || cb == "" || ca == cb {
-		return
-	}
-	if b.lit != nil && coerces(b.lit.Value, ca) || a.lit != nil && coerces(a.lit.Value, cb) {
-		return
-	}
-	if columnOf(ae) == "" && columnOf(be) != "" {
-		ty.mismatch(fn, ae, a, cb, be, b)
-		return
-	}
-	ty.mismatch(fn, be, b, ca, ae, a)
-}
-
-// call types a function call by its signature.
-func (ty *typer) call(n *Call) valType {
-	name := strings.ToLower(n.Name.Name)
-	args := make([]valType, len(n.Args))
-	for i, a := range n.Args {
-		args[i] = ty.infer(a)
-	}
-	sig, ok := funcs[name]
-	if !ok {
-		return valType{}
-	}
-	if n.Star {
-		return valType{name: sig.result}
-	}
-	if !sig.variadic && len(args) != len(sig.args) {
-		return valType{} // the portal answers the arity itself
-	}
-	for i, a := range args {
-		c := sig.args[min(i, len(sig.args)-1)]
-		ty.want(name, n.Args[i], a, c)
-	}
-	switch sig.result {
-	case "":
-		for _, a := range args {
-			if a.known() {
-				return valType{name: a.name}
+	if vals[bad].types()&want != 0 {
+		for _, s := range fit {
+			p := s.param(bad)
+			if !isTypeVar(p) {
+				continue
+			}
+			for j := 0; j < bad; j++ {
+				if s.param(j) == p && vals[j].known() {
+					other = j
+					break
+				}
+			}
+			if other >= 0 {
+				break
 			}
 		}
-		return valType{}
+		if other >= 0 {
+			if columnOf(args[bad]) != "" && columnOf(args[other]) == "" {
+				bad, other = other, bad
+			}
+			want = vals[other].types()
+		}
 	}
-	return valType{name: sig.result}
+	got := vals[bad]
+	name := got.name
+	if name == "" || name == "null" {
+		name = got.types().names()[0]
+	}
+	e := ty.c.fail(CodeTypeMismatch, fmt.Sprintf("Type mismatch for %s, is %s", fn, name), fn, ty.clause, args[bad].Pos())
+	e.Type = name
+	e.Want = className(want)
+	e.Arg = args[bad]
+	e.Column = columnOf(args[bad])
+	if other >= 0 {
+		e.Other = args[other]
+		e.OtherType = vals[other].name
+		if e.Column == "" {
+			e.Column = columnOf(args[other])
+		}
+	}
+	ty.err = e
 }
 
-// checkTypes types every expression of the stage.
+// noSuchFunction records a call of fn with an argument count no overload
+// takes; the fix lists the counts it takes.
+func (ty *typer) noSuchFunction(fn string, pos Pos, n int, sigs []Signature) {
+	var counts []string
+	for _, s := range sigs {
+		c := strconv.Itoa(len(s.Params))
+		if len(s.Repeat) > 0 {
+			c += " or more"
+		}
+		if !slices.Contains(counts, c) {
+			counts = append(counts, c)
+		}
+	}
+	slices.Sort(counts)
+	e := ty.c.fail(CodeNoSuchFunction, fmt.Sprintf("No such function '%s'; arity=%d", fn, n), fn, ty.clause, pos)
+	e.Fix = fmt.Sprintf("%s takes %s argument(s), not %d", fn, strings.Join(counts, " or "), n)
+	if fn == "round" {
+		e.Fix += ": round(x, 0) rounds to a whole number"
+	}
+	ty.err = e
+}
+
+// clauseRule is what a clause needs of its expressions' type (I isBoolean:31,
+// isOrdered:30, isGroupable:32), the code and the wording of its refusal
+// (E NonBooleanWhere:220 ... UnorderableOrderBy:223; see signatures.go for
+// the keys and pinned commits).
+var clauseRules = map[string]struct {
+	allowed typeSet
+	code    string
+	verb    string
+}{
+	"WHERE":    {setOf("boolean"), CodeNonBooleanWhere, "filter by"},
+	"HAVING":   {setOf("boolean"), CodeNonBooleanHaving, "filter by"},
+	"ORDER BY": {classOrderedSet, CodeUnorderableOrderBy, "order by"},
+	"GROUP BY": {classEquatableSet, CodeNonGroupableGroupBy, "group by"},
+}
+
+// checkTypes types every expression of the stage and applies the clause
+// rules.
 func (c *checker) checkTypes() error {
 	ty := &typer{c: c, visiting: map[string]bool{}}
-	err := c.clauses(func(clause string, e Expr) error {
+	return c.clauses(func(clause string, e Expr) error {
 		ty.clause = clause
-		ty.infer(e)
+		v := ty.infer(e)
 		if ty.err != nil {
 			return ty.err
 		}
-		return nil
+		rule, ok := clauseRules[clause]
+		if !ok || !v.known() || v.set&rule.allowed != 0 {
+			return nil
+		}
+		ce := c.fail(rule.code, fmt.Sprintf("Cannot %s an expression of type `%s'", rule.verb, v.name), v.name, clause, e.Pos())
+		ce.Type = v.name
+		ce.Arg = e
+		ce.Column = columnOf(e)
+		switch rule.code {
+		case CodeNonBooleanWhere, CodeNonBooleanHaving:
+			ce.Fix = fmt.Sprintf("%s needs a condition, e.g. %s IS NOT NULL or %s = <value>", clause, Format(e), Format(e))
+		case CodeUnorderableOrderBy:
+			ce.Fix = fmt.Sprintf("a %s value does not sort: order by another column or a number computed from it", v.name)
+		default:
+			ce.Fix = fmt.Sprintf("a %s value cannot be a group key: group by another column", v.name)
+		}
+		return ce
 	})
-	return err
 }
 
 // exprType is the type of e in the stage, "" when unknown.
 func (c *checker) exprType(e Expr) string {
 	ty := &typer{c: c, visiting: map[string]bool{}}
 	v := ty.infer(e)
-	if v.name == "null" {
+	if !v.known() {
 		return ""
 	}
 	return v.name

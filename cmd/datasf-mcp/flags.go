@@ -70,12 +70,15 @@ type parser struct {
 	ran    bool // the command was parsed and checked: cfg is complete
 
 	expiration string
+	upTimeout  string
+	upWait     string
 	data       []string
 	exports    bool // the tool command has --all
 	json       bool
 	render     string
 	results    []string
 	queries    []string
+	badEnv     []string // environment values that did not parse
 }
 
 // newParser returns a parser whose config holds the defaults of what a
@@ -91,6 +94,32 @@ func (p *parser) env(name, def string) string {
 		return v
 	}
 	return def
+}
+
+// envInt and envFloat read a number from the environment; what does not
+// parse is kept as an out-of-range value that finish reports.
+func (p *parser) envInt(name string) int {
+	v := p.getenv(name)
+	if v == "" {
+		return 0
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		p.badEnv = append(p.badEnv, fmt.Sprintf("%s must be a whole number; got %q", name, v))
+	}
+	return n
+}
+
+func (p *parser) envFloat(name string) float64 {
+	v := p.getenv(name)
+	if v == "" {
+		return 0
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil {
+		p.badEnv = append(p.badEnv, fmt.Sprintf("%s must be a number; got %q", name, v))
+	}
+	return f
 }
 
 func (p *parser) envBool(name string) bool {
@@ -153,6 +182,14 @@ func (p *parser) portalFlags(cmd *cobra.Command) {
 		fs.StringVar(&c.Domains, "domains", p.env("DATASF_DOMAINS", ""), "allow the tools only these other portal `DOMAINS` (comma-separated); default any public Socrata portal (env DATASF_DOMAINS)")
 		fs.StringVar(&c.BaseURL, "base-url", p.env("DATASF_BASE_URL", ""), "base `URL` of the portal's APIs (default https://DOMAIN; env DATASF_BASE_URL)")
 		fs.StringVar(&c.DiscoveryURL, "discovery-url", p.env("DATASF_DISCOVERY_URL", "https://api.us.socrata.com"), "Socrata Discovery API base `URL` (env DATASF_DISCOVERY_URL)")
+		fs.StringVar(&p.upTimeout, "upstream-timeout", p.env("DATASF_UPSTREAM_TIMEOUT", "30s"),
+			"bound each request to a portal, its answer's body included, by `DURATION` (env DATASF_UPSTREAM_TIMEOUT)")
+		fs.IntVar(&c.UpstreamConcurrency, "upstream-concurrency", p.envInt("DATASF_UPSTREAM_CONCURRENCY"),
+			fmt.Sprintf("at most `N` requests in flight to each portal, shared by tools, pages and exports; 0: %d (none with --offline), -1: no bound; x%d for a portal with an app token (env DATASF_UPSTREAM_CONCURRENCY)", datasf.DefaultUpstreamConcurrency, datasf.DefaultTokenFactor))
+		fs.Float64Var(&c.UpstreamRate, "upstream-rate", p.envFloat("DATASF_UPSTREAM_RATE"),
+			fmt.Sprintf("start at most `R` requests a second to each portal; 0: %g (none with --offline), -1: no bound; x%d for a portal with an app token (env DATASF_UPSTREAM_RATE)", datasf.DefaultUpstreamRate, datasf.DefaultTokenFactor))
+		fs.StringVar(&p.upWait, "upstream-wait", p.env("DATASF_UPSTREAM_WAIT", "30s"),
+			"a request waits for its turn under those limits at most `DURATION`, then fails with 503 and Retry-After (a tool: a rate_limit error) (env DATASF_UPSTREAM_WAIT)")
 		fs.StringVar(&c.LogLevel, "log-level", p.env("DATASF_LOG_LEVEL", "info"), "log at `LEVEL`: debug, info, warn or error; logs go to stderr (env DATASF_LOG_LEVEL)")
 	})
 }
@@ -190,6 +227,27 @@ func (p *parser) finish(cmd *cobra.Command) error {
 			return fail("--expiration must be a positive duration such as 15m or 2h; got %q%s", p.expiration, hint)
 		}
 		c.Expiration = d
+	}
+	if has("upstream-timeout") {
+		if len(p.badEnv) > 0 {
+			return fail("%s", p.badEnv[0])
+		}
+		for _, d := range []struct {
+			flag, value string
+			to          *time.Duration
+		}{{"upstream-timeout", p.upTimeout, &c.UpstreamTimeout}, {"upstream-wait", p.upWait, &c.UpstreamWait}} {
+			v, err := time.ParseDuration(d.value)
+			if err != nil || v <= 0 {
+				return fail("--%s must be a positive duration such as 30s or 2m; got %q", d.flag, d.value)
+			}
+			*d.to = v
+		}
+		if c.UpstreamConcurrency < -1 {
+			return fail("--upstream-concurrency must be -1 (no bound), 0 (the default) or more; got %d", c.UpstreamConcurrency)
+		}
+		if c.UpstreamRate < 0 && c.UpstreamRate != -1 {
+			return fail("--upstream-rate must be -1 (no bound), 0 (the default) or more; got %g", c.UpstreamRate)
+		}
 	}
 	if c.SampleSize < 1 || c.SampleSize > datasf.MaxSampleSize {
 		return fail("--sample-size must be between 1 and %d; got %d", datasf.MaxSampleSize, c.SampleSize)

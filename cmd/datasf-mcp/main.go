@@ -101,6 +101,12 @@ type config struct {
 	Output       string // -o FILE
 	Expiration   time.Duration
 
+	// The portals' politeness limits and timeout (datasf.UpstreamLimits).
+	UpstreamTimeout     time.Duration
+	UpstreamConcurrency int
+	UpstreamRate        float64
+	UpstreamWait        time.Duration
+
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
 }

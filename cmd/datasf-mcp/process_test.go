@@ -149,7 +149,13 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 // the structured content.
 func (i *instance) query(t *testing.T, datasetID, soql string) map[string]any {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	return i.queryWithin(t, 30*time.Second, datasetID, soql)
+}
+
+// queryWithin is query with its own bound on the whole exchange.
+func (i *instance) queryWithin(t *testing.T, within time.Duration, datasetID, soql string) map[string]any {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), within)
 	defer cancel()
 	c, err := client.NewStreamableHttpClient(i.base + "/mcp")
 	if err != nil {

@@ -124,11 +124,11 @@ func browserTools(t *testing.T) (node, chromium, script string) {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("%s is required in CI: %v", what, err)
 		}
-		t.Skipf("skipping the browser part: %s not available (%v); install chromium and run `npm ci` in interop/", what, err)
+		t.Skipf("skipping the browser part: %s not available (%v)", what, err)
 	}
 	node, err := exec.LookPath("node")
 	if err != nil {
-		need("node", err)
+		need("node (Debian package nodejs)", err)
 	}
 	chromium = os.Getenv("CHROMIUM")
 	if chromium == "" {
@@ -142,7 +142,7 @@ func browserTools(t *testing.T) (node, chromium, script string) {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(interop, "node_modules", "playwright-core")); err != nil {
-		need("interop/node_modules/playwright-core", err)
+		need("interop/node_modules/playwright-core (make test runs npm ci in interop/)", err)
 	}
 	return node, chromium, filepath.Join(interop, "token_viewer.mjs")
 }

@@ -31,11 +31,11 @@ import (
 )
 
 // Options configures an Env. The zero value is the product with its
-// defaults over the shared fixtures.
+// defaults over the repository's fixtures (testdata/).
 type Options struct {
 	// PortalURL is the Socrata portal the product talks to (for example a
 	// socratatest server, or a proxy in front of one). Default (New only):
-	// a socratatest server loaded with the shared fixtures, see
+	// a socratatest server loaded with the repository's fixtures, see
 	// FixturePortal.
 	PortalURL string
 	// Config is the product's configuration. Socrata.BaseURL and
@@ -69,7 +69,7 @@ type Env struct {
 }
 
 // New starts an Env for the test and stops it when the test ends. Without
-// Options.PortalURL it starts a fake portal with the shared fixtures
+// Options.PortalURL it starts a fake portal with the repository's fixtures
 // (skipping the test, or failing it in CI, when they are missing).
 func New(t testing.TB, opts Options) *Env {
 	t.Helper()
@@ -177,11 +177,10 @@ func (e *Env) Close() error {
 	return errors.Join(errs...)
 }
 
-// FixturePortal starts a fake portal loaded with the shared fixtures: the
-// catalog of DataSF's 630 datasets (schemas, empty tables) and the real
-// dataset exports of ../shared/fixtures/datasets. It is closed when the
-// test ends. The test is skipped (failed in CI) when the fixtures are
-// missing.
+// FixturePortal starts a fake portal loaded with the repository's fixtures
+// (testdata/): the catalog of DataSF's 630 datasets (schemas, empty tables)
+// and the real dataset exports of testdata/datasets. It is closed when the
+// test ends.
 func FixturePortal(t testing.TB) *socratatest.Server {
 	t.Helper()
 	portal := socratatest.NewServer(t)

@@ -319,6 +319,24 @@ func (s *Store) DeleteExpired(ctx context.Context, now time.Time) (int, error) {
 	return int(n), nil
 }
 
+// DeleteUnusedPinned implements dualresp.UnusedPinDeleter.
+func (s *Store) DeleteUnusedPinned(ctx context.Context, before time.Time) (int, error) {
+	beforeNS, err := unixNano(before)
+	if err != nil {
+		return 0, fmt.Errorf("sqlitestore: delete unused pinned: before: %w", err)
+	}
+	res, err := s.write.ExecContext(ctx,
+		`DELETE FROM records WHERE pinned = 1 AND (last_access IS NULL OR last_access < ?)`, beforeNS)
+	if err != nil {
+		return 0, s.fail("delete unused pinned", "", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, s.fail("delete unused pinned", "", err)
+	}
+	return int(n), nil
+}
+
 // Close implements dualresp.Store: it closes the database (checkpointing the
 // WAL). Calling it again returns the first call's result.
 func (s *Store) Close() error {

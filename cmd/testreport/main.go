@@ -1,0 +1,231 @@
+// Command testreport runs `go test -json` with the arguments it is given and
+// prints what plain `go test` prints (each package's ok/FAIL line, and the
+// output of the tests that failed), then a summary: every skipped test with
+// the reason it gave, and the packages that took longest.
+//
+// A "--" argument separates the arguments of several go test runs, made one
+// after the other (make test: the race run, then the scale tests without
+// the race detector).
+//
+// TESTREPORT_JSON=FILE also writes the raw events to FILE (for timings).
+//
+// Its exit code is go test's (the first run's that failed). With CI=true a
+// skipped test is a failure too: CI installs everything the tests need, so
+// nothing may skip there.
+//
+//	go run ./cmd/testreport -race -count=1 ./... -- -count=1 -run TestBig ./pkg
+package main
+
+import (
+	"bufio"
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"time"
+)
+
+// event is one line of `go test -json` (cmd/test2json).
+type event struct {
+	Action  string
+	Package string
+	Test    string
+	Elapsed float64
+	Output  string
+}
+
+// skip is one skipped test and the reason it printed.
+type skip struct{ pkg, test, reason string }
+
+// report reads the events and writes the plain output to out as they come.
+type report struct {
+	out      io.Writer
+	raw      io.Writer           // the raw events too, when not nil
+	outputs  map[string][]string // package + "\x00" + test -> output lines, until the test ends
+	skips    []skip
+	packages map[string]float64 // package -> elapsed seconds
+	failed   int
+}
+
+func newReport(out io.Writer) *report {
+	return &report{out: out, outputs: map[string][]string{}, packages: map[string]float64{}}
+}
+
+func (r *report) add(e event) {
+	key := e.Package + "\x00" + e.Test
+	switch {
+	case e.Action == "output" && e.Test == "":
+		// Package lines: "ok ...", "FAIL ...", build errors, panics, "? ... [no test files]".
+		if !strings.HasPrefix(e.Output, "=== ") && !strings.HasPrefix(e.Output, "PASS") {
+			fmt.Fprint(r.out, e.Output)
+		}
+	case e.Action == "output":
+		r.outputs[key] = append(r.outputs[key], e.Output)
+	case e.Test != "" && e.Action == "fail":
+		r.failed++
+		for _, l := range r.outputs[key] {
+			if !strings.HasPrefix(l, "=== ") {
+				fmt.Fprint(r.out, l)
+			}
+		}
+		delete(r.outputs, key)
+	case e.Test != "" && e.Action == "skip":
+		r.skips = append(r.skips, skip{e.Package, e.Test, skipReason(r.outputs[key])})
+		delete(r.outputs, key)
+	case e.Test != "" && e.Action == "pass":
+		delete(r.outputs, key)
+	case e.Test == "" && (e.Action == "pass" || e.Action == "fail" || e.Action == "skip"):
+		r.packages[e.Package] += e.Elapsed // a package may be in several runs
+	}
+}
+
+// skipReason is the message a skipped test logged last (the t.Skip text),
+// without the "file.go:12:" prefix; empty when it logged none.
+func skipReason(lines []string) string {
+	for _, l := range slices.Backward(lines) {
+		l = strings.TrimSpace(l)
+		if l == "" || strings.HasPrefix(l, "=== ") || strings.HasPrefix(l, "--- ") {
+			continue
+		}
+		if _, after, ok := strings.Cut(l, ".go:"); ok {
+			if _, msg, ok := strings.Cut(after, ": "); ok {
+				return msg
+			}
+		}
+		return l
+	}
+	return ""
+}
+
+// summary writes the skips (a parent skipped for the same reason as its
+// subtests is listed once) and the slowest packages.
+func (r *report) summary(w io.Writer, ci bool) {
+	fmt.Fprintln(w)
+	if len(r.skips) == 0 {
+		fmt.Fprintln(w, "testreport: no test skipped")
+	} else {
+		verb := "skipped tests"
+		if ci {
+			verb = "skipped tests (CI=true: each one is a failure)"
+		}
+		fmt.Fprintf(w, "testreport: %d %s:\n", len(r.skips), verb)
+		byReason := map[string][]string{}
+		var reasons []string
+		for _, s := range r.skips {
+			reason := cmp.Or(s.reason, "(no reason given)")
+			if byReason[reason] == nil {
+				reasons = append(reasons, reason)
+			}
+			byReason[reason] = append(byReason[reason], shortPkg(s.pkg)+"."+s.test)
+		}
+		for _, reason := range reasons {
+			tests := byReason[reason]
+			fmt.Fprintf(w, "  %s\n      %s\n", reason, strings.Join(tests, ", "))
+		}
+	}
+	type pkgTime struct {
+		pkg     string
+		elapsed float64
+	}
+	var times []pkgTime
+	for p, e := range r.packages {
+		times = append(times, pkgTime{p, e})
+	}
+	slices.SortFunc(times, func(a, b pkgTime) int { return cmp.Compare(b.elapsed, a.elapsed) })
+	var parts []string
+	for _, t := range times[:min(6, len(times))] {
+		parts = append(parts, fmt.Sprintf("%s %.1fs", shortPkg(t.pkg), t.elapsed))
+	}
+	if len(parts) > 0 {
+		fmt.Fprintf(w, "testreport: slowest packages: %s\n", strings.Join(parts, ", "))
+	}
+}
+
+func shortPkg(p string) string {
+	return strings.TrimPrefix(p, "github.com/datasf-mcp/datasf-mcp/")
+}
+
+func main() {
+	start := time.Now()
+	r := newReport(os.Stdout)
+	if path := os.Getenv("TESTREPORT_JSON"); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "testreport:", err)
+			os.Exit(2)
+		}
+		defer f.Close()
+		r.raw = f
+	}
+	code := 0
+	for _, args := range splitRuns(os.Args[1:]) {
+		c, err := r.run(args)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "testreport:", err)
+			os.Exit(2)
+		}
+		if code == 0 {
+			code = c
+		}
+	}
+	ci := os.Getenv("CI") == "true"
+	r.summary(os.Stdout, ci)
+	fmt.Printf("testreport: go test took %s\n", time.Since(start).Round(time.Second))
+	if code == 0 && ci && len(r.skips) > 0 {
+		code = 1
+	}
+	os.Exit(code)
+}
+
+// splitRuns splits the arguments at each "--" into the runs' arguments.
+func splitRuns(args []string) [][]string {
+	var runs [][]string
+	for {
+		i := slices.Index(args, "--")
+		if i < 0 {
+			return append(runs, args)
+		}
+		runs = append(runs, args[:i])
+		args = args[i+1:]
+	}
+}
+
+// run runs `go test -json ARGS`, adding its events to the report, and
+// returns go test's exit code.
+func (r *report) run(args []string) (int, error) {
+	cmd := exec.Command(cmp.Or(os.Getenv("GO"), "go"), append([]string{"test", "-json"}, args...)...)
+	cmd.Stderr = os.Stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return 0, err
+	}
+	if err := cmd.Start(); err != nil {
+		return 0, err
+	}
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	for sc.Scan() {
+		if r.raw != nil {
+			fmt.Fprintf(r.raw, "%s\n", sc.Bytes())
+		}
+		var e event
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			fmt.Fprintln(r.out, sc.Text()) // not an event: pass it on
+			continue
+		}
+		r.add(e)
+	}
+	if err := cmd.Wait(); err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			return 0, err
+		}
+		return ee.ExitCode(), nil
+	}
+	return 0, nil
+}
