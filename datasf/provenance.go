@@ -3,8 +3,6 @@ package datasf
 import (
 	"strings"
 	"time"
-
-	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // Provenance: every query answer says how fresh the data is (the dataset's
@@ -53,14 +51,4 @@ func provenanceLine(asOf time.Time, url string) string {
 		return "Portal: " + url
 	}
 	return "Data as of " + asOf.UTC().Format(time.RFC3339) + ". Portal: " + url
-}
-
-// addTextLine ends the text content of res with line, after a blank line.
-func addTextLine(res *mcp.CallToolResult, line string) {
-	if len(res.Content) == 0 {
-		return
-	}
-	if tc, ok := mcp.AsTextContent(res.Content[0]); ok {
-		res.Content[0] = mcp.NewTextContent(tc.Text + "\n\n" + line)
-	}
 }

@@ -129,6 +129,7 @@ func (s *toolServer) query(ctx context.Context, _ mcp.CallToolRequest, in *Query
 		Metadata:    meta,
 		Owner:       recordOwner(ctx),
 		Notes:       correctionNotes(corrections, fixed.Query),
+		Footer:      provenanceLine(sc.UpdatedAt, portalURL),
 	})
 	var store *dualresp.StorageError
 	switch {
@@ -145,8 +146,6 @@ func (s *toolServer) query(ctx context.Context, _ mcp.CallToolRequest, in *Query
 	if responseFormat(ctx, in.Format) == FormatJSON {
 		b, _ := json.Marshal(res.StructuredContent)
 		res.Content[0] = mcp.NewTextContent(string(b))
-	} else {
-		addTextLine(res, provenanceLine(sc.UpdatedAt, portalURL))
 	}
 	return res, nil
 }

@@ -98,3 +98,29 @@ func TestWithHints(t *testing.T) {
 		t.Errorf("the response WithHints was called on changed: %+v", plain)
 	}
 }
+
+// A Spec's Footer ends the text content, after the table, once; the
+// structured content and the budget leave it out.
+func TestFooter(t *testing.T) {
+	t.Parallel()
+	srv, _ := newServer(t, &genExecutor{Total: 3}, dualresp.Options{})
+	const footer = "Data as of 2025-01-01T00:00:00Z. Portal: https://example.org/resource/abcd-1234.json"
+	resp, err := srv.CreateResponse(t.Context(), dualresp.Spec{Query: dualresp.Query{Kind: "gen"}, Footer: footer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := srv.CreateResponse(t.Context(), dualresp.Spec{Query: dualresp.Query{Kind: "gen"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := resp.Text()
+	if !strings.HasSuffix(text, "\n\n"+footer) || strings.Count(text, footer) != 1 {
+		t.Errorf("Text() = %q; want it to end with the footer once, after a blank line", text)
+	}
+	if strings.Contains(resp.StructuredContent().Summary, footer) || resp.ModelBytes() != plain.ModelBytes() {
+		t.Errorf("the footer reached the structured content or the budget: ModelBytes %d, without it %d", resp.ModelBytes(), plain.ModelBytes())
+	}
+	if resp.WithHints(hint{"c", "m"}).Text() == "" || !strings.HasSuffix(resp.WithHints(hint{"c", "m"}).Text(), footer) {
+		t.Errorf("WithHints lost the footer")
+	}
+}

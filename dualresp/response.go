@@ -30,6 +30,7 @@ type Response struct {
 	budget     int
 	executedAt time.Time
 	notes      []string // sentences the summary carries (Spec.Notes)
+	footer     string   // the text's last line (Spec.Footer)
 	hints      []Hint   // advice for the next call (WithHints)
 	hintsJSON  []json.RawMessage
 
@@ -61,7 +62,7 @@ func (r *Response) WithHints(hints ...Hint) *Response {
 		return r
 	}
 	h := newResponse(r.rec, r.url, r.uri, r.budget, r.executedAt)
-	h.notes = r.notes
+	h.notes, h.footer = r.notes, r.footer
 	h.hints = append(slices.Clip(r.hints), hints...)
 	h.hintsJSON = make([]json.RawMessage, len(h.hints))
 	for i, x := range h.hints {
@@ -125,11 +126,16 @@ func (r *Response) StructuredContent() *Structured {
 	return r.build().content
 }
 
-// Text returns the text content: the summary and a compact markdown table
-// of the sample rows included in the structured content.
+// Text returns the text content: the summary, a compact markdown table
+// of the sample rows included in the structured content, and the Spec's
+// Footer after a blank line.
 func (r *Response) Text() string {
 	b := r.build()
-	return b.summary + r.st.table(b.rows)
+	text := b.summary + r.st.table(b.rows)
+	if r.footer != "" {
+		text += "\n\n" + r.footer
+	}
+	return text
 }
 
 // ModelBytes returns the size of what a model may be given of this

@@ -384,6 +384,11 @@ type Spec struct {
 	// so that they reach the model whether its host shows the text content
 	// or the structured content. They are not stored.
 	Notes []string
+	// Footer, when set, is the last line of the text content, after the
+	// table (the source of the data, for a person reading the text; the
+	// structured content says it in its metadata). It is outside the byte
+	// budget, and not stored.
+	Footer string
 }
 
 // CreateResponse counts the query's rows and fetches its sample
@@ -501,6 +506,7 @@ func (s *Server) saveResponse(ctx context.Context, spec Spec, total int64, sampl
 	}
 	r := newResponse(rec, s.URL(id), s.URI(id), budget, now)
 	r.notes = slices.Clone(spec.Notes)
+	r.footer = spec.Footer
 	return r, nil
 }
 
