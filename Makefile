@@ -26,7 +26,7 @@ vet:
 NORACE_TESTS = ^(TestPagingMillionRows|TestExportMillionRowsConstantMemory|TestScaleMillionRowCSV|TestPagingGenerated|TestQuickRun)$$
 test: vet test-deps
 	$(GO) run ./cmd/testreport -race -count=1 -skip '$(NORACE_TESTS)' ./... \
-		-- -count=1 -run '$(NORACE_TESTS)' ./localportal ./dualresp ./cmd/datasf-mcp ./socrata ./bench
+		-- -count=1 -run '$(NORACE_TESTS)' ./internal/localportal ./dualresp ./cmd/datasf-mcp ./socrata ./bench
 
 # The pinned npm packages of interop/ (npm ci from interop/package-lock.json),
 # installed when npm is there and the lock file is newer than the install.
@@ -72,7 +72,7 @@ fuzz:
 BENCHFLAGS ?=
 bench:
 	$(GO) run ./bench $(BENCHFLAGS)
-	$(GO) test -run '^$$' -bench . -benchmem ./fuzzymatch ./soql
+	$(GO) test -run '^$$' -bench . -benchmem ./internal/fuzzymatch ./internal/soql
 
 # Release builds: the six platforms of the MCP Bundle, with the version,
 # commit and date that `datasf-mcp version` prints.

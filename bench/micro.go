@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/datasf-mcp/datasf-mcp/fuzzymatch"
-	"github.com/datasf-mcp/datasf-mcp/soql"
+	"github.com/datasf-mcp/datasf-mcp/internal/fuzzymatch"
+	"github.com/datasf-mcp/datasf-mcp/internal/soql"
 )
 
 // microQuery is a typical model-written query with two misspelt columns.

@@ -16,7 +16,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/datasf-mcp/datasf-mcp/localportal/sampledata"
+	"github.com/datasf-mcp/datasf-mcp/internal/localportal/sampledata"
 )
 
 // Part 5 measures how fast `datasf-mcp --offline` is ready and how much

@@ -8,9 +8,9 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/datasf-mcp/datasf-mcp/fuzzymatch"
+	"github.com/datasf-mcp/datasf-mcp/internal/fuzzymatch"
+	"github.com/datasf-mcp/datasf-mcp/internal/soql"
 	"github.com/datasf-mcp/datasf-mcp/socrata"
-	"github.com/datasf-mcp/datasf-mcp/soql"
 )
 
 // The query path's local checks: after column correction, the query is

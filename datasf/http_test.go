@@ -15,7 +15,7 @@ import (
 
 	"github.com/datasf-mcp/datasf-mcp/datasf"
 	"github.com/datasf-mcp/datasf-mcp/datasf/datasftest"
-	"github.com/datasf-mcp/datasf-mcp/mcphttp"
+	"github.com/datasf-mcp/datasf-mcp/internal/mcphttp"
 )
 
 // httpEnv serves the product's HTTPHandler (MCP at /mcp, REST at

@@ -11,7 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/datasf-mcp/datasf-mcp/datasf/datasftest"
-	"github.com/datasf-mcp/datasf-mcp/localportal/sampledata"
+	"github.com/datasf-mcp/datasf-mcp/internal/localportal/sampledata"
 	"github.com/datasf-mcp/datasf-mcp/socrata/socratatest"
 )
 

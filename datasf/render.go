@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 
-	"github.com/datasf-mcp/datasf-mcp/portal"
+	"github.com/datasf-mcp/datasf-mcp/internal/portal"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 

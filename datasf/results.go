@@ -8,7 +8,7 @@ import (
 	"sync"
 
 	"github.com/datasf-mcp/datasf-mcp/dualresp"
-	"github.com/datasf-mcp/datasf-mcp/mcphttp"
+	"github.com/datasf-mcp/datasf-mcp/internal/mcphttp"
 	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/mark3labs/mcp-go/server"
 )

@@ -9,12 +9,12 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/datasf-mcp/datasf-mcp/analyze"
 	"github.com/datasf-mcp/datasf-mcp/dualresp"
 	"github.com/datasf-mcp/datasf-mcp/dualresp/mcpgo"
 	"github.com/datasf-mcp/datasf-mcp/dualresp/spill"
-	"github.com/datasf-mcp/datasf-mcp/portal"
-	"github.com/datasf-mcp/datasf-mcp/schemacache"
+	"github.com/datasf-mcp/datasf-mcp/internal/analyze"
+	"github.com/datasf-mcp/datasf-mcp/internal/portal"
+	"github.com/datasf-mcp/datasf-mcp/internal/schemacache"
 	"github.com/datasf-mcp/datasf-mcp/socrata"
 )
 

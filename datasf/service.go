@@ -19,10 +19,10 @@ import (
 	"github.com/datasf-mcp/datasf-mcp/dualresp/spill"
 	"github.com/datasf-mcp/datasf-mcp/dualresp/sqlitestore"
 	"github.com/datasf-mcp/datasf-mcp/dualresp/viewer"
-	"github.com/datasf-mcp/datasf-mcp/mcphttp"
-	"github.com/datasf-mcp/datasf-mcp/metrics"
-	"github.com/datasf-mcp/datasf-mcp/portal"
-	"github.com/datasf-mcp/datasf-mcp/schemacache"
+	"github.com/datasf-mcp/datasf-mcp/internal/mcphttp"
+	"github.com/datasf-mcp/datasf-mcp/internal/metrics"
+	"github.com/datasf-mcp/datasf-mcp/internal/portal"
+	"github.com/datasf-mcp/datasf-mcp/internal/schemacache"
 	"github.com/datasf-mcp/datasf-mcp/socrata"
 )
 

@@ -16,7 +16,7 @@ import (
 
 	"github.com/datasf-mcp/datasf-mcp/datasf"
 	"github.com/datasf-mcp/datasf-mcp/datasf/datasftest"
-	"github.com/datasf-mcp/datasf-mcp/mcphttp"
+	"github.com/datasf-mcp/datasf-mcp/internal/mcphttp"
 )
 
 // servedMCP serves the product with Serve (its real listener, timeouts and

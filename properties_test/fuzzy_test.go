@@ -10,8 +10,8 @@ import (
 
 	"pgregory.net/rapid"
 
-	"github.com/datasf-mcp/datasf-mcp/fuzzymatch"
-	"github.com/datasf-mcp/datasf-mcp/soql"
+	"github.com/datasf-mcp/datasf-mcp/internal/fuzzymatch"
+	"github.com/datasf-mcp/datasf-mcp/internal/soql"
 )
 
 // The fuzzy threshold as the design documents it: a name is within the

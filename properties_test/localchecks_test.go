@@ -13,9 +13,9 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/datasf-mcp/datasf-mcp/datasf/datasftest"
+	"github.com/datasf-mcp/datasf-mcp/internal/soql"
 	"github.com/datasf-mcp/datasf-mcp/socrata"
 	"github.com/datasf-mcp/datasf-mcp/socrata/socratatest"
-	"github.com/datasf-mcp/datasf-mcp/soql"
 )
 
 // Issue 23, item 7: the local checks and the fake portal agree. A query the

@@ -17,8 +17,8 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/datasf-mcp/datasf-mcp/dualresp"
+	"github.com/datasf-mcp/datasf-mcp/internal/soql"
 	"github.com/datasf-mcp/datasf-mcp/socrata/socratatest"
-	"github.com/datasf-mcp/datasf-mcp/soql"
 )
 
 // genToolCall draws a tool call: valid and invalid arguments of every tool

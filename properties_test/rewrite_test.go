@@ -6,8 +6,8 @@ import (
 
 	"pgregory.net/rapid"
 
-	"github.com/datasf-mcp/datasf-mcp/fuzzymatch"
-	"github.com/datasf-mcp/datasf-mcp/soql"
+	"github.com/datasf-mcp/datasf-mcp/internal/fuzzymatch"
+	"github.com/datasf-mcp/datasf-mcp/internal/soql"
 )
 
 // Issue 18, rule 1: only what is surely a typo is rewritten. Whatever the

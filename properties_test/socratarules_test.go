@@ -7,9 +7,9 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/datasf-mcp/datasf-mcp/internal/soql"
 	"github.com/datasf-mcp/datasf-mcp/socrata"
 	"github.com/datasf-mcp/datasf-mcp/socrata/socratatest"
-	"github.com/datasf-mcp/datasf-mcp/soql"
 )
 
 // Issue 37: the checker and the offline portal follow the same rules

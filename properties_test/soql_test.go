@@ -10,7 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"pgregory.net/rapid"
 
-	"github.com/datasf-mcp/datasf-mcp/soql"
+	"github.com/datasf-mcp/datasf-mcp/internal/soql"
 )
 
 // astEqual compares ASTs ignoring source positions, end offsets and raw

@@ -13,7 +13,7 @@ import (
 	"strings"
 
 	"github.com/datasf-mcp/datasf-mcp/datasf"
-	"github.com/datasf-mcp/datasf-mcp/mcphttp"
+	"github.com/datasf-mcp/datasf-mcp/internal/mcphttp"
 )
 
 // run runs the command of the table cfg names until it ends or ctx is

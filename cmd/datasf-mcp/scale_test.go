@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/datasf-mcp/datasf-mcp/localportal/sampledata"
+	"github.com/datasf-mcp/datasf-mcp/internal/localportal/sampledata"
 )
 
 // scaleRows is the size of the generated export of TestScaleMillionRowCSV.

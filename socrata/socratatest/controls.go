@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/datasf-mcp/datasf-mcp/localportal"
+	"github.com/datasf-mcp/datasf-mcp/internal/localportal"
 )
 
 // Request is one request the server received, as recorded by the request log.

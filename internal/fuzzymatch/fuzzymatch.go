@@ -1,0 +1,379 @@
+// Package fuzzymatch corrects column names in SoQL that are misspelt
+// against a dataset's real columns, without ever corrupting a valid query
+// and without ever guessing.
+//
+// Correct parses the query with package soql and looks only at the column
+// references of its first stage (never string literals, function names,
+// keywords, aliases the query defines, cast types, or system fields such as
+// :id). A reference that already names a column is left alone: Socrata
+// compares names case-insensitively, with '-' equal to '_'. Any other
+// reference is compared with every column after normalizing both (lower
+// case, '-' and spaces read as '_'), counting edits as the optimal string
+// alignment distance (swapping two neighbouring characters is one edit).
+//
+// Only what is surely a typo is rewritten. The column with the fewest edits
+// replaces the reference when all of these hold:
+//
+//   - no other column has as few edits, and no other column one edit
+//     further is also a possible misspelling ("several columns fit about as
+//     well");
+//   - the edits stay inside words (words are separated by '_'): each word
+//     that differs differs by one edit and has at least 4 letters, or one
+//     word of 8 letters or more differs by two; a number never becomes
+//     another number; one edit may also join or split two words. A name
+//     whose nearest column differs by a whole word (call_datetime and
+//     close_datetime, year_added and date_added) or by more than two edits
+//     is not a typo: it is left alone;
+//   - the name has at least 4 letters (or differs only in case, '-' or
+//     spaces), and the edits divided by the longer name's length are
+//     within the threshold (default 0.4).
+//
+// A reference left alone is reported in Result.Unknown (no sure match),
+// Result.Ambiguous (ties, ordered by github.com/sahilm/fuzzy's ranking) and,
+// when some column was near, Result.Rejected with the reason. Closest ranks
+// columns for "did you mean" messages, those sharing the name's words first.
+//
+// Only the byte ranges of corrected references change; every other byte of
+// the query is kept as written.
+//
+// Imported by package datasf (query_datasf and its error messages),
+// package hints and the benchmarks only: internal, not a library API.
+package fuzzymatch
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/datasf-mcp/datasf-mcp/internal/soql"
+)
+
+// DefaultThreshold is the largest normalized edit distance (edits divided by
+// the longer name's length) at which a name is corrected.
+const DefaultThreshold = 0.4
+
+// Options configures Correct. The zero value gives the defaults.
+type Options struct {
+	// Threshold overrides DefaultThreshold when positive.
+	Threshold float64
+	// Disabled turns correction off: the query is returned unchanged (it is
+	// still parsed, so syntax errors are reported).
+	Disabled bool
+}
+
+// Correction reports one column name that was rewritten.
+type Correction struct {
+	Original   string  `json:"original"`         // the name as the query had it (unquoted)
+	Corrected  string  `json:"corrected"`        // the column's field name
+	WasChanged bool    `json:"wasChanged"`       // true: the query text was rewritten
+	Distance   float64 `json:"distance"`         // normalized edit distance, 0 to Threshold
+	Reason     string  `json:"reason,omitempty"` // why, in words
+}
+
+// Ambiguity is a name left unchanged because two or more columns are equally
+// close to it.
+type Ambiguity struct {
+	Name       string   `json:"name"`
+	Candidates []string `json:"candidates"` // closest first (sahilm/fuzzy's ranking)
+}
+
+// Result is Correct's answer.
+type Result struct {
+	// Query is the corrected query text (the input when nothing changed).
+	Query string `json:"query"`
+	// Corrections has one entry per distinct (original, corrected) pair.
+	Corrections []Correction `json:"corrections,omitempty"`
+	// Ambiguous lists names left alone because of ties.
+	Ambiguous []Ambiguity `json:"ambiguous,omitempty"`
+	// Unknown lists names that match no column and are surely a typo of
+	// none; they are left alone (the query is wrong as written).
+	Unknown []string `json:"unknown,omitempty"`
+	// Rejected explains, for names left alone that are near some column
+	// (in Unknown or Ambiguous), why that column was not taken.
+	Rejected []Rejection `json:"rejected,omitempty"`
+	// Closest holds, for each name in Unknown or Ambiguous, the columns
+	// closest to it as Closest orders them (at most ClosestColumns), so
+	// that a "did you mean" message needs no second ranking.
+	Closest map[string][]string `json:"closest,omitempty"`
+}
+
+// ClosestColumns is how many columns Result.Closest offers for a name.
+const ClosestColumns = 5
+
+// Rejection is a name left alone although a column is near it.
+type Rejection struct {
+	Name    string `json:"name"`
+	Nearest string `json:"nearest"` // the nearest column (the first of the ties)
+	Edits   int    `json:"edits"`   // edits between the normalized names
+	Reason  string `json:"reason"`  // why it is not surely a typo, in words
+}
+
+// Correct rewrites the column references of query that are slightly wrong
+// against columns (the dataset's field names). It returns the parse error
+// (a *soql.SyntaxError) when query does not parse.
+func Correct(query string, columns []string, opts Options) (Result, error) {
+	q, err := soql.Parse(query)
+	if err != nil {
+		return Result{Query: query}, err
+	}
+	return CorrectQuery(q, query, columns, opts), nil
+}
+
+// CorrectQuery is Correct on a query already parsed from src: it rewrites
+// the corrected references of q in place (their Name; Raw and positions
+// keep what src has) and returns src with the same corrections in
+// Result.Query. Callers that parse once use it.
+func CorrectQuery(q *soql.Query, src string, columns []string, opts Options) Result {
+	res := Result{Query: src}
+	if opts.Disabled || len(columns) == 0 {
+		return res
+	}
+	threshold := opts.Threshold
+	if threshold <= 0 {
+		threshold = DefaultThreshold
+	}
+	misses := unknownRefs(q, columns)
+	if len(misses) == 0 {
+		return res
+	}
+	m := newMatcher(columns, threshold)
+	names, decided := decideRefs(q, misses, m)
+	for _, name := range names {
+		res.report(m, name, decided[name], threshold)
+	}
+	var fixed []*soql.Ident
+	for _, ref := range misses {
+		if d, ok := decided[ref.Name]; ok && d.verdict == corrected {
+			fixed = append(fixed, ref)
+		}
+	}
+	if len(fixed) == 0 {
+		return res
+	}
+	// The text is rewritten from the references as written, then the tree.
+	res.Query = splice(src, fixed, decided)
+	for _, ref := range fixed {
+		rename(ref, decided[ref.Name].best.Column)
+	}
+	return res
+}
+
+// unknownRefs returns q's column references that name none of columns, in
+// source order.
+func unknownRefs(q *soql.Query, columns []string) []*soql.Ident {
+	known := make(map[string]bool, len(columns))
+	for _, c := range columns {
+		known[Canonical(c)] = true
+	}
+	var misses []*soql.Ident
+	for _, ref := range q.ColumnRefs() {
+		if !known[Canonical(ref.Name)] {
+			misses = append(misses, ref)
+		}
+	}
+	return misses
+}
+
+// decideRefs decides once for each name the references misses use (as
+// written), and returns the names in order of first use with their
+// decisions. A reference as close to one of the query's own aliases as to
+// any column is more likely a misspelt alias: it is left out (no decision).
+func decideRefs(q *soql.Query, misses []*soql.Ident, m *matcher) ([]string, map[string]decision) {
+	aliases := stageAliases(q)
+	var names []string
+	decided := map[string]decision{}
+	for _, ref := range misses {
+		if aliases[Canonical(ref.Name)] {
+			continue
+		}
+		if _, ok := decided[ref.Name]; ok {
+			continue
+		}
+		d := m.decide(ref.Name)
+		if d.verdict == corrected && nearAlias(ref.Name, d.best.Column, d.best.Edits, aliases, &m.s) {
+			d = decision{verdict: unknown, best: d.best, why: "alias"}
+		}
+		decided[ref.Name] = d
+		names = append(names, ref.Name)
+	}
+	return names, decided
+}
+
+// report adds what was decided for name to res: a correction, an
+// ambiguity or an unknown name (with the columns nearest it).
+func (res *Result) report(m *matcher, name string, d decision, threshold float64) {
+	switch d.verdict {
+	case corrected:
+		res.Corrections = append(res.Corrections, Correction{
+			Original:   name,
+			Corrected:  d.best.Column,
+			WasChanged: true,
+			Distance:   d.best.Distance,
+			Reason:     reason(name, d, threshold),
+		})
+	case ambiguous:
+		cands := make([]string, len(d.ties))
+		for i, c := range d.ties {
+			cands[i] = c.Column
+		}
+		res.Ambiguous = append(res.Ambiguous, Ambiguity{Name: name, Candidates: cands})
+		res.Rejected = append(res.Rejected, rejection(name, d))
+		res.closest(m, name, d)
+	default:
+		res.Unknown = append(res.Unknown, name)
+		if d.best.Column != "" {
+			res.Rejected = append(res.Rejected, rejection(name, d))
+		}
+		res.closest(m, name, d)
+	}
+}
+
+// splice returns src with each of refs (in any order) replaced by the
+// spelling of its corrected column; the references' positions are src's.
+func splice(src string, refs []*soql.Ident, decided map[string]decision) string {
+	refs = slices.Clone(refs)
+	slices.SortFunc(refs, func(a, b *soql.Ident) int { return cmp.Compare(a.NamePos.Offset, b.NamePos.Offset) })
+	var b strings.Builder
+	b.Grow(len(src) + 16*len(refs))
+	last := 0
+	for _, ref := range refs {
+		start := ref.NamePos.Offset
+		b.WriteString(src[last:start])
+		b.WriteString(spell(decided[ref.Name].best.Column, ref.Quoted))
+		last = start + len(ref.Raw)
+	}
+	b.WriteString(src[last:])
+	return b.String()
+}
+
+// rename makes ref name column in the tree (Raw and the position keep
+// what the source has).
+func rename(ref *soql.Ident, column string) {
+	ref.Name = column
+	if !bare(column) {
+		ref.Quoted = true
+	}
+}
+
+// closest records the columns closest to a name left alone, from the
+// ranking its decision made when it had every column ranked.
+func (res *Result) closest(m *matcher, name string, d decision) {
+	all := d.all
+	if all == nil {
+		all = m.rank(name, true) // the decision looked only a typo away
+	}
+	if res.Closest == nil {
+		res.Closest = map[string][]string{}
+	}
+	res.Closest[name] = m.closest(name, all, ClosestColumns)
+}
+
+// stageAliases returns the canonical names of the aliases the first stage
+// defines (SELECT x AS alias).
+func stageAliases(q *soql.Query) map[string]bool {
+	out := map[string]bool{}
+	if len(q.Stages) == 0 {
+		return out
+	}
+	for _, it := range q.Stages[0].Selection {
+		if it.Alias != nil {
+			out[Canonical(it.Alias.Name)] = true
+		}
+	}
+	return out
+}
+
+// nearAlias reports whether name is at most edits away from one of the
+// query's aliases other than column itself (an alias spelt like the column
+// it stands for is written the same whichever name meant).
+func nearAlias(name, column string, edits int, aliases map[string]bool, s *scratch) bool {
+	n := []rune(normalize(name))
+	for a := range aliases {
+		if a == Canonical(column) {
+			continue
+		}
+		if s.distance(n, []rune(normalize(a)), edits) <= edits {
+			return true
+		}
+	}
+	return false
+}
+
+// rejection explains why name was left alone.
+func rejection(name string, d decision) Rejection {
+	best := d.best
+	if len(d.ties) > 0 {
+		best = d.ties[0]
+	}
+	r := Rejection{Name: name, Nearest: best.Column, Edits: best.Edits}
+	switch d.why {
+	case whyTie:
+		others := make([]string, 0, len(d.ties))
+		for _, c := range d.ties {
+			others = append(others, c.Column)
+		}
+		if len(others) < 2 {
+			r.Reason = fmt.Sprintf("several columns are about as close to %q as %s", name, best.Column)
+		} else {
+			r.Reason = fmt.Sprintf("%s fit %q about as well", strings.Join(others, " and "), name)
+		}
+	case whyWholeWord:
+		r.Reason = fmt.Sprintf("the nearest column, %s, differs from %q by a whole word, so it may mean something else", best.Column, name)
+	case whyNumber:
+		r.Reason = fmt.Sprintf("the nearest column, %s, has another number than %q", best.Column, name)
+	case whyShort:
+		r.Reason = fmt.Sprintf("%q is too short to tell a typo of %s from another word", name, best.Column)
+	case "alias":
+		r.Reason = fmt.Sprintf("%q is as close to an alias the query defines as to %s", name, best.Column)
+	default:
+		r.Reason = fmt.Sprintf("no column is within a typo of %q", name)
+	}
+	return r
+}
+
+func reason(name string, d decision, threshold float64) string {
+	c := d.best
+	if d.why == whyVocabulary {
+		return fmt.Sprintf("no column %q; %q is the only column that names the same thing in this dataset's words", name, c.Column)
+	}
+	if c.Edits == 0 {
+		return fmt.Sprintf("%q names column %q once spaces are read as underscores", name, c.Column)
+	}
+	plural := "s"
+	if c.Edits == 1 {
+		plural = ""
+	}
+	return fmt.Sprintf("no column %q; %q is the only column %d edit%s away (normalized distance %.2f, threshold %.2f)",
+		name, c.Column, c.Edits, plural, c.Distance, threshold)
+}
+
+// spell writes a column name as an identifier: bare when it can be, else
+// backtick-quoted (and always quoted when the original was).
+func spell(name string, quoted bool) string {
+	if !quoted && bare(name) {
+		return name
+	}
+	return "`" + name + "`"
+}
+
+// contextual are words that the parser reads as keywords in some places
+// (CASE … END, NULLS FIRST); a correction never writes them bare.
+var contextual = map[string]bool{"case": true, "when": true, "then": true, "else": true, "end": true, "nulls": true, "first": true, "last": true}
+
+// bare reports whether name can be written as a bare SoQL identifier.
+func bare(name string) bool {
+	if name == "" || soql.IsReserved(name) || contextual[strings.ToLower(name)] {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case c == '_', 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z':
+		case '0' <= c && c <= '9' && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
+}

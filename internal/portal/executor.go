@@ -1,0 +1,466 @@
+package portal
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/datasf-mcp/datasf-mcp/dualresp"
+	"github.com/datasf-mcp/datasf-mcp/internal/soql"
+	"github.com/datasf-mcp/datasf-mcp/socrata"
+)
+
+// QueryKind is the dualresp.Query kind of the SoQL queries stored for
+// portals.
+const QueryKind = "soql"
+
+// Exports read a result in pages, each fetched whole with its own timeout
+// into a bounded buffer ahead of the reader (see Stream). Socrata serves up
+// to 50,000 rows a request; the rows of a page adapt to the width of the
+// result's rows so that a page holds about streamPageBytes.
+const (
+	streamPageRows  = 50_000  // the most rows of one page request
+	streamFirstRows = 1_000   // the rows of the first page, before the row width is known
+	streamMinRows   = 100     // the fewest rows of a page (very wide rows)
+	streamPageBytes = 2 << 20 // the bytes a page aims at
+	// streamAhead is how many fetched pages wait for the reader; one more
+	// may be fetched and held until there is room. A stalled reader so
+	// holds at most streamAhead+2 pages and no upstream request.
+	streamAhead = 2
+	// streamPageTimeout bounds each attempt at fetching one page (the
+	// socrata client's own timeout applies too).
+	streamPageTimeout = 2 * time.Minute
+	// streamAttempts is how many times a page is asked for before the
+	// export is given up as failed.
+	streamAttempts = 5
+)
+
+// pageBackoff is the wait before attempt n+1 at a page: 0.5s, 1s, 2s, 4s,
+// at most 8s.
+func pageBackoff(n int) time.Duration {
+	return min(250*time.Millisecond<<min(n, 6), 8*time.Second)
+}
+
+// streamOptions are how Stream reads a result (the stream constants, or
+// a test's).
+type streamOptions struct {
+	pageRows  int64 // the most rows of one upstream request
+	ahead     int   // fetched pages waiting for the reader
+	pageBytes int64 // the bytes a page aims at (0: pageRows rows a page)
+	// pageTimeout bounds each attempt at one page; attempts is how many
+	// times a page is asked for; backoff is the wait before attempt n+1
+	// (n from 1) when the portal gave no Retry-After.
+	pageTimeout time.Duration
+	attempts    int
+	backoff     func(n int) time.Duration
+	log         *slog.Logger
+}
+
+// defaultStream is how Stream reads a result.
+var defaultStream = streamOptions{pageRows: streamPageRows, ahead: streamAhead, pageBytes: streamPageBytes,
+	pageTimeout: streamPageTimeout, attempts: streamAttempts, backoff: pageBackoff}
+
+// Query is a SoQL query on a dataset of a portal, parsed: what a tool hands
+// dualresp (as a dualresp.Plan) to count and sample it, and what the
+// Executor makes of a stored query. Its tree is read-only: Count and Page
+// run concurrently.
+type Query struct {
+	Portal    *Portal
+	DatasetID string
+	Tree      *soql.Query
+
+	stream *streamOptions // nil: defaultStream
+}
+
+// Stored is the dualresp query definition kept for q: its text, its
+// dataset and, for a portal other than the configured one, its domain.
+func (q *Query) Stored() dualresp.Query {
+	params := map[string]string{"dataset_id": q.DatasetID}
+	if !q.Portal.Configured {
+		params["domain"] = q.Portal.Domain
+	}
+	return dualresp.Query{Kind: QueryKind, Text: q.Tree.String(), Params: params}
+}
+
+// Executor re-executes stored SoQL queries, each on its own portal: the
+// dualresp.Executor (and Streamer) of QueryKind.
+type Executor struct {
+	portals *Registry
+	stream  streamOptions
+}
+
+// NewExecutor returns the Executor of the portals of r.
+func NewExecutor(r *Registry) *Executor {
+	stream := defaultStream
+	stream.log = r.log
+	return &Executor{portals: r, stream: stream}
+}
+
+// Query resolves a stored query: its portal (checked again, as the
+// allowlist may have changed since it was stored) and its parsed tree.
+func (e *Executor) Query(ctx context.Context, q dualresp.Query) (*Query, error) {
+	if q.Kind != QueryKind {
+		return nil, fmt.Errorf("portal: cannot execute a stored query of kind %q", q.Kind)
+	}
+	id := q.Params["dataset_id"]
+	if id == "" {
+		return nil, errors.New("portal: stored query has no dataset_id")
+	}
+	p, err := e.portals.Get(ctx, q.Params["domain"])
+	if err != nil {
+		return nil, err
+	}
+	tree, err := soql.Parse(q.Text)
+	if err != nil {
+		return nil, fmt.Errorf("portal: stored query does not parse: %w", err)
+	}
+	return &Query{Portal: p, DatasetID: id, Tree: tree, stream: &e.stream}, nil
+}
+
+// Count returns the exact number of rows the stored query returns.
+func (e *Executor) Count(ctx context.Context, q dualresp.Query) (int64, error) {
+	x, err := e.Query(ctx, q)
+	if err != nil {
+		return 0, err
+	}
+	return x.Count(ctx)
+}
+
+// Page returns one page of the stored query's rows (see Query.Page).
+func (e *Executor) Page(ctx context.Context, q dualresp.Query, req dualresp.PageRequest) (dualresp.PageResult, error) {
+	x, err := e.Query(ctx, q)
+	if err != nil {
+		return dualresp.PageResult{}, err
+	}
+	return x.Page(ctx, req)
+}
+
+// Stream passes the stored query's rows to fn (see Query.Stream).
+func (e *Executor) Stream(ctx context.Context, q dualresp.Query, req dualresp.PageRequest, fn func(json.RawMessage) error) error {
+	x, err := e.Query(ctx, q)
+	if err != nil {
+		return err
+	}
+	return x.Stream(ctx, req, fn)
+}
+
+// Count returns the exact number of rows of q: `<q> |> SELECT count(*)`.
+func (q *Query) Count(ctx context.Context) (int64, error) {
+	return countRows(ctx, q.Portal.Client, q.DatasetID, q.Tree)
+}
+
+// Page returns one page of q's rows, as raw JSON objects, with the
+// result's columns from the response's X-SODA2-Fields and X-SODA2-Types
+// headers: one upstream request.
+func (q *Query) Page(ctx context.Context, req dualresp.PageRequest) (dualresp.PageResult, error) {
+	tree := withOrder(q.Tree, req.Order)
+	rows, cols, err := rawRows(ctx, q.Portal.Client, q.DatasetID, tree.WithPage(req.Offset, req.Limit))
+	return dualresp.PageResult{Rows: rows, Columns: cols}, err
+}
+
+// Stream passes rows req.Offset .. req.Offset+req.Limit-1 of the
+// query (all rows from req.Offset when req.Limit is 0) to fn, in req's
+// order, without decoding them.
+//
+// A fetcher reads the result in pages, each page one upstream request read
+// whole with its own timeout (pageTimeout), so an upstream request never
+// waits on fn: a slow or stalled reader cannot make the portal's answer
+// time out. The fetcher keeps up to e.ahead fetched pages waiting for fn
+// (and holds one more until there is room), then pauses without a request
+// open. A page whose request fails (a timeout, a cut body, a 5xx or 429)
+// is asked for again at the same offset, e.attempts times in all: the
+// stored query's stable order (ORDER BY ... :id, see soql.WithStableOrder)
+// makes that page the same rows, so none is lost or sent twice. Only a
+// page that still fails after that ends the stream, with its error.
+// Each page aims at e.pageBytes of rows (its rows adapt to the rows' width
+// seen so far, between streamMinRows and e.pageRows); a short page means
+// the result ended. With req.Limit no page goes past its end.
+func (q *Query) Stream(ctx context.Context, req dualresp.PageRequest, fn func(json.RawMessage) error) error {
+	c, id, e := q.Portal.Client, q.DatasetID, q.stream
+	if e == nil {
+		e = &defaultStream
+	}
+	if req.Offset < 0 || req.Limit < 0 {
+		return fmt.Errorf("portal: bad stream offset %d, limit %d", req.Offset, req.Limit)
+	}
+	parsed := withOrder(q.Tree, req.Order)
+	end := int64(math.MaxInt64)
+	if req.Limit > 0 && req.Offset <= math.MaxInt64-req.Limit {
+		end = req.Offset + req.Limit
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	pages := make(chan fetchedPage, max(e.ahead, 1))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer close(pages)
+		e.fetchPages(ctx, c, id, parsed, req.Offset, end, pages)
+	}()
+	defer func() {
+		cancel()
+		<-done // no request after Stream returns
+	}()
+	for page := range pages {
+		if page.err != nil {
+			return page.err
+		}
+		for i, row := range page.rows {
+			if err := fn(row); err != nil {
+				return err
+			}
+			page.rows[i] = nil // the reader is done with it
+		}
+	}
+	return ctx.Err()
+}
+
+// fetchedPage is one page of a stream: its rows, or the error that ended
+// the stream.
+type fetchedPage struct {
+	rows []json.RawMessage
+	err  error
+}
+
+// fetchPages fetches the pages of rows off .. end-1 of q in order and sends
+// them on pages, until the result ends, a page fails for good (sent as the
+// last page) or ctx ends.
+func (e *streamOptions) fetchPages(ctx context.Context, c *socrata.Client, id string, q *soql.Query, off, end int64, pages chan<- fetchedPage) {
+	most := e.pageRows // lowered for good when a page times out
+	size := most
+	if e.pageBytes > 0 {
+		size = min(size, streamFirstRows)
+	}
+	for off < end {
+		size = min(size, most, end-off)
+		rows, nbytes, asked, err := e.fetchPage(ctx, c, id, q, off, size)
+		if err != nil {
+			select {
+			case pages <- fetchedPage{err: err}:
+			case <-ctx.Done():
+			}
+			return
+		}
+		select {
+		case pages <- fetchedPage{rows: rows}:
+		case <-ctx.Done():
+			return
+		}
+		if int64(len(rows)) < asked {
+			return // a short page: the result ended
+		}
+		off += asked
+		if asked < size {
+			most = asked // the page timed out at its full size
+		}
+		if e.pageBytes > 0 && nbytes > 0 {
+			width := max(nbytes/int64(len(rows)), 1)
+			size = max(e.pageBytes/width, streamMinRows)
+		}
+	}
+}
+
+// fetchPage reads rows off .. off+size-1 of q whole, asking again after a
+// failure that may pass (see transientError), e.attempts times in all; a
+// page that timed out is asked for again in half the rows (not fewer than
+// streamMinRows), since a smaller page answers sooner. It returns the
+// rows, their bytes and the number of rows asked for in the end.
+func (e *streamOptions) fetchPage(ctx context.Context, c *socrata.Client, id string, q *soql.Query, off, size int64) ([]json.RawMessage, int64, int64, error) {
+	attempts := max(e.attempts, 1)
+	for attempt := 1; ; attempt++ {
+		rows, nbytes, err := e.readPage(ctx, c, id, q.WithPage(off, size).String())
+		if err == nil {
+			return rows, nbytes, size, nil
+		}
+		if ctx.Err() != nil || attempt >= attempts || !transientError(err) {
+			if ctx.Err() == nil && attempt > 1 {
+				err = fmt.Errorf("rows %d+ failed %d times: %w", off, attempt, err)
+			}
+			return nil, 0, 0, err
+		}
+		backoff := e.backoff
+		if backoff == nil {
+			backoff = pageBackoff
+		}
+		wait := backoff(attempt)
+		var (
+			rl *socrata.RateLimitError
+			te *socrata.TimeoutError
+		)
+		if errors.As(err, &rl) && rl.RetryAfter > wait {
+			wait = rl.RetryAfter
+		}
+		var busy *socrata.BusyError
+		if errors.As(err, &busy) && busy.After > wait {
+			wait = busy.After
+		}
+		if errors.As(err, &te) {
+			size = max(size/2, min(size, streamMinRows))
+		}
+		e.logger().WarnContext(ctx, "portal: a page of an export failed; asking for it again",
+			"domain", c.Domain(), "dataset", id, "offset", off, "rows", size, "attempt", attempt, "wait", wait, "err", err)
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return nil, 0, 0, ctx.Err()
+		}
+	}
+}
+
+// readPage makes one request for a page and reads its rows whole, within
+// e.pageTimeout.
+func (e *streamOptions) readPage(ctx context.Context, c *socrata.Client, id, text string) ([]json.RawMessage, int64, error) {
+	if e.pageTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, e.pageTimeout)
+		defer cancel()
+	}
+	s, err := c.QueryStream(ctx, id, text)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer s.Close()
+	var (
+		rows   []json.RawMessage
+		nbytes int64
+	)
+	for {
+		raw, err := s.NextRaw()
+		if errors.Is(err, io.EOF) {
+			return rows, nbytes, nil
+		}
+		if err != nil {
+			return nil, 0, err
+		}
+		rows = append(rows, raw)
+		nbytes += int64(len(raw))
+	}
+}
+
+func (e *streamOptions) logger() *slog.Logger {
+	if e.log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return e.log
+}
+
+// transientError reports whether asking for a page again may succeed: a
+// timeout, a body cut off or unreadable, rate limiting, a 5xx, a transport
+// failure, a portal too busy (socrata.BusyError). A query the portal
+// refuses (4xx) or a missing dataset fails the same way again.
+func transientError(err error) bool {
+	var (
+		api *socrata.APIError
+		dom *socrata.DomainError
+	)
+	switch {
+	case errors.Is(err, context.Canceled), errors.As(err, &dom):
+		return false
+	case errors.As(err, &api):
+		switch api.Code {
+		case "truncated_response", "invalid_response", "still_processing", "html_response":
+			return true
+		}
+		return api.StatusCode >= 500 || api.StatusCode == http.StatusRequestTimeout || api.StatusCode == http.StatusTooManyRequests
+	}
+	return true
+}
+
+// withOrder sorts q's result by the requested fields (already checked by
+// dualresp to be result columns) in a stage of its own after q, so the sort
+// applies after q's LIMIT and OFFSET and can name any result column,
+// including those the portal names itself (upper_name for upper(name)).
+// That stage has no :id to fall back on, so every other result column that
+// can be ordered follows the sort fields as a tie-breaker: rows that tie on
+// all of them are identical as far as those columns show, and pages stay
+// deterministic.
+func withOrder(q *soql.Query, order dualresp.Order) *soql.Query {
+	if len(order.Sort) == 0 {
+		return q
+	}
+	keys := make([]*soql.OrderItem, 0, len(order.Sort)+len(order.Columns))
+	sorted := map[string]bool{}
+	for _, s := range order.Sort {
+		keys = append(keys, &soql.OrderItem{Expr: soql.Column(s.Field), Desc: s.Desc})
+		sorted[s.Field] = true
+	}
+	names := make([]string, len(order.Columns))
+	for i, c := range order.Columns {
+		names[i] = c.Name
+		if !sorted[c.Name] && orderable(c.Type) {
+			keys = append(keys, &soql.OrderItem{Expr: soql.Column(c.Name)})
+		}
+	}
+	return q.SortedBy(names, keys)
+}
+
+// orderable reports whether Socrata can ORDER BY a column of the given
+// type; geometries and the composite types cannot. An unknown type is
+// assumed orderable.
+func orderable(dataType string) bool {
+	switch strings.ToLower(dataType) {
+	case "point", "multipoint", "line", "multiline", "polygon", "multipolygon",
+		"location", "url", "photo", "document", "json", "blob":
+		return false
+	}
+	return true
+}
+
+// countRows runs `<q> |> SELECT count(*)` and returns the count.
+func countRows(ctx context.Context, c *socrata.Client, datasetID string, q *soql.Query) (int64, error) {
+	res, err := c.Query(ctx, datasetID, q.CountQuery().String())
+	if err != nil {
+		return 0, err
+	}
+	if len(res.Rows) != 1 {
+		return 0, fmt.Errorf("portal: count query returned %d rows, want 1", len(res.Rows))
+	}
+	for _, v := range res.Rows[0] {
+		switch v := v.(type) {
+		case string:
+			return strconv.ParseInt(v, 10, 64)
+		case float64:
+			return int64(v), nil
+		case json.Number:
+			return v.Int64()
+		}
+	}
+	return 0, errors.New("portal: count query returned no count")
+}
+
+// rawRows runs q and returns its rows as raw JSON objects plus the result's
+// columns from the X-SODA2-Fields and X-SODA2-Types headers.
+func rawRows(ctx context.Context, c *socrata.Client, datasetID string, q *soql.Query) ([]json.RawMessage, []dualresp.Column, error) {
+	stream, err := c.QueryStream(ctx, datasetID, q.String())
+	if err != nil {
+		return nil, nil, err
+	}
+	defer stream.Close()
+	cols := make([]dualresp.Column, len(stream.Fields))
+	for i, f := range stream.Fields {
+		cols[i].Name = f
+		if i < len(stream.Types) {
+			cols[i].Type = stream.Types[i]
+		}
+	}
+	var rows []json.RawMessage
+	for {
+		raw, err := stream.NextRaw()
+		if errors.Is(err, io.EOF) {
+			return rows, cols, nil
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		rows = append(rows, raw)
+	}
+}
