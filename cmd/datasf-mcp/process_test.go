@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/datasf-mcp/datasf-mcp/dualresp/redisstore/redistest"
@@ -155,9 +156,26 @@ func (i *instance) query(t *testing.T, datasetID, soql string) map[string]any {
 // queryWithin is query with its own bound on the whole exchange.
 func (i *instance) queryWithin(t *testing.T, within time.Duration, datasetID, soql string) map[string]any {
 	t.Helper()
+	res := i.callWithin(t, within, nil, "query_datasf", map[string]any{"dataset_id": datasetID, "soql": soql})
+	if res.IsError {
+		t.Fatalf("query_datasf on %s: %+v", i.base, res.Content)
+	}
+	b, _ := json.Marshal(res.StructuredContent)
+	var sc map[string]any
+	if err := json.Unmarshal(b, &sc); err != nil {
+		t.Fatal(err)
+	}
+	return sc
+}
+
+// callWithin calls tool with args in a new MCP session on the instance,
+// over Streamable HTTP with headers added, within a bound on the whole
+// exchange.
+func (i *instance) callWithin(t *testing.T, within time.Duration, headers map[string]string, tool string, args map[string]any) *mcp.CallToolResult {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), within)
 	defer cancel()
-	c, err := client.NewStreamableHttpClient(i.base + "/mcp")
+	c, err := client.NewStreamableHttpClient(i.base+"/mcp", transport.WithHTTPHeaders(headers))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,21 +190,13 @@ func (i *instance) queryWithin(t *testing.T, within time.Duration, datasetID, so
 		t.Fatalf("initialize %s: %v", i.base, err)
 	}
 	req := mcp.CallToolRequest{}
-	req.Params.Name = "query_datasf"
-	req.Params.Arguments = map[string]any{"dataset_id": datasetID, "soql": soql}
+	req.Params.Name = tool
+	req.Params.Arguments = args
 	res, err := c.CallTool(ctx, req)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%s on %s: %v", tool, i.base, err)
 	}
-	if res.IsError {
-		t.Fatalf("query_datasf on %s: %+v", i.base, res.Content)
-	}
-	b, _ := json.Marshal(res.StructuredContent)
-	var sc map[string]any
-	if err := json.Unmarshal(b, &sc); err != nil {
-		t.Fatal(err)
-	}
-	return sc
+	return res
 }
 
 func resourceID(t *testing.T, sc map[string]any) string {

@@ -43,6 +43,8 @@ type Options struct {
 	// zero CleanupInterval becomes -1 (no cleanup loop); MCPOptions always
 	// include output schema validation, so structured content that does not
 	// match a tool's outputSchema fails the call.
+	// Config.Upstream left zero means no politeness limits on the fake
+	// portal (see Start).
 	Config datasf.Config
 	// ClientName is the MCP client's name in initialize. Default
 	// "datasftest".
@@ -101,6 +103,13 @@ func Start(ctx context.Context, opts Options) (env *Env, err error) {
 	}
 	if cfg.CleanupInterval == 0 {
 		cfg.CleanupInterval = -1
+	}
+	// The fake portal is the test's own: it is not rate-limited unless the
+	// test sets Upstream (a test of the limits does). The politeness
+	// defaults are for real portals, and at 5 requests a second they would
+	// make the test wait, not the server work.
+	if cfg.Upstream == (datasf.UpstreamLimits{}) {
+		cfg.Upstream = datasf.UpstreamLimits{MaxConcurrent: -1, Rate: -1}
 	}
 	cfg.MCPOptions = append([]server.ServerOption{server.WithOutputSchemaValidation()}, cfg.MCPOptions...)
 	if cfg.Listener == nil {
