@@ -17,7 +17,7 @@ import (
 	"github.com/datasf-mcp/datasf-mcp/internal/fixtures"
 )
 
-// errorLine is one line of soql/real-error-responses.jsonl.
+// errorLine is one line of testdata/soql/error-responses.jsonl.
 type errorLine struct {
 	Status       int             `json:"status"`
 	Request      string          `json:"request"`
