@@ -90,11 +90,9 @@ func (s *toolServer) query(ctx context.Context, _ mcp.CallToolRequest, in *Query
 		sampleSize = DefaultSampleSize
 	}
 	// What a model needs on every call, said once: the dataset's name is
-	// the resource's name.
-	meta := map[string]any{
-		"dataset_id": in.DatasetID,
-		"query":      stable.String(),
-	}
+	// the resource's name, and the query run is the $query of portal_url
+	// (QueryStated below; the record and the REST metadata keep it).
+	meta := map[string]any{"dataset_id": in.DatasetID}
 	name := sc.Name
 	if domain != "" {
 		meta["domain"] = domain
@@ -130,6 +128,7 @@ func (s *toolServer) query(ctx context.Context, _ mcp.CallToolRequest, in *Query
 		Owner:       recordOwner(ctx),
 		Notes:       correctionNotes(corrections, fixed.Query),
 		Footer:      provenanceLine(sc.UpdatedAt, portalURL),
+		QueryStated: true,
 	})
 	var store *dualresp.StorageError
 	switch {

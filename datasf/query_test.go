@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -25,8 +26,11 @@ type queryOut struct {
 		URL string `json:"url"`
 	} `json:"resource"`
 	Metadata struct {
-		DatasetID   string       `json:"dataset_id"`
+		DatasetID string `json:"dataset_id"`
+		// Query is the $query of PortalURL (set by harness.query): the
+		// answer states the query once, there.
 		Query       string       `json:"query"`
+		PortalURL   string       `json:"portal_url"`
 		TotalCount  int64        `json:"total_count"`
 		SampleCount int          `json:"sample_count"`
 		Truncated   bool         `json:"truncated"`
@@ -72,7 +76,23 @@ func (h *harness) query(t *testing.T, args map[string]any) queryOut {
 	if out.Metadata.DatasetID != args["dataset_id"] {
 		t.Errorf("query_datasf(%v): metadata.dataset_id = %q", args, out.Metadata.DatasetID)
 	}
+	if out.Metadata.Query != "" {
+		t.Errorf("query_datasf(%v): metadata.query %q repeats portal_url's $query", args, out.Metadata.Query)
+	}
+	out.Metadata.Query = portalQuery(t, out.Metadata.PortalURL)
 	return out
+}
+
+// portalQuery is the $query of a query_datasf answer's portal_url: the query
+// it ran.
+func portalQuery(t *testing.T, portalURL string) string {
+	t.Helper()
+	u, err := url.Parse(portalURL)
+	if err != nil || u.Query().Get("$query") == "" {
+		t.Errorf("metadata.portal_url %q has no $query", portalURL)
+		return ""
+	}
+	return u.Query().Get("$query")
 }
 
 // page is a REST page of a stored result.

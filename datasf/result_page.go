@@ -118,9 +118,6 @@ func (s *toolServer) resultPage(ctx context.Context, _ mcp.CallToolRequest, in *
 	if out.Resource.Columns == nil {
 		out.Resource.Columns = []dualresp.Column{}
 	}
-	if q, ok := rec.Metadata["query"].(string); ok && q != "" {
-		out.Resource.Query = q
-	}
 	if !rec.Pinned && !rec.ExpiresAt.IsZero() {
 		out.Resource.ExpiresAt = rec.ExpiresAt.UTC().Format(time.RFC3339)
 	}

@@ -124,3 +124,41 @@ func TestFooter(t *testing.T) {
 		t.Errorf("WithHints lost the footer")
 	}
 }
+
+// A Spec with QueryStated leaves "query" out of the structured content's
+// metadata (the caller's metadata states it another way), also after
+// WithHints; the record keeps the query for pages and the REST metadata.
+func TestQueryStated(t *testing.T) {
+	t.Parallel()
+	store := dualresp.NewMemoryStore(dualresp.MemoryStoreOptions{})
+	srv, _ := newServer(t, &genExecutor{Total: 3}, dualresp.Options{Store: store})
+	const text = "SELECT a ORDER BY a"
+	for _, stated := range []bool{false, true} {
+		resp, err := srv.CreateResponse(t.Context(), dualresp.Spec{
+			Query:       dualresp.Query{Kind: "gen", Text: text},
+			Metadata:    map[string]any{"url": "https://example.org/q?$query=" + text},
+			QueryStated: stated,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, r := range map[string]*dualresp.Response{"": resp, " after WithHints": resp.WithHints(hint{"c", "m"})} {
+			var sc struct{ Metadata map[string]any }
+			b, err := json.Marshal(r.StructuredContent())
+			if err == nil {
+				err = json.Unmarshal(b, &sc)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, has := sc.Metadata["query"]
+			if has == stated || (has && got != text) {
+				t.Errorf("QueryStated %t%s: metadata.query = %v (present %t); want it present only without QueryStated", stated, name, got, has)
+			}
+		}
+		rec, err := store.Get(t.Context(), resp.ID())
+		if err != nil || rec.Query.Text != text {
+			t.Errorf("QueryStated %t: stored query %+v, %v; want %q kept", stated, rec, err, text)
+		}
+	}
+}

@@ -25,14 +25,15 @@ const TruncationMark = "…[truncated]"
 // dualresp/gosdk) turn these into an SDK's tool result. Its rendering
 // methods return fresh values each call.
 type Response struct {
-	rec        *Record
-	url, uri   string
-	budget     int
-	executedAt time.Time
-	notes      []string // sentences the summary carries (Spec.Notes)
-	footer     string   // the text's last line (Spec.Footer)
-	hints      []Hint   // advice for the next call (WithHints)
-	hintsJSON  []json.RawMessage
+	rec         *Record
+	url, uri    string
+	budget      int
+	executedAt  time.Time
+	notes       []string // sentences the summary carries (Spec.Notes)
+	footer      string   // the text's last line (Spec.Footer)
+	queryStated bool     // the metadata states the query (Spec.QueryStated)
+	hints       []Hint   // advice for the next call (WithHints)
+	hintsJSON   []json.RawMessage
 
 	once sync.Once
 	st   *buildState       // what fits in the budget, decided once
@@ -62,7 +63,7 @@ func (r *Response) WithHints(hints ...Hint) *Response {
 		return r
 	}
 	h := newResponse(r.rec, r.url, r.uri, r.budget, r.executedAt)
-	h.notes, h.footer = r.notes, r.footer
+	h.notes, h.footer, h.queryStated = r.notes, r.footer, r.queryStated
 	h.hints = append(slices.Clip(r.hints), hints...)
 	h.hintsJSON = make([]json.RawMessage, len(h.hints))
 	for i, x := range h.hints {
@@ -207,7 +208,7 @@ func (r *Response) build() built {
 // fit decides, once, what of the sample and metadata fits in the budget.
 func (r *Response) fit() *buildState {
 	meta := maps.Clone(r.rec.Metadata)
-	if _, ok := meta["query"]; !ok && r.rec.Query.Text != "" {
+	if _, ok := meta["query"]; !ok && r.rec.Query.Text != "" && !r.queryStated {
 		if meta == nil {
 			meta = map[string]any{}
 		}

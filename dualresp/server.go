@@ -384,6 +384,11 @@ type Spec struct {
 	// so that they reach the model whether its host shows the text content
 	// or the structured content. They are not stored.
 	Notes []string
+	// QueryStated says the Metadata already states the query another way
+	// (datasf's portal_url, a URL that reruns it): the structured content
+	// then does not repeat Query.Text under "query", so that it is said
+	// once. The record, the REST metadata and pages keep Query.
+	QueryStated bool
 	// Footer, when set, is the last line of the text content, after the
 	// table (the source of the data, for a person reading the text; the
 	// structured content says it in its metadata). It is outside the byte
@@ -507,6 +512,7 @@ func (s *Server) saveResponse(ctx context.Context, spec Spec, total int64, sampl
 	r := newResponse(rec, s.URL(id), s.URI(id), budget, now)
 	r.notes = slices.Clone(spec.Notes)
 	r.footer = spec.Footer
+	r.queryStated = spec.QueryStated
 	return r, nil
 }
 

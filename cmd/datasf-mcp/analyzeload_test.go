@@ -19,12 +19,7 @@ import (
 func TestAnalysesBoundedBinary(t *testing.T) {
 	t.Parallel()
 	const analyses, rows = 6, 60_000
-	// The offline portal builds wg3w-h783 on first use: a first server
-	// builds it into the shared cache directory (as the export test does),
-	// so that the peak measured is the analyses', not the build's.
-	warm := startInstance(t, "--upstream-timeout", "5m")
-	warm.queryWithin(t, 4*time.Minute, "wg3w-h783", "SELECT count(*)")
-	warm.kill()
+	warmIncidents(t) // the peak measured is the analyses', not the build's
 	inst := startInstance(t)
 	sc := inst.queryWithin(t, 2*time.Minute, "wg3w-h783", fmt.Sprintf("SELECT * LIMIT %d", rows))
 	if total := sc["metadata"].(map[string]any)["total_count"]; total != float64(rows) {

@@ -160,12 +160,7 @@ func TestExportsFinishBinary(t *testing.T) {
 	if bench {
 		rows, limit = 250_000, ""
 	}
-	// The offline portal builds wg3w-h783 on first use, which takes longer
-	// than the short timeout: a first server builds it into the shared
-	// cache directory, where the server under test finds it.
-	warm := startInstance(t, "--upstream-timeout", "5m")
-	warm.queryWithin(t, 4*time.Minute, "wg3w-h783", "SELECT count(*)")
-	warm.kill()
+	warmIncidents(t) // longer than the short upstream timeout below
 	inst := startInstance(t, "--upstream-timeout", binUpstreamTimeout.String(), "--log-level", "info")
 	sc := inst.query(t, "wg3w-h783", "SELECT *"+limit)
 	url, _ := sc["resource"].(map[string]any)["url"].(string)

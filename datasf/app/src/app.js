@@ -45,6 +45,16 @@ function linkName(result) {
   return l && l.name;
 }
 
+// The query a query_datasf answer ran: the $query of its portal_url (the
+// structured content states it there, once).
+function portalQuery(portalURL) {
+  try {
+    return new URL(portalURL).searchParams.get("$query") || "";
+  } catch {
+    return "";
+  }
+}
+
 // storedSource reads pages of a stored result: REST first when allowed and
 // working, the host's result_page tool otherwise (and from then on).
 function storedSource(ref, url) {
@@ -93,7 +103,7 @@ function show(result) {
     viewer.show({
       // The name is said once, in the resource_link; the columns are names.
       name: sc.resource.name || linkName(result) || "Query result",
-      query: md.query || "",
+      query: md.query || portalQuery(md.portal_url),
       total: md.total_count,
       columns: (md.columns && md.columns.length ? md.columns : Object.keys((sc.results || [])[0] || {})).map((c) => (typeof c === "string" ? { name: c } : c)),
       source: storedSource(sc.resource.uri, sc.resource.url),
