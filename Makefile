@@ -17,16 +17,26 @@ vet:
 # Node) skips with one line naming the Debian package; with CI=true (.ci/run)
 # a skip fails the run instead.
 #
-# The scale and timing tests (a million rows, or 200,000 paged by the
-# client, through the fake portal's SQLite, modernc's C translated to Go, or
-# through the result handler; the benchmark driver's quick run) run in a
-# second go test without the race detector, which slows that code tenfold
-# and has nothing to watch there: one goroutine pages, memory is measured,
-# or time is. Every other test runs with -race.
-NORACE_TESTS = ^(TestPagingMillionRows|TestExportMillionRowsConstantMemory|TestScaleMillionRowCSV|TestPagingGenerated|TestQuickRun)$$
+# Some tests run in a second go test without the race detector, which
+# slows that code tenfold and has nothing to watch there, at the same time
+# as the race run (testreport runs both at once):
+#   - the scale and timing tests: a million rows, or 200,000 paged by the
+#     client, through the fake portal's SQLite (modernc's C translated to
+#     Go) or the result handler; the benchmark driver's quick run;
+#   - the load tests of the built binary (itself built without the race
+#     detector), whose memory bounds are the product's: 8 exports, 6
+#     analyses at once;
+#   - the analysis engine's disk and memory caps, a runaway SQLite query
+#     each, measured as the product runs;
+#   - the figure and property tests that call one pure function in one
+#     goroutine: the column-name rewrite figures over the corpora, and the
+#     byte budget's property.
+# Every other test runs with -race, concurrency tests of all of these included.
+NORACE_TESTS = ^(TestPagingMillionRows|TestExportMillionRowsConstantMemory|TestScaleMillionRowCSV|TestPagingGenerated|TestQuickRun|TestExportsFinishBinary|TestAnalysesBoundedBinary|TestTempFilesBounded|TestQueryMemoryIsBounded|TestRewriteFigures|TestInventedNamesNeverRewrittenWrongly|TestTypoBenchmark|TestByteBudgetProperty)$$
+NORACE_PKGS = ./internal/localportal ./dualresp ./cmd/datasf-mcp ./socrata ./bench ./internal/analyze ./internal/fuzzymatch
 test: vet test-deps
 	$(GO) run ./cmd/testreport -race -count=1 -skip '$(NORACE_TESTS)' ./... \
-		-- -count=1 -run '$(NORACE_TESTS)' ./internal/localportal ./dualresp ./cmd/datasf-mcp ./socrata ./bench
+		-- -count=1 -run '$(NORACE_TESTS)' $(NORACE_PKGS)
 
 # The pinned npm packages of interop/ (npm ci from interop/package-lock.json),
 # installed when npm is there and the lock file is newer than the install.

@@ -3,9 +3,10 @@
 // output of the tests that failed), then a summary: every skipped test with
 // the reason it gave, and the packages that took longest.
 //
-// A "--" argument separates the arguments of several go test runs, made one
-// after the other (make test: the race run, then the scale tests without
-// the race detector).
+// A "--" argument separates the arguments of several go test runs, made at
+// the same time (make test: the race run, and the scale and figure tests
+// without the race detector; the second fills the first's idle time, when
+// its tests wait on timeouts and child processes).
 //
 // TESTREPORT_JSON=FILE also writes the raw events to FILE (for timings).
 //
@@ -23,10 +24,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -43,17 +46,20 @@ type event struct {
 type skip struct{ pkg, test, reason string }
 
 // report reads the events and writes the plain output to out as they come.
+// Its methods may be called by several runs at once (run locks mu).
 type report struct {
+	mu       sync.Mutex
 	out      io.Writer
 	raw      io.Writer           // the raw events too, when not nil
 	outputs  map[string][]string // package + "\x00" + test -> output lines, until the test ends
 	skips    []skip
 	packages map[string]float64 // package -> elapsed seconds
+	tests    map[string]float64 // package + "." + top-level test -> elapsed seconds
 	failed   int
 }
 
 func newReport(out io.Writer) *report {
-	return &report{out: out, outputs: map[string][]string{}, packages: map[string]float64{}}
+	return &report{out: out, outputs: map[string][]string{}, packages: map[string]float64{}, tests: map[string]float64{}}
 }
 
 func (r *report) add(e event) {
@@ -81,6 +87,9 @@ func (r *report) add(e event) {
 		delete(r.outputs, key)
 	case e.Test == "" && (e.Action == "pass" || e.Action == "fail" || e.Action == "skip"):
 		r.packages[e.Package] += e.Elapsed // a package may be in several runs
+	}
+	if e.Test != "" && !strings.Contains(e.Test, "/") && (e.Action == "pass" || e.Action == "fail") {
+		r.tests[shortPkg(e.Package)+"."+e.Test] = e.Elapsed
 	}
 }
 
@@ -128,22 +137,23 @@ func (r *report) summary(w io.Writer, ci bool) {
 			fmt.Fprintf(w, "  %s\n      %s\n", reason, strings.Join(tests, ", "))
 		}
 	}
-	type pkgTime struct {
-		pkg     string
-		elapsed float64
-	}
-	var times []pkgTime
-	for p, e := range r.packages {
-		times = append(times, pkgTime{p, e})
-	}
-	slices.SortFunc(times, func(a, b pkgTime) int { return cmp.Compare(b.elapsed, a.elapsed) })
-	var parts []string
-	for _, t := range times[:min(6, len(times))] {
-		parts = append(parts, fmt.Sprintf("%s %.1fs", shortPkg(t.pkg), t.elapsed))
-	}
-	if len(parts) > 0 {
+	if parts := slowest(r.packages, 6, shortPkg); len(parts) > 0 {
 		fmt.Fprintf(w, "testreport: slowest packages: %s\n", strings.Join(parts, ", "))
 	}
+	if parts := slowest(r.tests, 8, func(s string) string { return s }); len(parts) > 0 {
+		fmt.Fprintf(w, "testreport: slowest tests: %s\n", strings.Join(parts, ", "))
+	}
+}
+
+// slowest lists the n largest of times, "name 1.2s", largest first.
+func slowest(times map[string]float64, n int, name func(string) string) []string {
+	keys := slices.Collect(maps.Keys(times))
+	slices.SortFunc(keys, func(a, b string) int { return cmp.Or(cmp.Compare(times[b], times[a]), cmp.Compare(a, b)) })
+	var parts []string
+	for _, k := range keys[:min(n, len(keys))] {
+		parts = append(parts, fmt.Sprintf("%s %.1fs", name(k), times[k]))
+	}
+	return parts
 }
 
 func shortPkg(p string) string {
@@ -162,16 +172,21 @@ func main() {
 		defer f.Close()
 		r.raw = f
 	}
-	code := 0
-	for _, args := range splitRuns(os.Args[1:]) {
-		c, err := r.run(args)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "testreport:", err)
-			os.Exit(2)
-		}
-		if code == 0 {
-			code = c
-		}
+	runs := splitRuns(os.Args[1:])
+	codes := make([]int, len(runs))
+	errs := make([]error, len(runs))
+	var wg sync.WaitGroup
+	for i, args := range runs {
+		wg.Go(func() { codes[i], errs[i] = r.run(args) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		fmt.Fprintln(os.Stderr, "testreport:", err)
+		os.Exit(2)
+	}
+	code := 0 // the first run's that failed
+	if i := slices.IndexFunc(codes, func(c int) bool { return c != 0 }); i >= 0 {
+		code = codes[i]
 	}
 	ci := os.Getenv("CI") == "true"
 	r.summary(os.Stdout, ci)
@@ -195,6 +210,21 @@ func splitRuns(args []string) [][]string {
 	}
 }
 
+// line takes one line of go test's output: an event, or else text passed on.
+func (r *report) line(b []byte) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.raw != nil {
+		fmt.Fprintf(r.raw, "%s\n", b)
+	}
+	var e event
+	if err := json.Unmarshal(b, &e); err != nil {
+		fmt.Fprintln(r.out, string(b)) // not an event: pass it on
+		return
+	}
+	r.add(e)
+}
+
 // run runs `go test -json ARGS`, adding its events to the report, and
 // returns go test's exit code.
 func (r *report) run(args []string) (int, error) {
@@ -210,15 +240,7 @@ func (r *report) run(args []string) (int, error) {
 	sc := bufio.NewScanner(stdout)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	for sc.Scan() {
-		if r.raw != nil {
-			fmt.Fprintf(r.raw, "%s\n", sc.Bytes())
-		}
-		var e event
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			fmt.Fprintln(r.out, sc.Text()) // not an event: pass it on
-			continue
-		}
-		r.add(e)
+		r.line(sc.Bytes())
 	}
 	if err := cmd.Wait(); err != nil {
 		var ee *exec.ExitError

@@ -19,9 +19,9 @@ func TestReport(t *testing.T) {
 		{Action: "output", Package: pkg, Test: "TestB", Output: "=== RUN   TestB\n"},
 		{Action: "output", Package: pkg, Test: "TestB", Output: "    b_test.go:3: got 1, want 2\n"},
 		{Action: "output", Package: pkg, Test: "TestB", Output: "--- FAIL: TestB (0.01s)\n"},
-		{Action: "fail", Package: pkg, Test: "TestB"},
+		{Action: "fail", Package: pkg, Test: "TestB", Elapsed: 0.7},
 		{Action: "output", Package: pkg, Test: "TestC", Output: "--- PASS: TestC (0.01s)\n"},
-		{Action: "pass", Package: pkg, Test: "TestC"},
+		{Action: "pass", Package: pkg, Test: "TestC", Elapsed: 1.5},
 		{Action: "output", Package: pkg, Output: "FAIL\tgithub.com/datasf-mcp/datasf-mcp/redis\t0.5s\n"},
 		{Action: "fail", Package: pkg, Elapsed: 0.5},
 	}
@@ -40,7 +40,7 @@ func TestReport(t *testing.T) {
 	}
 	var sum strings.Builder
 	r.summary(&sum, true)
-	for _, s := range []string{"1 skipped tests (CI=true: each one is a failure)", "redis.TestA", "slowest packages: redis 0.5s"} {
+	for _, s := range []string{"1 skipped tests (CI=true: each one is a failure)", "redis.TestA", "slowest packages: redis 0.5s", "slowest tests: redis.TestC 1.5s, redis.TestB 0.7s"} {
 		if !strings.Contains(sum.String(), s) {
 			t.Errorf("summary %q does not contain %q", sum.String(), s)
 		}
