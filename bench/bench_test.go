@@ -41,6 +41,7 @@ func TestQuickRun(t *testing.T) {
 		"| 1 payload | 5,000 rows: est. tokens (CallToolResult bytes/4) |",
 		"| 1 payload | 2,000 rows: retrievable via link (pages) | 2,000/2,000 distinct (100.0%) |",
 		"| 1 payload | 5,000 rows: retrievable via link (export) | 5,000/5,000 distinct (100.0%) |",
+		"| 1 payload | 10-row two-column GROUP BY: the larger host view, text and link or structuredContent (bytes) |",
 		"| 2 retrieval | 5,000 rows: rows/s",
 		"| 2 retrieval | export server peak RSS after 5,000 rows",
 		"| 3 overhead | schema cached: overhead p50",

@@ -55,15 +55,20 @@ func claudeTokens(ctx context.Context, b []byte) (int, error) {
 // modelVisible is the JSON a model is shown of a tool result: its content
 // and its structured content.
 func modelVisible(res *mcp.CallToolResult) ([]byte, error) {
-	c, err := json.Marshal(res.Content)
-	if err != nil {
-		return nil, err
+	c, sc, err := hostViews(res)
+	return append(c, sc...), err
+}
+
+// hostViews are the two views of a tool result a host passes to its model,
+// as JSON: the content (text and resource_link), for a host that shows
+// text, and the structured content, for one that passes only that (Claude
+// Code).
+func hostViews(res *mcp.CallToolResult) (content, structured []byte, err error) {
+	if content, err = json.Marshal(res.Content); err != nil {
+		return nil, nil, err
 	}
-	sc, err := json.Marshal(res.StructuredContent)
-	if err != nil {
-		return nil, err
-	}
-	return append(c, sc...), nil
+	structured, err = json.Marshal(res.StructuredContent)
+	return content, structured, err
 }
 
 // lean measures the tool list and the small answers once.
@@ -111,6 +116,10 @@ func lean(ctx context.Context, cfg config, h *harness, rep *report) error {
 		}
 		rep.add("lean."+q.key+".bytes", float64(len(vis)))
 		count("lean."+q.key+".tokens", vis)
+		if q.key == "group" { // issue 37's measure: the larger of the two views
+			c, sc, _ := hostViews(res)
+			rep.add("lean.group.view.bytes", float64(max(len(c), len(sc))))
+		}
 	}
 	for i, n := range cfg.Sizes {
 		res, err := h.st.query(ctx, datasetID(i), queryAll)

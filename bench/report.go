@@ -181,6 +181,11 @@ func (r *report) leanRows() []row {
 		out = append(out, row{section: p1, figure: fig, ours: fmt.Sprintf("%s (%s)", group(int(b)), tokens("lean."+q.key+".tokens")),
 			goal: "<= " + group(int(q.goal)) + " bytes", status: r.judge(fig, b <= q.goal, fmt.Sprintf("%.0f bytes", b))})
 	}
+	if b := r.med("lean.group.view.bytes"); b > 0 {
+		fig := "10-row two-column GROUP BY: the larger host view, text and link or structuredContent (bytes)"
+		out = append(out, row{section: p1, figure: fig, ours: group(int(b)), goal: "<= 1,000 bytes",
+			status: r.judge(fig, b <= 1000, fmt.Sprintf("%.0f bytes", b))})
+	}
 	for _, n := range r.cfg.Sizes {
 		out = append(out, row{section: p1, figure: fmt.Sprintf("%s rows: model-visible Claude tokens", group(n)), ours: tokens(keyPayload(n, "visible.tokens"))})
 	}

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sync/semaphore"
+
 	"github.com/datasf-mcp/datasf-mcp/dualresp"
 	"github.com/datasf-mcp/datasf-mcp/internal/soql"
 	"github.com/datasf-mcp/datasf-mcp/socrata"
@@ -25,12 +27,22 @@ const QueryKind = "soql"
 // Exports read a result in pages, each fetched whole with its own timeout
 // into a bounded buffer ahead of the reader (see Stream). Socrata serves up
 // to 50,000 rows a request; the rows of a page adapt to the width of the
-// result's rows so that a page holds about streamPageBytes.
+// result's rows. Every page may hold streamPageBytes; a page holds more
+// only with bytes reserved from the budget the exports of an Executor
+// share (streamBudgetBytes), returned once the reader has taken its rows:
+// each page may hold twice the last, up to streamMaxPageBytes. So one
+// export alone starts with small pages (its first rows come soon) and
+// goes on in few, large requests (each request at a deep offset costs the
+// portal the rows before it), many at once fall back to small pages, and
+// what they hold together is bounded: the budget, plus streamAhead+2
+// small pages each.
 const (
-	streamPageRows  = 50_000  // the most rows of one page request
-	streamFirstRows = 1_000   // the rows of the first page, before the row width is known
-	streamMinRows   = 100     // the fewest rows of a page (very wide rows)
-	streamPageBytes = 2 << 20 // the bytes a page aims at
+	streamPageRows     = 50_000   // the most rows of one page request
+	streamFirstRows    = 1_000    // the rows of the first page, before the row width is known
+	streamMinRows      = 100      // the fewest rows of a page (very wide rows)
+	streamPageBytes    = 2 << 20  // the bytes any page may hold
+	streamMaxPageBytes = 16 << 20 // the bytes a page may hold with the budget's leave
+	streamBudgetBytes  = 48 << 20 // what the pages of all exports hold beyond streamPageBytes each
 	// streamAhead is how many fetched pages wait for the reader; one more
 	// may be fetched and held until there is room. A stalled reader so
 	// holds at most streamAhead+2 pages and no upstream request.
@@ -54,7 +66,11 @@ func pageBackoff(n int) time.Duration {
 type streamOptions struct {
 	pageRows  int64 // the most rows of one upstream request
 	ahead     int   // fetched pages waiting for the reader
-	pageBytes int64 // the bytes a page aims at (0: pageRows rows a page)
+	pageBytes int64 // the bytes any page may hold (0: pageRows rows a page)
+	// maxPageBytes is the bytes a page may hold with leave from budget,
+	// which the streams of an Executor share; nil: pages hold pageBytes.
+	maxPageBytes int64
+	budget       *semaphore.Weighted
 	// pageTimeout bounds each attempt at one page; attempts is how many
 	// times a page is asked for; backoff is the wait before attempt n+1
 	// (n from 1) when the portal gave no Retry-After.
@@ -101,6 +117,7 @@ type Executor struct {
 func NewExecutor(r *Registry) *Executor {
 	stream := defaultStream
 	stream.log = r.log
+	stream.maxPageBytes, stream.budget = streamMaxPageBytes, semaphore.NewWeighted(streamBudgetBytes)
 	return &Executor{portals: r, stream: stream}
 }
 
@@ -207,41 +224,86 @@ func (q *Query) Stream(ctx context.Context, req dualresp.PageRequest, fn func(js
 	defer func() {
 		cancel()
 		<-done // no request after Stream returns
+		for page := range pages {
+			e.release(page.held) // pages the reader did not take
+		}
 	}()
 	for page := range pages {
 		if page.err != nil {
 			return page.err
 		}
-		for i, row := range page.rows {
-			if err := fn(row); err != nil {
-				return err
-			}
-			page.rows[i] = nil // the reader is done with it
+		err := sendRows(page.rows, fn)
+		e.release(page.held)
+		if err != nil {
+			return err
 		}
 	}
 	return ctx.Err()
 }
 
+// sendRows gives rows to fn in order, dropping each once fn is done with it.
+func sendRows(rows []json.RawMessage, fn func(json.RawMessage) error) error {
+	for i, row := range rows {
+		if err := fn(row); err != nil {
+			return err
+		}
+		rows[i] = nil
+	}
+	return nil
+}
+
 // fetchedPage is one page of a stream: its rows, or the error that ended
-// the stream.
+// the stream; held is what it reserved of the budget.
 type fetchedPage struct {
 	rows []json.RawMessage
+	held int64
 	err  error
+}
+
+// budgetRows is the rows of the next page at rows of width bytes, as many as
+// the budget allows: up to want, and at least the rows of e.pageBytes
+// (streamMinRows for very wide rows). It returns the rows and the bytes
+// reserved for them beyond e.pageBytes, which release gives back.
+func (e *streamOptions) budgetRows(want, width int64) (int64, int64) {
+	floor := max(e.pageBytes/width, streamMinRows)
+	if e.budget == nil || want <= floor {
+		return min(want, floor), 0
+	}
+	for n := want; n > floor; n /= 2 {
+		if held := (n - floor) * width; e.budget.TryAcquire(held) {
+			return n, held
+		}
+	}
+	return floor, 0
+}
+
+func (e *streamOptions) release(held int64) {
+	if held > 0 {
+		e.budget.Release(held)
+	}
 }
 
 // fetchPages fetches the pages of rows off .. end-1 of q in order and sends
 // them on pages, until the result ends, a page fails for good (sent as the
 // last page) or ctx ends.
 func (e *streamOptions) fetchPages(ctx context.Context, c *socrata.Client, id string, q *soql.Query, off, end int64, pages chan<- fetchedPage) {
-	most := e.pageRows // lowered for good when a page times out
-	size := most
-	if e.pageBytes > 0 {
-		size = min(size, streamFirstRows)
-	}
+	most := e.pageRows   // lowered for good when a page times out
+	var width int64      // the bytes of a row, once a page has shown it
+	limit := e.pageBytes // the bytes the next page may hold
 	for off < end {
-		size = min(size, most, end-off)
+		size, held := min(most, end-off), int64(0)
+		switch {
+		case e.pageBytes > 0 && width == 0:
+			size = min(size, streamFirstRows)
+		case e.pageBytes > 0:
+			size, held = e.budgetRows(min(size, max(limit/width, streamMinRows)), width)
+			if e.budget != nil {
+				limit = min(2*limit, e.maxPageBytes)
+			}
+		}
 		rows, nbytes, asked, err := e.fetchPage(ctx, c, id, q, off, size)
 		if err != nil {
+			e.release(held)
 			select {
 			case pages <- fetchedPage{err: err}:
 			case <-ctx.Done():
@@ -249,8 +311,9 @@ func (e *streamOptions) fetchPages(ctx context.Context, c *socrata.Client, id st
 			return
 		}
 		select {
-		case pages <- fetchedPage{rows: rows}:
+		case pages <- fetchedPage{rows: rows, held: held}:
 		case <-ctx.Done():
+			e.release(held)
 			return
 		}
 		if int64(len(rows)) < asked {
@@ -260,9 +323,8 @@ func (e *streamOptions) fetchPages(ctx context.Context, c *socrata.Client, id st
 		if asked < size {
 			most = asked // the page timed out at its full size
 		}
-		if e.pageBytes > 0 && nbytes > 0 {
-			width := max(nbytes/int64(len(rows)), 1)
-			size = max(e.pageBytes/width, streamMinRows)
+		if nbytes > 0 {
+			width = max(nbytes/int64(len(rows)), 1)
 		}
 	}
 }
