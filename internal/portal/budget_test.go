@@ -20,8 +20,9 @@ const budgetRowsN = 5_000
 
 // budgetExecutor returns an Executor on a fake portal holding abcd-1234
 // with n = 0 .. budgetRowsN-1 and a label, whose pages may hold 150 rows
-// and, with leave from a budget of budget bytes, 1,500.
-func budgetExecutor(t *testing.T, budget int64) (*Executor, *socratatest.Server) {
+// and, from offset growFrom on, with leave from a budget of budget bytes,
+// up to 1,500.
+func budgetExecutor(t *testing.T, budget, growFrom int64) (*Executor, *socratatest.Server) {
 	t.Helper()
 	fake := socratatest.NewServer(t)
 	schema := socratatest.Schema{ID: "abcd-1234", Name: "Budget", Columns: []socratatest.Column{
@@ -40,7 +41,7 @@ func budgetExecutor(t *testing.T, budget int64) (*Executor, *socratatest.Server)
 	e := NewExecutor(r)
 	const width = 30 // about the bytes of {"n":"1234","label":"row 1234"}
 	e.stream.pageBytes, e.stream.maxPageBytes = 150*width, 1_500*width
-	e.stream.budget = nil
+	e.stream.budget, e.stream.growFrom = nil, growFrom
 	if budget > 0 {
 		e.stream.budget = semaphore.NewWeighted(budget)
 	}
@@ -57,23 +58,24 @@ func budgetWhole(e *Executor, budget int64) bool {
 }
 
 // An export alone reads in pages that double up to the large size with
-// the budget's leave (few requests, each at a deep offset costing the
-// portal the rows before it), and gives every byte back; without a budget
-// its pages stay small.
+// the budget's leave, from the offset where pages grow on (few requests,
+// each at a deep offset costing the portal the rows before it), and gives
+// every byte back; without a budget its pages stay small.
 func TestStreamBudgetLargePagesAlone(t *testing.T) {
 	t.Parallel()
 	const budget = 200_000
 	for _, tc := range []struct {
-		name         string
-		budget       int64
-		minReq, most int
+		name             string
+		budget, growFrom int64
+		minReq, most     int
 	}{
-		{"budget", budget, 5, 8},          // 1,000 rows, then 150, 300, 600, 1,200 and 1,500 a page
-		{"no budget", 0, 20, budgetRowsN}, // 1,000 rows, then about 150 a page
+		{"budget", budget, 0, 5, 8},                                     // 1,000 rows, then 150, 300, 600, 1,200 and 1,500 a page
+		{"budget, pages growing from row 4,000", budget, 4_000, 23, 26}, // 1,000, 20 pages of 150, then 150, 300, 550
+		{"no budget", 0, 0, 20, budgetRowsN},                            // 1,000 rows, then about 150 a page
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			e, fake := budgetExecutor(t, tc.budget)
+			e, fake := budgetExecutor(t, tc.budget, tc.growFrom)
 			var ns []int
 			err := e.Stream(t.Context(), stored(t, "SELECT n, label"), dualresp.PageRequest{}, func(row json.RawMessage) error {
 				var r struct{ N string }
@@ -108,7 +110,7 @@ func TestStreamBudgetLargePagesAlone(t *testing.T) {
 func TestStreamBudgetShared(t *testing.T) {
 	t.Parallel()
 	const budget = 120_000 // about three large pages
-	e, _ := budgetExecutor(t, budget)
+	e, _ := budgetExecutor(t, budget, 0)
 	q := stored(t, "SELECT n, label")
 	errStop := errors.New("the reader stops")
 	var wg sync.WaitGroup
@@ -150,7 +152,7 @@ func TestStreamBudgetShared(t *testing.T) {
 func TestStreamBudgetReaderStops(t *testing.T) {
 	t.Parallel()
 	const budget = 200_000
-	e, fake := budgetExecutor(t, budget)
+	e, fake := budgetExecutor(t, budget, 0)
 	errStop := errors.New("the reader stops")
 	rows := 0
 	err := e.Stream(t.Context(), stored(t, "SELECT n, label"), dualresp.PageRequest{}, func(json.RawMessage) error {

@@ -30,19 +30,23 @@ const QueryKind = "soql"
 // result's rows. Every page may hold streamPageBytes; a page holds more
 // only with bytes reserved from the budget the exports of an Executor
 // share (streamBudgetBytes), returned once the reader has taken its rows:
-// each page may hold twice the last, up to streamMaxPageBytes. So one
-// export alone starts with small pages (its first rows come soon) and
-// goes on in few, large requests (each request at a deep offset costs the
-// portal the rows before it), many at once fall back to small pages, and
-// what they hold together is bounded: the budget, plus streamAhead+2
-// small pages each.
+// from offset streamGrowFrom on, each page may hold twice the last, up to
+// streamMaxPageBytes. So a result read from its start holds what it did
+// with small pages up to that offset (analyses of results of that size
+// hold no more), and a long export goes on in few, large requests (each
+// request at a deep offset costs the portal the rows before it); many at
+// once fall back to small pages, and what they hold together is bounded:
+// the budget, plus streamAhead+2 small pages each.
 const (
 	streamPageRows     = 50_000   // the most rows of one page request
 	streamFirstRows    = 1_000    // the rows of the first page, before the row width is known
 	streamMinRows      = 100      // the fewest rows of a page (very wide rows)
 	streamPageBytes    = 2 << 20  // the bytes any page may hold
 	streamMaxPageBytes = 16 << 20 // the bytes a page may hold with the budget's leave
-	streamBudgetBytes  = 48 << 20 // what the pages of all exports hold beyond streamPageBytes each
+	streamBudgetBytes  = 32 << 20 // what the pages of all exports hold beyond streamPageBytes each
+	// streamGrowFrom is the offset from which pages grow: a request before
+	// it costs the portal little more for its offset.
+	streamGrowFrom = 100_000
 	// streamAhead is how many fetched pages wait for the reader; one more
 	// may be fetched and held until there is room. A stalled reader so
 	// holds at most streamAhead+2 pages and no upstream request.
@@ -71,6 +75,7 @@ type streamOptions struct {
 	// which the streams of an Executor share; nil: pages hold pageBytes.
 	maxPageBytes int64
 	budget       *semaphore.Weighted
+	growFrom     int64 // the offset from which pages may grow
 	// pageTimeout bounds each attempt at one page; attempts is how many
 	// times a page is asked for; backoff is the wait before attempt n+1
 	// (n from 1) when the portal gave no Retry-After.
@@ -117,7 +122,7 @@ type Executor struct {
 func NewExecutor(r *Registry) *Executor {
 	stream := defaultStream
 	stream.log = r.log
-	stream.maxPageBytes, stream.budget = streamMaxPageBytes, semaphore.NewWeighted(streamBudgetBytes)
+	stream.maxPageBytes, stream.budget, stream.growFrom = streamMaxPageBytes, semaphore.NewWeighted(streamBudgetBytes), streamGrowFrom
 	return &Executor{portals: r, stream: stream}
 }
 
@@ -297,7 +302,7 @@ func (e *streamOptions) fetchPages(ctx context.Context, c *socrata.Client, id st
 			size = min(size, streamFirstRows)
 		case e.pageBytes > 0:
 			size, held = e.budgetRows(min(size, max(limit/width, streamMinRows)), width)
-			if e.budget != nil {
+			if e.budget != nil && off >= e.growFrom {
 				limit = min(2*limit, e.maxPageBytes)
 			}
 		}
