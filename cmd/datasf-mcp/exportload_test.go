@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"os"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -124,16 +123,8 @@ func samplePeak(t *testing.T, pid int) *peakSampler {
 	go func() {
 		defer close(s.done)
 		for {
-			if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid)); err == nil {
-				for _, line := range strings.Split(string(b), "\n") {
-					if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-						var kb int64
-						fmt.Sscan(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), &kb)
-						if kb<<10 > s.peak.Load() {
-							s.peak.Store(kb << 10)
-						}
-					}
-				}
+			if rss, err := readProcStatus(pid, "VmRSS"); err == nil && rss > s.peak.Load() {
+				s.peak.Store(rss)
 			}
 			select {
 			case <-s.stop:

@@ -38,21 +38,27 @@ func writeScaleCSV(t testing.TB, path string, n int) {
 // procStatus reads a field ("VmHWM", "VmRSS") of /proc/PID/status in bytes.
 func procStatus(t testing.TB, pid int, field string) int64 {
 	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	n, err := readProcStatus(pid, field)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return n
+}
+
+// readProcStatus reads a field of /proc/PID/status given in kB (VmRSS,
+// VmHWM), in bytes.
+func readProcStatus(pid int, field string) (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
 	}
 	for _, line := range strings.Split(string(b), "\n") {
 		if v, ok := strings.CutPrefix(line, field+":"); ok {
 			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return kb << 10
+			return kb << 10, err
 		}
 	}
-	t.Fatalf("no %s in /proc/%d/status", field, pid)
-	return 0
+	return 0, fmt.Errorf("no %s in /proc/%d/status", field, pid)
 }
 
 // startScale starts `serve --offline --data csv --data-strict` (the file

@@ -89,7 +89,7 @@ func (r *report) add(e event) {
 		r.packages[e.Package] += e.Elapsed // a package may be in several runs
 	}
 	if e.Test != "" && !strings.Contains(e.Test, "/") && (e.Action == "pass" || e.Action == "fail") {
-		r.tests[shortPkg(e.Package)+"."+e.Test] = e.Elapsed
+		r.tests[e.Package+"."+e.Test] = e.Elapsed
 	}
 }
 
@@ -137,21 +137,22 @@ func (r *report) summary(w io.Writer, ci bool) {
 			fmt.Fprintf(w, "  %s\n      %s\n", reason, strings.Join(tests, ", "))
 		}
 	}
-	if parts := slowest(r.packages, 6, shortPkg); len(parts) > 0 {
+	if parts := slowest(r.packages, 6); len(parts) > 0 {
 		fmt.Fprintf(w, "testreport: slowest packages: %s\n", strings.Join(parts, ", "))
 	}
-	if parts := slowest(r.tests, 8, func(s string) string { return s }); len(parts) > 0 {
+	if parts := slowest(r.tests, 8); len(parts) > 0 {
 		fmt.Fprintf(w, "testreport: slowest tests: %s\n", strings.Join(parts, ", "))
 	}
 }
 
-// slowest lists the n largest of times, "name 1.2s", largest first.
-func slowest(times map[string]float64, n int, name func(string) string) []string {
+// slowest lists the n largest of times, "name 1.2s" (the module path left
+// out), largest first.
+func slowest(times map[string]float64, n int) []string {
 	keys := slices.Collect(maps.Keys(times))
 	slices.SortFunc(keys, func(a, b string) int { return cmp.Or(cmp.Compare(times[b], times[a]), cmp.Compare(a, b)) })
 	var parts []string
 	for _, k := range keys[:min(n, len(keys))] {
-		parts = append(parts, fmt.Sprintf("%s %.1fs", name(k), times[k]))
+		parts = append(parts, fmt.Sprintf("%s %.1fs", shortPkg(k), times[k]))
 	}
 	return parts
 }

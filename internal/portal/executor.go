@@ -72,7 +72,8 @@ type streamOptions struct {
 	ahead     int   // fetched pages waiting for the reader
 	pageBytes int64 // the bytes any page may hold (0: pageRows rows a page)
 	// maxPageBytes is the bytes a page may hold with leave from budget,
-	// which the streams of an Executor share; nil: pages hold pageBytes.
+	// which the streams of an Executor share; with no budget, pages hold
+	// pageBytes.
 	maxPageBytes int64
 	budget       *semaphore.Weighted
 	growFrom     int64 // the offset from which pages may grow
