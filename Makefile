@@ -33,7 +33,7 @@ vet:
 #     byte budget's property.
 # Every other test runs with -race, concurrency tests of all of these included.
 NORACE_TESTS = ^(TestPagingMillionRows|TestExportMillionRowsConstantMemory|TestScaleMillionRowCSV|TestPagingGenerated|TestQuickRun|TestExportsFinishBinary|TestAnalysesBoundedBinary|TestTempFilesBounded|TestQueryMemoryIsBounded|TestRewriteFigures|TestInventedNamesNeverRewrittenWrongly|TestTypoBenchmark|TestByteBudgetProperty)$$
-NORACE_PKGS = ./internal/localportal ./dualresp ./cmd/datasf-mcp ./socrata ./bench ./internal/analyze ./internal/fuzzymatch
+NORACE_PKGS = ./internal/localportal ./dualresp ./cmd/datasf-mcp ./socrata ./bench ./internal/analyze ./fuzzymatch
 test: vet test-deps
 	$(GO) run ./cmd/testreport -race -count=1 -skip '$(NORACE_TESTS)' ./... \
 		-- -count=1 -run '$(NORACE_TESTS)' $(NORACE_PKGS)
@@ -82,7 +82,7 @@ fuzz:
 BENCHFLAGS ?=
 bench:
 	$(GO) run ./bench $(BENCHFLAGS)
-	$(GO) test -run '^$$' -bench . -benchmem ./internal/fuzzymatch ./internal/soql
+	$(GO) test -run '^$$' -bench . -benchmem ./fuzzymatch ./internal/soql
 
 # Release builds: the six platforms of the MCP Bundle, with the version,
 # commit and date that `datasf-mcp version` prints.

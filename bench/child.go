@@ -28,7 +28,7 @@ import (
 	"github.com/datasf-mcp/datasf-mcp/dualresp"
 	"github.com/datasf-mcp/datasf-mcp/internal/localportal"
 	"github.com/datasf-mcp/datasf-mcp/internal/localportal/sampledata"
-	"github.com/datasf-mcp/datasf-mcp/internal/schemacache"
+	"github.com/datasf-mcp/datasf-mcp/schemacache"
 	"github.com/datasf-mcp/datasf-mcp/socrata"
 )
 

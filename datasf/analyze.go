@@ -10,7 +10,7 @@ import (
 	"github.com/datasf-mcp/datasf-mcp/dualresp"
 	"github.com/datasf-mcp/datasf-mcp/internal/analyze"
 	"github.com/datasf-mcp/datasf-mcp/internal/portal"
-	"github.com/datasf-mcp/datasf-mcp/internal/validate"
+	"github.com/datasf-mcp/datasf-mcp/validate"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 )

@@ -1,6 +1,6 @@
 package datasf
 
-import "github.com/datasf-mcp/datasf-mcp/internal/validate"
+import "github.com/datasf-mcp/datasf-mcp/validate"
 
 // Dataset ids arrive as models write them: in any case, with white space
 // around them, or as the dataset's URL (see validate.DatasetIDPattern). The

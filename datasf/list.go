@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/datasf-mcp/datasf-mcp/internal/validate"
+	"github.com/datasf-mcp/datasf-mcp/validate"
 	"github.com/datasf-mcp/datasf-mcp/socrata"
 	"github.com/mark3labs/mcp-go/mcp"
 )

@@ -14,7 +14,7 @@ import (
 	"github.com/datasf-mcp/datasf-mcp/dualresp/spill"
 	"github.com/datasf-mcp/datasf-mcp/internal/analyze"
 	"github.com/datasf-mcp/datasf-mcp/internal/portal"
-	"github.com/datasf-mcp/datasf-mcp/internal/schemacache"
+	"github.com/datasf-mcp/datasf-mcp/schemacache"
 	"github.com/datasf-mcp/datasf-mcp/socrata"
 )
 

@@ -22,7 +22,7 @@ import (
 	"github.com/datasf-mcp/datasf-mcp/internal/mcphttp"
 	"github.com/datasf-mcp/datasf-mcp/internal/metrics"
 	"github.com/datasf-mcp/datasf-mcp/internal/portal"
-	"github.com/datasf-mcp/datasf-mcp/internal/schemacache"
+	"github.com/datasf-mcp/datasf-mcp/schemacache"
 	"github.com/datasf-mcp/datasf-mcp/socrata"
 )
 

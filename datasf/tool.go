@@ -14,7 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/datasf-mcp/datasf-mcp/internal/validate"
+	"github.com/datasf-mcp/datasf-mcp/validate"
 )
 
 // tool is one MCP tool as a value: its definition (name, description,

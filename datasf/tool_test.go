@@ -13,7 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/datasf-mcp/datasf-mcp/internal/validate"
+	"github.com/datasf-mcp/datasf-mcp/validate"
 )
 
 // wantLimits are the limits the tools' input schemas must state, keyed

@@ -11,7 +11,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/datasf-mcp/datasf-mcp/dualresp"
-	"github.com/datasf-mcp/datasf-mcp/internal/schemacache"
+	"github.com/datasf-mcp/datasf-mcp/schemacache"
 )
 
 // genSearchQuery draws search texts: catalog title words, several of them,

@@ -13,7 +13,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/datasf-mcp/datasf-mcp/datasf"
-	"github.com/datasf-mcp/datasf-mcp/internal/validate"
+	"github.com/datasf-mcp/datasf-mcp/validate"
 )
 
 // fourByFour is the dataset id shape, as the DataSF design states it.

@@ -3,7 +3,7 @@ package fuzzymatch_test
 import (
 	"testing"
 
-	"github.com/datasf-mcp/datasf-mcp/internal/fuzzymatch"
+	"github.com/datasf-mcp/datasf-mcp/fuzzymatch"
 )
 
 // Names invented in the portal's own vocabulary are the column they say:
