@@ -92,6 +92,7 @@ type FetchError struct {
 	Err     error
 
 	noRetry bool
+	broken  bool // a download that stopped midway: ExportWith may resume it
 }
 
 func (e *FetchError) Error() string {
