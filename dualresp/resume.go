@@ -41,6 +41,10 @@ type ExportOptions struct {
 	MaxResumes int
 	// OnResume, when set, is told of each resume before it is asked for.
 	OnResume func(Resume)
+	// Continue says that w already holds the rows before Offset in this
+	// format (a partial file being continued, see ScanRows): the export
+	// goes on after them, without a second CSV header or JSON "[".
+	Continue bool
 }
 
 // Resume describes one resume of an export (ExportOptions.OnResume).
@@ -89,7 +93,7 @@ func (p *Parsed) ExportWith(ctx context.Context, w io.Writer, opts ExportOptions
 	case most < 0 || format == "parquet":
 		most = 0
 	}
-	sp := &splicer{w: w, format: format}
+	sp := &splicer{w: w, format: format, continued: opts.Continue && opts.Offset > 0}
 	for {
 		q := url.Values{"format": {format}}
 		if row := opts.Offset + sp.rows; row > 0 {
@@ -135,9 +139,10 @@ func (p *Parsed) ExportWith(ctx context.Context, w io.Writer, opts ExportOptions
 // (ndjson), a newline outside quotes (csv, after the header record), the
 // end of an object inside the top-level array (json).
 type splicer struct {
-	w      io.Writer
-	format string
-	n      int64 // bytes written to w
+	w         io.Writer
+	format    string
+	continued bool  // w held rows before the first download
+	n         int64 // bytes written to w
 	rows   int64 // complete rows written to w
 	werr   error // writing to w failed
 
@@ -159,7 +164,7 @@ type splicer struct {
 func (s *splicer) begin() {
 	s.held, s.done, s.lastEnd = s.held[:0], 0, -1
 	s.header, s.inQuote, s.depth, s.inStr, s.esc = false, false, 0, false, false
-	resumed := s.rows > 0
+	resumed := s.rows > 0 || s.continued
 	s.skipping = resumed && (s.format == "csv" || s.format == "json")
 	s.comma = resumed && s.format == "json"
 }
@@ -327,4 +332,46 @@ func (s *splicer) skip(p []byte) []byte {
 		}
 	}
 	return nil
+}
+
+// ScanRows reads a partial export in format (csv, ndjson or json, as
+// ExportWith or the REST export wrote it) and returns its complete rows
+// and the bytes up to the end of the last one: cut the file there and
+// continue it with ExportWith (Offset rows, Continue). A last row that is
+// the marker of an incomplete export (see Handler) is not counted.
+func ScanRows(r io.Reader, format string) (rows, end int64, err error) {
+	switch format {
+	case "csv", "ndjson", "json":
+	default:
+		return 0, 0, fmt.Errorf("dualresp: cannot continue a %s file: only csv, ndjson and json files can be scanned for rows", format)
+	}
+	s := &splicer{w: io.Discard, format: format}
+	s.begin()
+	buf := make([]byte, 64<<10)
+	for {
+		n, rerr := r.Read(buf)
+		if n > 0 {
+			if err := s.feed(buf[:n]); err != nil {
+				return 0, 0, err
+			}
+		}
+		if errors.Is(rerr, io.EOF) {
+			break
+		}
+		if rerr != nil {
+			return 0, 0, rerr
+		}
+	}
+	if s.lastEnd >= 0 && !isIncompleteMarker(s.held[s.done:s.lastEnd]) {
+		s.writeLast()
+	}
+	return s.rows, s.n, nil
+}
+
+// isIncompleteMarker reports whether a row is the marker of an incomplete
+// export.
+func isIncompleteMarker(row []byte) bool {
+	row = bytes.TrimLeft(row, "[,\n\r\t ")
+	return bytes.HasPrefix(row, []byte("#export_incomplete")) || bytes.HasPrefix(row, []byte(`"#export_incomplete`)) ||
+		bytes.Contains(row, []byte(`"error":"export_incomplete"`))
 }
