@@ -143,8 +143,8 @@ type splicer struct {
 	format    string
 	continued bool  // w held rows before the first download
 	n         int64 // bytes written to w
-	rows   int64 // complete rows written to w
-	werr   error // writing to w failed
+	rows      int64 // complete rows written to w
+	werr      error // writing to w failed
 
 	// Per download: held are the bytes read and not yet written, from
 	// held[done:]; the last complete row ends at lastEnd (-1: none).
