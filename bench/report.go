@@ -99,6 +99,9 @@ func (r *report) rows() []row {
 	if cfg.Parts[5] {
 		out = append(out, r.startupRows()...)
 	}
+	if cfg.Parts[6] {
+		out = append(out, r.exportSpeedRows()...)
+	}
 	return out
 }
 

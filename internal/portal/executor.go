@@ -321,6 +321,9 @@ type pageFetcher struct {
 	busy  chan struct{} // a token for each page being fetched
 	wg    sync.WaitGroup
 
+	known     chan struct{} // closed once the width is known or the stream ended
+	knownOnce sync.Once
+
 	extras atomic.Int64 // slots of the shared pool held
 	most   atomic.Int64 // the most rows of a request, lowered for good when a page times out
 	width  atomic.Int64 // the bytes of a row, once a page has shown it
@@ -333,7 +336,7 @@ func newPageFetcher(e *streamOptions, c *socrata.Client, id string, q *soql.Quer
 	f := &pageFetcher{e: e, c: c, id: id, q: q,
 		queue: make(chan chan fetchedPage, own+parallel),
 		room:  make(chan struct{}, own),
-		busy:  make(chan struct{}, parallel)}
+		busy:  make(chan struct{}, parallel), known: make(chan struct{})}
 	f.most.Store(e.pageRows)
 	return f
 }
@@ -375,12 +378,31 @@ func (f *pageFetcher) slot(ctx context.Context) (extra, ok bool) {
 }
 
 // run hands out the pages of rows off .. end-1 in order until the result
-// ends, a page fails for good or ctx ends. The first page is fetched before
-// the others are sized: it shows the width of the rows.
+// ends, a page fails for good or ctx ends. Until a page has shown the
+// width of the rows, up to e.parallel pages of streamFirstRows are fetched
+// at once; the pages after them are sized by that width.
 func (f *pageFetcher) run(ctx context.Context, off, end int64) {
 	e := f.e
 	limit := e.pageBytes // the bytes the next page may hold
-	for first := true; off < end && !f.ended.Load(); first = false {
+	growFrom := e.growFrom
+	if end != math.MaxInt64 && end-off >= e.growFrom && e.budget != nil {
+		// A result known to be large is read in large pages from its
+		// start: each request costs the portal a fixed time, which few
+		// large pages pay few times (a small result ends soon on small
+		// ones, and holds no more than it did).
+		growFrom, limit = off, e.maxPageBytes
+	}
+	for firsts := 0; off < end && !f.ended.Load(); {
+		if e.pageBytes > 0 && f.width.Load() == 0 && firsts >= max(e.parallel, 1) {
+			// Pages are sized by the width of the rows: wait for one to
+			// show it.
+			select {
+			case <-f.known:
+			case <-ctx.Done():
+				return
+			}
+			continue
+		}
 		extra, ok := f.slot(ctx)
 		if !ok {
 			return
@@ -401,9 +423,10 @@ func (f *pageFetcher) run(ctx context.Context, off, end int64) {
 		switch {
 		case e.pageBytes > 0 && width == 0:
 			size = min(size, streamFirstRows)
+			firsts++
 		case e.pageBytes > 0:
 			size, held = e.budgetRows(min(size, max(limit/width, streamMinRows)), width)
-			if e.budget != nil && off >= e.growFrom {
+			if e.budget != nil && off >= growFrom {
 				limit = min(2*limit, e.maxPageBytes)
 			}
 		}
@@ -417,13 +440,15 @@ func (f *pageFetcher) run(ctx context.Context, off, end int64) {
 			<-f.busy
 			slot <- page
 		}
-		if first && e.pageBytes > 0 {
-			fetch()
-		} else {
-			go fetch()
-		}
+		go fetch()
 		off += size
 	}
+}
+
+// end stops handing out pages.
+func (f *pageFetcher) end() {
+	f.ended.Store(true)
+	f.knownOnce.Do(func() { close(f.known) })
 }
 
 // fetchRange reads rows off .. off+size-1 (fewer when the result ends),
@@ -434,7 +459,7 @@ func (f *pageFetcher) fetchRange(ctx context.Context, off, size int64) fetchedPa
 	for got := int64(0); got < size; {
 		rows, nbytes, asked, err := f.e.fetchPage(ctx, f.c, f.id, f.q, off+got, size-got)
 		if err != nil {
-			f.ended.Store(true)
+			f.end()
 			return fetchedPage{err: err}
 		}
 		if asked < size-got {
@@ -442,6 +467,7 @@ func (f *pageFetcher) fetchRange(ctx context.Context, off, size int64) fetchedPa
 		}
 		if nbytes > 0 {
 			f.width.Store(max(nbytes/int64(len(rows)), 1))
+			f.knownOnce.Do(func() { close(f.known) })
 		}
 		if page.rows == nil {
 			page.rows = rows
@@ -451,7 +477,7 @@ func (f *pageFetcher) fetchRange(ctx context.Context, off, size int64) fetchedPa
 		got += int64(len(rows))
 		if int64(len(rows)) < asked {
 			page.last = true
-			f.ended.Store(true)
+			f.end()
 			break
 		}
 	}
