@@ -60,12 +60,13 @@ const (
 	// sequential reader cost the portal's fixed cost of a request each, one
 	// after the other; a few at once pay it side by side.
 	streamParallel = 4
-	// streamSharedPages is the pool of pages beyond their own pipeline
-	// the exports of an Executor share: a page fetched ahead while the
-	// export's own pages are all taken holds one, until the reader has
-	// taken it. It bounds what concurrency adds to the memory of all
+	// streamSharedRequests is the pool of page requests beyond one per
+	// export that the exports of an Executor share: an export's first
+	// request at a time is its own, each more at once takes a slot of
+	// the pool until it is answered. It bounds what concurrency adds to
+	// the requests in flight (and their answers in memory) of all
 	// exports, and shares the extra requests among them.
-	streamSharedPages = 8
+	streamSharedRequests = 8
 	// streamPageTimeout bounds each attempt at fetching one page (the
 	// socrata client's own timeout applies too).
 	streamPageTimeout = 2 * time.Minute
@@ -86,7 +87,7 @@ type streamOptions struct {
 	pageRows int64 // the most rows of one upstream request
 	ahead    int   // fetched pages waiting for the reader
 	// parallel is the most pages fetched at once (0: one); extra is the
-	// pool of pages beyond its own pipeline an export may take (nil: none).
+	// pool of requests beyond one per export (nil: one at a time).
 	parallel  int
 	extra     *semaphore.Weighted
 	pageBytes int64 // the bytes any page may hold (0: pageRows rows a page)
@@ -143,7 +144,7 @@ func NewExecutor(r *Registry) *Executor {
 	stream := defaultStream
 	stream.log = r.log
 	stream.maxPageBytes, stream.budget, stream.growFrom = streamMaxPageBytes, semaphore.NewWeighted(streamBudgetBytes), streamGrowFrom
-	stream.parallel, stream.extra = streamParallel, semaphore.NewWeighted(streamSharedPages)
+	stream.parallel, stream.extra = streamParallel, semaphore.NewWeighted(streamSharedRequests)
 	if bound := r.opts.Limits.MaxConcurrent; bound > 0 {
 		stream.parallel = min(streamParallel, max(bound-1, 1))
 	}
@@ -219,22 +220,21 @@ func (q *Query) Page(ctx context.Context, req dualresp.PageRequest) (dualresp.Pa
 // The result is read in pages, each page one upstream request (or a few,
 // see fetchRange) read whole with its own timeout (pageTimeout), so an
 // upstream request never waits on fn: a slow or stalled reader cannot make
-// the portal's answer time out. Up to e.parallel pages are fetched at once,
-// each into a slot of its own, and fn gets them in order. An export may
-// have e.ahead+2 pages fetched, being fetched or being read; more only
-// with a slot of the pool the exports of an Executor share (e.extra),
-// given back once the reader has taken the page. So a stalled reader holds
-// at most that many pages and no upstream request, and what all exports
-// hold beyond today's pipeline of each is bounded by the pool. A page
-// whose request fails (a timeout, a cut body, a 5xx or 429) is asked for
-// again at the same offset, e.attempts times in all: the stored query's
-// stable order (ORDER BY ... :id, see soql.WithStableOrder) makes that page
-// the same rows, so none is lost or sent twice. Only a page that still
-// fails after that ends the stream, with its error, once every row before
-// it has gone to fn. Each page aims at e.pageBytes of rows (its rows adapt
-// to the rows' width seen so far, between streamMinRows and e.pageRows); a
-// short page means the result ended. With req.Limit no page goes past its
-// end.
+// the portal's answer time out. Up to e.parallel pages are fetched at once
+// (the first request at a time is the export's own, each more takes a slot
+// of the pool the exports of an Executor share, e.extra, until it is
+// answered), each into a slot of its own, and fn gets them in order. An
+// export has at most e.ahead+2 pages fetched, being fetched or being read,
+// so a stalled reader holds that many pages and no upstream request. A
+// page whose request fails (a timeout, a cut body, a 5xx or 429) is asked
+// for again at the same offset, e.attempts times in all: the stored
+// query's stable order (ORDER BY ... :id, see soql.WithStableOrder) makes
+// that page the same rows, so none is lost or sent twice. Only a page that
+// still fails after that ends the stream, with its error, once every row
+// before it has gone to fn. Each page aims at e.pageBytes of rows (its rows
+// adapt to the rows' width seen so far, between streamMinRows and
+// e.pageRows); a short page means the result ended. With req.Limit no page
+// goes past its end.
 func (q *Query) Stream(ctx context.Context, req dualresp.PageRequest, fn func(json.RawMessage) error) error {
 	c, id, e := q.Portal.Client, q.DatasetID, q.stream
 	if e == nil {
@@ -300,13 +300,12 @@ func sendRows(rows []json.RawMessage, fn func(json.RawMessage) error) error {
 
 // fetchedPage is one page of a stream: its rows, or the error that ended
 // the stream; last marks a short page (the result ended). held is what it
-// reserved of the budget, extra whether it took a slot of the shared pool.
+// reserved of the budget.
 type fetchedPage struct {
-	rows  []json.RawMessage
-	held  int64
-	extra bool
-	last  bool
-	err   error
+	rows []json.RawMessage
+	held int64
+	last bool
+	err  error
 }
 
 // pageFetcher fetches the pages of one stream: run hands out their slots,
@@ -317,14 +316,14 @@ type pageFetcher struct {
 	id    string
 	q     *soql.Query
 	queue chan chan fetchedPage
-	room  chan struct{} // a token for each page of the stream's own pipeline
-	busy  chan struct{} // a token for each page being fetched
+	room  chan struct{} // a token for each page handed out and not yet read
+	busy  chan struct{} // a token for each page being fetched (sent by run only)
+	freed chan struct{} // a page's request was answered
 	wg    sync.WaitGroup
 
 	known     chan struct{} // closed once the width is known or the stream ended
 	knownOnce sync.Once
 
-	extras atomic.Int64 // slots of the shared pool held
 	most   atomic.Int64 // the most rows of a request, lowered for good when a page times out
 	width  atomic.Int64 // the bytes of a row, once a page has shown it
 	ended  atomic.Bool  // a page came back short
@@ -336,7 +335,7 @@ func newPageFetcher(e *streamOptions, c *socrata.Client, id string, q *soql.Quer
 	f := &pageFetcher{e: e, c: c, id: id, q: q,
 		queue: make(chan chan fetchedPage, own+parallel),
 		room:  make(chan struct{}, own),
-		busy:  make(chan struct{}, parallel), known: make(chan struct{})}
+		busy:  make(chan struct{}, parallel), freed: make(chan struct{}, 1), known: make(chan struct{})}
 	f.most.Store(e.pageRows)
 	return f
 }
@@ -346,34 +345,41 @@ func (f *pageFetcher) release(page fetchedPage) {
 	if page.held > 0 {
 		f.e.budget.Release(page.held)
 	}
-	if page.extra {
-		f.extras.Add(-1)
-		f.e.extra.Release(1)
-	} else {
-		<-f.room
+	<-f.room
+}
+
+// request waits for the turn of one more page request: the export's own
+// when none is in flight, else, up to e.parallel at once, a slot of the
+// shared pool taken without waiting; otherwise it waits for a request to be
+// answered. It reports whether it took a shared slot; ok is false when ctx
+// ended.
+func (f *pageFetcher) request(ctx context.Context) (extra, ok bool) {
+	for {
+		switch n := len(f.busy); {
+		case n == 0:
+			f.busy <- struct{}{}
+			return false, true
+		case n < max(f.e.parallel, 1) && f.e.extra != nil && f.e.extra.TryAcquire(1):
+			f.busy <- struct{}{}
+			return true, true
+		}
+		select {
+		case <-f.freed:
+		case <-ctx.Done():
+			return false, false
+		}
 	}
 }
 
-// slot waits for room for one more page: a token of the stream's own, or
-// without waiting one of the shared pool (at most e.parallel-1 of them), so
-// that pages are fetched ahead at once when a page in flight leaves no
-// room. It reports whether it took a shared one; ok is false when ctx
-// ended.
-func (f *pageFetcher) slot(ctx context.Context) (extra, ok bool) {
+// answered ends a page request.
+func (f *pageFetcher) answered(extra bool) {
+	<-f.busy
+	if extra {
+		f.e.extra.Release(1)
+	}
 	select {
-	case f.room <- struct{}{}:
-		return false, true
+	case f.freed <- struct{}{}:
 	default:
-	}
-	if f.e.extra != nil && f.extras.Load() < int64(max(f.e.parallel, 1)-1) && f.e.extra.TryAcquire(1) {
-		f.extras.Add(1)
-		return true, true
-	}
-	select {
-	case f.room <- struct{}{}:
-		return false, true
-	case <-ctx.Done():
-		return false, false
 	}
 }
 
@@ -403,19 +409,19 @@ func (f *pageFetcher) run(ctx context.Context, off, end int64) {
 			}
 			continue
 		}
-		extra, ok := f.slot(ctx)
-		if !ok {
+		select {
+		case f.room <- struct{}{}:
+		case <-ctx.Done():
 			return
 		}
-		select {
-		case f.busy <- struct{}{}:
-		case <-ctx.Done():
-			f.release(fetchedPage{extra: extra})
+		extra, ok := f.request(ctx)
+		if !ok {
+			<-f.room
 			return
 		}
 		if f.ended.Load() {
-			<-f.busy
-			f.release(fetchedPage{extra: extra})
+			f.answered(extra)
+			<-f.room
 			return
 		}
 		size, held := min(f.most.Load(), end-off), int64(0)
@@ -436,8 +442,8 @@ func (f *pageFetcher) run(ctx context.Context, off, end int64) {
 		fetch := func() {
 			defer f.wg.Done()
 			page := f.fetchRange(ctx, from, size)
-			page.held, page.extra = held, extra
-			<-f.busy
+			page.held = held
+			f.answered(extra)
 			slot <- page
 		}
 		go fetch()
