@@ -60,13 +60,14 @@ const (
 	// sequential reader cost the portal's fixed cost of a request each, one
 	// after the other; a few at once pay it side by side.
 	streamParallel = 4
-	// streamSharedRequests is the pool of page requests beyond one per
-	// export that the exports of an Executor share: an export's first
-	// request at a time is its own, each more at once takes a slot of
-	// the pool until it is answered. It bounds what concurrency adds to
-	// the requests in flight (and their answers in memory) of all
-	// exports, and shares the extra requests among them.
-	streamSharedRequests = 8
+	// The exports of an Executor share a pool of page requests beyond one
+	// per export: an export's first request at a time is its own, each
+	// more at once takes a slot of the pool until it is answered. The pool
+	// holds one fewer than the portal's concurrency bound (so one export
+	// alone may use all but one of the portal's requests), or
+	// streamParallel-1 without a bound. It bounds what concurrency adds to
+	// the requests in flight (and their answers in memory) of all exports,
+	// and shares the extra requests among them.
 	// streamPageTimeout bounds each attempt at fetching one page (the
 	// socrata client's own timeout applies too).
 	streamPageTimeout = 2 * time.Minute
@@ -144,9 +145,10 @@ func NewExecutor(r *Registry) *Executor {
 	stream := defaultStream
 	stream.log = r.log
 	stream.maxPageBytes, stream.budget, stream.growFrom = streamMaxPageBytes, semaphore.NewWeighted(streamBudgetBytes), streamGrowFrom
-	stream.parallel, stream.extra = streamParallel, semaphore.NewWeighted(streamSharedRequests)
+	stream.parallel, stream.extra = streamParallel, semaphore.NewWeighted(streamParallel-1)
 	if bound := r.opts.Limits.MaxConcurrent; bound > 0 {
 		stream.parallel = min(streamParallel, max(bound-1, 1))
+		stream.extra = semaphore.NewWeighted(int64(max(bound-1, 0)))
 	}
 	return &Executor{portals: r, stream: stream}
 }
