@@ -24,7 +24,6 @@ import (
 
 	"github.com/datasf-mcp/datasf-mcp/datasf"
 	"github.com/datasf-mcp/datasf-mcp/datasf/datasftest"
-	"github.com/datasf-mcp/datasf-mcp/internal/localportal"
 	"github.com/datasf-mcp/datasf-mcp/socrata"
 	"github.com/datasf-mcp/datasf-mcp/socrata/socratatest"
 )
@@ -132,28 +131,27 @@ func newDomainsEnv(t *testing.T, cfg datasf.Config) *domainsEnv {
 	t.Helper()
 	ctx := t.Context()
 	fake := socratatest.NewServer(t)
-	load := func(p *localportal.Portal, id, name string, n int) {
+	load := func(domain, id, name string, n int) {
 		t.Helper()
-		schema := localportal.Schema{ID: id, Name: name, Category: "Service Requests", Description: "311 service requests of " + p.Domain(),
-			Columns: []socrata.Column{{Name: "Status", FieldName: "status", DataType: "text"}, {Name: "Ward", FieldName: "ward", DataType: "number"}}}
-		err := p.AddGenerated(ctx, schema, n, func(i int) map[string]any {
+		schema := socratatest.Schema{ID: id, Name: name, Category: "Service Requests", Description: "311 service requests of " + stdcmp.Or(domain, fake.Domain()),
+			Columns: []socrata.Column{{Name: "Status", FieldName: "status", DataType: "text"}, {Name: "Ward", FieldName: "ward", DataType: "number"}}, Domain: domain}
+		err := fake.AddGenerated(ctx, schema, n, func(i int) map[string]any {
 			return map[string]any{"status": []string{"Open", "Closed", "Duplicate"}[i%3], "ward": i % 7}
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	load(fake.Portal(), sharedID, "311 Cases", rowsOf[sfDomain])
+	load("", sharedID, "311 Cases", rowsOf[sfDomain])
 	for _, d := range []string{chiDomain, nycDomain} {
-		p, err := fake.Portal().AddDomain(d)
-		if err != nil {
+		if err := fake.AddDomain(d); err != nil {
 			t.Fatal(err)
 		}
 		id := sharedID
 		if d == nycDomain {
 			id = "erm2-nwe9"
 		}
-		load(p, id, "311 Service Requests", rowsOf[d])
+		load(d, id, "311 Service Requests", rowsOf[d])
 	}
 	w := &wire{next: fake.Client().Transport}
 	if w.next == nil {
