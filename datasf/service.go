@@ -284,6 +284,7 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 		DefaultSampleSize: cfg.SampleSize,
 		Logger:            svc.log,
 		ServerOptions:     append([]server.ServerOption{server.WithToolHandlerMiddleware(svc.metrics.ToolMiddleware)}, cfg.MCPOptions...),
+		Offline:           offlineNote(svc.portals.Default().Domain, cfg.Offline),
 	})
 	if err != nil {
 		return svc, err
@@ -306,6 +307,19 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 		svc.metrics.EvictionCounters(mem.Evictions)
 	}
 	return svc, nil
+}
+
+// offlineNote is what offline answers say of their data ("" online).
+func offlineNote(domain string, o *OfflineConfig) string {
+	if o == nil {
+		return ""
+	}
+	var files []string
+	if o.DataDir != "" {
+		files = append(files, o.DataDir)
+	}
+	files = append(files, o.Data...)
+	return offlineSource(domain, files)
 }
 
 // ignoreClosed makes closing an already closed listener a success.

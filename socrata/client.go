@@ -323,7 +323,8 @@ func (c *Client) send(ctx context.Context, endpoint, method, u string, body []by
 			}
 			next, err := t.onMoved(ctx, t.domain, moved.To)
 			if err != nil {
-				return nil, fmt.Errorf("socrata: %s has moved to %s, which is refused: %w", t.domain, moved.To, err)
+				moved.Refused = err
+				return nil, moved
 			}
 			if next == c || next.target() == c || next == t {
 				return nil, fmt.Errorf("socrata: %s and %s redirect to each other; the portal cannot be reached: %w", t.domain, moved.To, fail)

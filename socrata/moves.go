@@ -62,9 +62,18 @@ type MovedError struct {
 	// StatusCode is the status of the answer: a redirect, or 403 for the
 	// refusal of a query by a known old name.
 	StatusCode int
+	// Refused is why Options.OnMoved did not follow the move (the new
+	// host is not allowed, not public, ...); nil when it was not asked.
+	Refused error
 }
 
+// Unwrap returns Refused.
+func (e *MovedError) Unwrap() error { return e.Refused }
+
 func (e *MovedError) Error() string {
+	if e.Refused != nil {
+		return fmt.Sprintf("socrata: %s has moved to %s, which is refused: %v", e.Domain, e.To, e.Refused)
+	}
 	if e.StatusCode == http.StatusForbidden {
 		return fmt.Sprintf("socrata: the old address of this portal (%s) refused the query (HTTP 403, an HTML page); the portal has moved to %s: use the domain %s",
 			e.Domain, e.To, e.To)
