@@ -50,7 +50,9 @@ func liveSF(t *testing.T) *socratatest.Server {
 			Category: "City Infrastructure",
 			Columns: []socratatest.Column{{Name: "Species", FieldName: "qspecies", DataType: "text"},
 				{Name: "Site Order", FieldName: "siteorder", DataType: "number"}}}, treesTotal,
-			func(i int) map[string]any { return map[string]any{"qspecies": []string{"Oak", "Elm", "Plane"}[i%3], "siteorder": i} }); err != nil {
+			func(i int) map[string]any {
+				return map[string]any{"qspecies": []string{"Oak", "Elm", "Plane"}[i%3], "siteorder": i}
+			}); err != nil {
 			t.Fatal(err)
 		}
 	}
