@@ -157,7 +157,7 @@ func TestBurstsStaleAndStringCounts(t *testing.T) {
 	fake := liveSF(t)
 	fake.SetBurst(2, 1)
 	fake.SetStale(true)
-	v, _ := cliJSON(t, fake, nil, "query", sfTrees, "SELECT qspecies WHERE siteorder < 10")
+	v, _ := cliJSON(t, fake, nil, "query", sfTrees, "SELECT qspecies WHERE siteorder < 10", "--domain", sfNew)
 	meta := metadataOf(v)
 	if meta["total_count"] != float64(10) {
 		t.Errorf("total_count %v under 425 bursts; want 10", meta["total_count"])
