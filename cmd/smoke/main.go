@@ -1,6 +1,7 @@
 // Command smoke runs the command line's smoke queries against
-// data.sfgov.org, as a user would, and checks each answer's shape and its
-// exact totals against a second, independent query:
+// data.sf.gov (DataSF, formerly data.sfgov.org), as a user would, and
+// checks each answer's shape and its exact totals against a second,
+// independent query:
 //
 //   - search: the SFPD incident reports dataset is found, count = the hits;
 //   - list: count = the datasets listed, each with a 4x4 id;
@@ -10,7 +11,12 @@
 //   - query --all -o FILE.csv: a few thousand rows; the file holds exactly
 //     count(*) records, and total_count says the same;
 //   - a second portal via --domain (data.cityofchicago.org): its schema, and
-//     a grouped count that adds up to count(*).
+//     a grouped count that adds up to count(*);
+//   - the old name (--domain data.sfgov.org): the same count as on
+//     data.sf.gov, the answer saying the portal moved and where it ran.
+//     The old host refuses every query with an HTML 403
+//     (../shared/evidence/live-portals-2026.jsonl); offline, the local
+//     portal plays that old host.
 //
 // When the portal cannot be reached it prints one line saying so and exits 0.
 // With -offline the same checks run against the built-in offline portal
@@ -41,7 +47,8 @@ import (
 )
 
 const (
-	sfDomain  = "data.sfgov.org"
+	sfDomain  = "data.sf.gov"
+	sfOldName = "data.sfgov.org" // DataSF's name until 2026-09
 	chiDomain = "data.cityofchicago.org"
 	incidents = "wg3w-h783" // Police Department Incident Reports: 2018 to Present
 	chi311    = "v6vf-nfxy" // Chicago 311 Service Requests
@@ -112,6 +119,7 @@ func main() {
 		{"grouped query", s.grouped},
 		{"--all CSV export", s.export},
 		{"second portal (--domain " + chiDomain + ")", s.secondPortal},
+		{"old name (--domain " + sfOldName + ")", s.oldName},
 	}
 	failed := 0
 	for _, c := range checks {
@@ -163,12 +171,15 @@ func (s *smoke) run(args ...string) ([]byte, error) {
 
 // answer is the JSON a tool command prints (the fields the checks read).
 type answer struct {
+	Summary  string           `json:"summary"`
 	Count    *int             `json:"count"`
 	Results  []map[string]any `json:"results"`
 	Columns  []column         `json:"columns"`
 	Metadata *struct {
-		TotalCount *int `json:"total_count"`
-		Truncated  bool `json:"truncated"`
+		TotalCount *int   `json:"total_count"`
+		Truncated  bool   `json:"truncated"`
+		Moved      string `json:"moved"`
+		PortalURL  string `json:"portal_url"`
 	} `json:"metadata"`
 }
 
@@ -450,4 +461,32 @@ func (s *smoke) secondPortal() (string, error) {
 		}
 	}
 	return fmt.Sprintf("%s on %s: %d statuses whose counts add up to count(*) = %d", chi311, chiDomain, len(got), total), nil
+}
+
+// oldName queries through the portal's old name: the same count as on its
+// new one, and the answer says it moved and ran there.
+func (s *smoke) oldName() (string, error) {
+	where := s.window()
+	a, err := s.query(incidents, "SELECT count(*) AS n WHERE "+where, "--domain", sfOldName)
+	if err != nil {
+		return "", err
+	}
+	n, err := intField(a.Results[0], "n")
+	if err != nil {
+		return "", err
+	}
+	total, err := s.count(incidents, where)
+	if err != nil {
+		return "", err
+	}
+	want := sfOldName + " has moved to " + sfDomain + "; this ran there."
+	switch {
+	case n != total:
+		return "", fmt.Errorf("count(*) through %s is %d; on %s %d", sfOldName, n, sfDomain, total)
+	case a.Metadata.Moved != want || !strings.Contains(a.Summary, want):
+		return "", fmt.Errorf("the answer through %s says moved %q, summary %q; want %q", sfOldName, a.Metadata.Moved, a.Summary, want)
+	case !s.offline && !strings.HasPrefix(a.Metadata.PortalURL, "https://"+sfDomain+"/"):
+		return "", fmt.Errorf("portal_url %q; want it on https://%s/", a.Metadata.PortalURL, sfDomain)
+	}
+	return fmt.Sprintf("count(*) = %d as on %s; the answer says %q", n, sfDomain, want), nil
 }
