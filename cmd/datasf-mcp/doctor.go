@@ -197,6 +197,9 @@ func runDoctor(ctx context.Context, cfg config, log *slog.Logger) error {
 			"use --domain "+mv.To+"; datasf-mcp follows the move by itself when the new host is allowed")
 		add("schema", "skip", "not read: the portal moved", "")
 	case serr != nil:
+		if socrata.KnownMove(cfg.Domain) == "" {
+			add("moved", "skip", "not known: the portal's answer was no move", "")
+		}
 		add("schema", "FAIL", "reading "+dataset+": "+trimPrefix(serr), fixFor(serr, domain))
 	default:
 		if socrata.KnownMove(cfg.Domain) == "" {
@@ -258,7 +261,7 @@ func finishDoctor(cfg config, rec *seen, add func(name, status, detail, fix stri
 	var throttled []string
 	for _, st := range []int{http.StatusTooEarly, http.StatusTooManyRequests, http.StatusServiceUnavailable} {
 		if n := rec.throttled[st]; n > 0 {
-			throttled = append(throttled, fmt.Sprintf("%d of HTTP %d", n, st))
+			throttled = append(throttled, fmt.Sprintf("HTTP %d to %d", st, n))
 		}
 	}
 	retry := "no Retry-After"
@@ -270,10 +273,10 @@ func finishDoctor(cfg config, rec *seen, add func(name, status, detail, fix stri
 	var rl *socrata.RateLimitError
 	switch {
 	case errors.As(err, &rl):
-		add("limits", "FAIL", fmt.Sprintf("%s; the portal kept refusing: %s of %d requests, %s", detail, strings.Join(throttled, ", "), requests, retry),
+		add("limits", "FAIL", fmt.Sprintf("%s; the portal kept refusing: %s of %d requests, %s", detail, strings.Join(throttled, " and "), requests, retry),
 			"wait a minute and run again; lower --upstream-rate (DataSF answers bursts with 425, token or not)")
 	case len(throttled) > 0:
-		add("limits", "ok", fmt.Sprintf("%s; the portal throttled %s of %d requests, retried (%s)", detail, strings.Join(throttled, ", "), requests, retry), "")
+		add("limits", "ok", fmt.Sprintf("%s; the portal answered %s of %d requests, retried (%s)", detail, strings.Join(throttled, " and "), requests, retry), "")
 	default:
 		add("limits", "ok", fmt.Sprintf("%s; no throttling in %d requests", detail, requests), "")
 	}

@@ -375,6 +375,7 @@ func TestDoctor(t *testing.T) {
 		return m
 	}
 	out, code := doctorRun(t, fake, fake.URL(), "--dataset", sfTrees)
+	t.Logf("doctor, healthy:\n%s", out)
 	got := lines(out)
 	for _, name := range []string{"name", "tls", "discovery", "moved", "schema", "query", "count", "token", "limits"} {
 		if got[name] == "" || got[name] == "FAIL" {
@@ -386,6 +387,7 @@ func TestDoctor(t *testing.T) {
 	}
 
 	out, code = doctorRun(t, fake, fake.URL(), "--domain", sfOld, "--dataset", sfTrees)
+	t.Logf("doctor, moved:\n%s", out)
 	if code == 0 || !strings.Contains(out, "FAIL  moved      data.sfgov.org has moved to data.sf.gov") || !strings.Contains(out, "use --domain data.sf.gov") {
 		t.Errorf("moved (known): exit %d; want a FAIL moved line with the fix\n%s", code, out)
 	}
@@ -397,6 +399,7 @@ func TestDoctor(t *testing.T) {
 	throttled := liveSF(t)
 	throttled.SetBurst(0, 1)
 	out, code = doctorRun(t, throttled, throttled.URL(), "--dataset", sfTrees)
+	t.Logf("doctor, throttled:\n%s", out)
 	if code == 0 || !strings.Contains(out, "FAIL  limits") || !strings.Contains(out, "HTTP 425") {
 		t.Errorf("throttled: exit %d; want a FAIL limits line naming HTTP 425\n%s", code, out)
 	}
@@ -405,6 +408,7 @@ func TestDoctor(t *testing.T) {
 	url := down.URL()
 	down.Close()
 	out, code = doctorRun(t, down, url, "--domain", socrata.DefaultDomain)
+	t.Logf("doctor, down:\n%s", out)
 	if code == 0 || !strings.Contains(out, "FAIL  discovery") {
 		t.Errorf("down: exit %d; want FAIL lines\n%s", code, out)
 	}
