@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/datasf-mcp/datasf-mcp/dualresp"
 	"github.com/datasf-mcp/datasf-mcp/socrata"
 	"github.com/datasf-mcp/datasf-mcp/socrata/socratatest"
 )
@@ -105,5 +106,18 @@ func TestRegistryFollowsMoves(t *testing.T) {
 	}
 	if !sentSF || !sentNew {
 		t.Errorf("tokens: data.sf.gov got the old name's %v, data.new.example its own %v; want both", sentSF, sentNew)
+	}
+	// A result stored by an earlier version names data.sfgov.org: it runs
+	// on data.sf.gov.
+	before := len(fake.Requests())
+	n, err := NewExecutor(reg).Count(t.Context(), dualresp.Query{Kind: QueryKind, Text: "SELECT a",
+		Params: map[string]string{"dataset_id": "abcd-1234", "domain": "data.sfgov.org"}})
+	if err != nil || n != 3 {
+		t.Fatalf("a stored query of data.sfgov.org counted %d, %v; want 3", n, err)
+	}
+	for _, r := range fake.Requests()[before:] {
+		if r.Host != "data.sf.gov" {
+			t.Errorf("the stored query sent a request to %s; want data.sf.gov", r.Host)
+		}
 	}
 }
