@@ -198,7 +198,7 @@ func runDoctor(ctx context.Context, cfg config, log *slog.Logger) error {
 		add("schema", "skip", "not read: the portal moved", "")
 	case serr != nil:
 		if socrata.KnownMove(cfg.Domain) == "" {
-			add("moved", "skip", "not known: the portal's answer was no move", "")
+			add("moved", "skip", "not known: the schema read failed for another reason", "")
 		}
 		add("schema", "FAIL", "reading "+dataset+": "+trimPrefix(serr), fixFor(serr, domain))
 	default:
@@ -330,6 +330,8 @@ func fixFor(err error, domain string) string {
 	switch {
 	case errors.As(err, &rl):
 		return "wait a minute and run again; see the limits line"
+	case errors.As(err, &api) && api.Code == "permission_denied":
+		return "check SOCRATA_APP_TOKEN (or DATASF_APP_TOKENS) for " + domain
 	case errors.Is(err, socrata.ErrNotFound):
 		return "name a dataset of " + domain + " with --dataset ID"
 	case errors.As(err, &api) && (api.Code == "html_response" || api.Code == "empty_response" || api.Code == "redirect"):

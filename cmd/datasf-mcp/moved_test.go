@@ -340,11 +340,17 @@ func TestMovedPortalServe(t *testing.T) {
 }
 
 // doctorRun runs `datasf-mcp doctor` against the fake.
-func doctorRun(t *testing.T, fake *socratatest.Server, url string, args ...string) (string, int) {
+func doctorRun(t *testing.T, _ *socratatest.Server, url string, args ...string) (string, int) {
+	t.Helper()
+	return doctorRunEnv(t, nil, url, args...)
+}
+
+// doctorRunEnv runs `datasf-mcp doctor` against the fake at url with env.
+func doctorRunEnv(t *testing.T, env []string, url string, args ...string) (string, int) {
 	t.Helper()
 	cmd := exec.Command(binary(t), append(append([]string{"doctor"}, args...),
 		"--base-url", url, "--discovery-url", url, "--log-level", "error")...)
-	cmd.Env = append(os.Environ(), "DATASF_OFFLINE=", "SOCRATA_APP_TOKEN=", "DATASF_APP_TOKENS=")
+	cmd.Env = append(append(os.Environ(), "DATASF_OFFLINE=", "SOCRATA_APP_TOKEN=", "DATASF_APP_TOKENS="), env...)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()
@@ -394,6 +400,14 @@ func TestDoctor(t *testing.T) {
 	out, code = doctorRun(t, fake, fake.URL(), "--domain", cityOld, "--dataset", sfTrees)
 	if code == 0 || !strings.Contains(out, cityOld+" answers that it has moved to "+cityNew+" (HTTP 301)") {
 		t.Errorf("moved (answered): exit %d; want the 301 named\n%s", code, out)
+	}
+
+	badToken := liveSF(t)
+	badToken.RequireAppToken("the-right-token")
+	out, code = doctorRunEnv(t, []string{"SOCRATA_APP_TOKEN=a-wrong-token"}, badToken.URL(), "--dataset", sfTrees)
+	t.Logf("doctor, invalid token:\n%s", out)
+	if code == 0 || !strings.Contains(out, "FAIL  token      the portal refused the app token: Invalid app_token specified") || strings.Contains(out, "a-wrong-token") {
+		t.Errorf("invalid token: exit %d; want a FAIL token line, the token never printed\n%s", code, out)
 	}
 
 	throttled := liveSF(t)

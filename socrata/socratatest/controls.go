@@ -124,6 +124,7 @@ type decision struct {
 	latency      time.Duration
 	cutAfter     int
 	tokenMissing bool
+	tokenWrong   bool // a token was sent, not the one required
 }
 
 func (c *controls) record(r *http.Request, endpoint string) decision {
@@ -154,7 +155,7 @@ func (c *controls) record(r *http.Request, endpoint string) decision {
 		}
 	}
 	if c.token != "" && tok != c.token {
-		d.tokenMissing = true
+		d.tokenMissing, d.tokenWrong = true, tok != ""
 	}
 	if c.cutArmed {
 		c.cutArmed = false
@@ -222,7 +223,11 @@ func (s *Server) CutBodyAfter(n int) {
 }
 
 // RequireAppToken makes every request without exactly this X-App-Token
-// header fail with 403. An empty token removes the requirement.
+// header fail with 403: without one, "You must be logged in to access this
+// resource"; with another, Socrata's answer to an invalid token,
+// {"code":"permission_denied","error":true,"message":"Invalid app_token
+// specified"} (find_string id 69388266164). An empty token removes the
+// requirement.
 func (s *Server) RequireAppToken(token string) {
 	s.ctl.mu.Lock()
 	defer s.ctl.mu.Unlock()

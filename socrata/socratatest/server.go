@@ -369,6 +369,9 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case d.fail != nil:
 		writeFailure(rw, *d.fail)
+	case d.tokenWrong:
+		localportal.WriteJSON(rw, http.StatusForbidden, map[string]any{"code": "permission_denied", "error": true,
+			"message": "Invalid app_token specified"})
 	case d.tokenMissing:
 		localportal.WriteJSON(rw, http.StatusForbidden, map[string]any{"error": true,
 			"message": "You must be logged in to access this resource"})
