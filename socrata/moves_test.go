@@ -302,3 +302,22 @@ func TestStaleReplica(t *testing.T) {
 		t.Fatalf("stale replica's query = %+v, %v; want Stale", res, err)
 	}
 }
+
+// "Berkeley's gateway returns a 403 that is not a Socrata error body": a
+// FortiWeb page, malformed JSON served as text/html (find_string id
+// 69388266164). It is named as a page, not read as Socrata's error.
+func TestGatewayPageIsNotSocrata(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		w.WriteHeader(http.StatusForbidden)
+		fmt.Fprint(w, `{"error": "Web Page Blocked!", "attack_id": "20000051",}`)
+	}))
+	t.Cleanup(srv.Close)
+	c := socrata.NewClient(socrata.Options{Domain: "data.cityofberkeley.info", BaseURL: srv.URL, MaxRetries: -1})
+	_, err := c.Schema(t.Context(), "abcd-1234")
+	var api *socrata.APIError
+	if !errors.As(err, &api) || api.Code != "html_response" || errors.Is(err, socrata.ErrNotFound) {
+		t.Fatalf("Schema = %v; want an html_response APIError", err)
+	}
+}
