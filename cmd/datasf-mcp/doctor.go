@@ -293,9 +293,15 @@ func checkTLS(ctx context.Context, domain, baseURL string) (name, status, detail
 	if os.Getenv("HTTPS_PROXY") != "" || os.Getenv("https_proxy") != "" {
 		return "tls", "skip", "not checked: requests go through HTTPS_PROXY", ""
 	}
+	return tlsCheck(ctx, domain, net.JoinHostPort(domain, "443"), nil, time.Now)
+}
+
+// tlsCheck is checkTLS's handshake with addr as domain, trusting roots
+// (nil: the system's) at now's time.
+func tlsCheck(ctx context.Context, domain, addr string, roots *x509.CertPool, now func() time.Time) (name, status, detail, fix string) {
 	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	conn, err := (&tls.Dialer{Config: &tls.Config{ServerName: domain}}).DialContext(dctx, "tcp", net.JoinHostPort(domain, "443"))
+	conn, err := (&tls.Dialer{Config: &tls.Config{ServerName: domain, RootCAs: roots, Time: now}}).DialContext(dctx, "tcp", addr)
 	if err == nil {
 		conn.Close()
 		return "tls", "ok", "the certificate of " + domain + " verifies", ""
@@ -313,7 +319,7 @@ func checkTLS(ctx context.Context, domain, baseURL string) (name, status, detail
 		return "tls", "FAIL", "the certificate chain of " + domain + " does not verify (" + err.Error() + "): the server may send its certificate without the intermediate, which Go does not fetch",
 			"install the missing intermediate certificate in this system's trust store, and tell the portal's operators"
 	case errors.As(err, &invalid) && invalid.Reason == x509.Expired:
-		return "tls", "FAIL", "the certificate of " + domain + " is expired or not yet valid at this machine's time (" + time.Now().UTC().Format(time.RFC3339) + ")",
+		return "tls", "FAIL", "the certificate of " + domain + " is expired or not yet valid at this machine's time (" + now().UTC().Format(time.RFC3339) + ")",
 			"check this machine's clock"
 	case errors.As(err, &host):
 		return "tls", "FAIL", err.Error(), "check the domain: the certificate is another host's"
