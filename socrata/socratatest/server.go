@@ -33,8 +33,8 @@
 //
 // A fake shared by many tests (from TestMain, say) is made with [Start] and
 // released with [Server.Close]; [New] makes one that is not yet listening.
-// Code that is not a test (the product's --offline mode,
-// the benchmarks) uses localportal directly: this package imports testing.
+// Code that is not a test (the product's --offline mode, the benchmarks)
+// runs the module's local portal directly: this package imports testing.
 package socratatest
 
 import (
@@ -303,7 +303,9 @@ func (s *Server) Handler() http.Handler {
 	return http.HandlerFunc(s.serveHTTP)
 }
 
-// LoadCatalog is [localportal.Portal.LoadCatalog].
+// LoadCatalog loads a catalog JSONL file (one dataset's Views-like
+// metadata a line) into the server's own domain: the datasets Discovery
+// lists and Views describes, with no rows until data is loaded.
 func (s *Server) LoadCatalog(ctx context.Context, jsonlPath string) error {
 	return s.portal.LoadCatalog(ctx, jsonlPath)
 }
