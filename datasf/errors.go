@@ -148,8 +148,13 @@ func upstreamError(err error, what string, hint string) *mcp.CallToolResult {
 		} else {
 			msg += fmt.Sprintf(" (HTTP %d)", api.StatusCode)
 		}
-		if strings.HasPrefix(api.Code, "query.") {
+		switch {
+		case strings.HasPrefix(api.Code, "query."):
 			msg += ". Fix the SoQL and try again; get_schema lists the real column names."
+		case api.Code == "html_response" || api.Code == "empty_response" || api.Code == "redirect":
+			// Not Socrata's answer: nothing the model can change; the
+			// user can run the checks.
+			msg += ". This is not a problem with the query or a token: tell the user, who can run `datasf-mcp doctor` to check the portal."
 		}
 		return toolError{Error: msg, ErrorType: errAPI, Code: api.Code, Details: details}.result()
 	default:

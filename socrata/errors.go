@@ -185,7 +185,7 @@ func (c *Client) toError(ctx context.Context, endpoint string, r reply) error {
 		if t := htmlTitle(trimmed); t != "" {
 			e.Message += fmt.Sprintf(" (%q)", t)
 		}
-		e.Message += "; a gateway, proxy or login page answered instead of the portal's API, or the portal moved or is down: check the domain (datasf-mcp doctor --domain " + c.domain + " checks it)"
+		e.Message += "; a gateway, proxy or login page answered instead of the portal's API, or the portal moved or is down: check the domain"
 	case len(trimmed) == 0 && r.status >= 400:
 		e.Code = "empty_response"
 		e.Message = fmt.Sprintf("the portal answered HTTP %d (%s) with an empty body, not Socrata's API: a gateway in front of it refused the request", r.status, http.StatusText(r.status))
