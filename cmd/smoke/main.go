@@ -16,7 +16,11 @@
 //     data.sf.gov, the answer saying the portal moved and where it ran.
 //     The old host refuses every query with an HTML 403
 //     (../shared/evidence/live-portals-2026.jsonl); offline, the local
-//     portal plays that old host.
+//     portal plays that old host;
+//   - with -offline, a portal that moved to a name no table knows, played
+//     by a local fake portal (an old host answering 301 to reads and an
+//     nginx 403 to queries): the query through the old name is followed to
+//     the new host and says so.
 //
 // When the portal cannot be reached it prints one line saying so and exits 0.
 // With -offline the same checks run against the built-in offline portal
@@ -44,6 +48,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/datasf-mcp/datasf-mcp/internal/localportal"
+	"github.com/datasf-mcp/datasf-mcp/socrata"
 )
 
 const (
@@ -120,6 +127,12 @@ func main() {
 		{"--all CSV export", s.export},
 		{"second portal (--domain " + chiDomain + ")", s.secondPortal},
 		{"old name (--domain " + sfOldName + ")", s.oldName},
+	}
+	if s.offline {
+		checks = append(checks, struct {
+			name string
+			run  func() (string, error)
+		}{"moved portal in a fake (--domain " + movedOld + ")", s.movedFake})
 	}
 	failed := 0
 	for _, c := range checks {
@@ -489,4 +502,63 @@ func (s *smoke) oldName() (string, error) {
 		return "", fmt.Errorf("portal_url %q; want it on https://%s/", a.Metadata.PortalURL, sfDomain)
 	}
 	return fmt.Sprintf("count(*) = %d as on %s; the answer says %q", n, sfDomain, want), nil
+}
+
+// The portal of the movedFake check: it moved from movedOld to movedNew,
+// a move no table knows.
+const (
+	movedOld = "data.oldcity.example"
+	movedNew = "data.newcity.example"
+)
+
+// movedFake runs a query against a local fake portal whose old host
+// answers as data.sfgov.org's does: the server follows the move.
+func (s *smoke) movedFake() (string, error) {
+	ctx := context.Background()
+	fake, err := localportal.New(localportal.Options{Domain: "api.us.socrata.com"})
+	if err != nil {
+		return "", err
+	}
+	defer fake.Close()
+	p, err := fake.AddDomain(movedNew)
+	if err != nil {
+		return "", err
+	}
+	const rows = 30
+	if err := p.AddGenerated(ctx, localportal.Schema{ID: "abcd-1234", Name: "Moved",
+		Columns: []socrata.Column{{Name: "N", FieldName: "n", DataType: "number"}}}, rows,
+		func(i int) map[string]any { return map[string]any{"n": i} }); err != nil {
+		return "", err
+	}
+	if err := fake.SetMoved(movedOld, movedNew); err != nil {
+		return "", err
+	}
+	if err := fake.Start(); err != nil {
+		return "", err
+	}
+	cctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(cctx, s.bin, "query", "abcd-1234", "SELECT count(*) AS n", "--domain", movedOld, "--json",
+		"--base-url", fake.URL(), "--discovery-url", fake.URL())
+	cmd.Env = append(os.Environ(), "DATASF_LOG_LEVEL=error", "DATASF_OFFLINE=")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("datasf-mcp query --domain %s: %v\n%s%s", movedOld, err, stderr.Bytes(), stdout.Bytes())
+	}
+	var a answer
+	if err := json.Unmarshal(stdout.Bytes(), &a); err != nil || a.Metadata == nil || len(a.Results) != 1 {
+		return "", fmt.Errorf("no answer (%v): %.300s", err, stdout.Bytes())
+	}
+	n, err := intField(a.Results[0], "n")
+	want := movedOld + " has moved to " + movedNew + "; this ran there."
+	switch {
+	case err != nil:
+		return "", err
+	case n != rows:
+		return "", fmt.Errorf("count(*) through the move is %d; the fake holds %d", n, rows)
+	case a.Metadata.Moved != want:
+		return "", fmt.Errorf("the answer says moved %q; want %q", a.Metadata.Moved, want)
+	}
+	return fmt.Sprintf("count(*) = %d on %s, followed from %s; the answer says so", n, movedNew, movedOld), nil
 }
