@@ -16,7 +16,7 @@
 //
 // Usage:
 //
-//	go run ./bench [-runs 5] [-quick] [-parts 1,2,3,4,5] [-out docs/benchmarks.md] [-profile DIR]
+//	go run ./bench [-runs 5] [-quick] [-parts 1,2,3,4,5,6] [-out docs/benchmarks.md] [-profile DIR]
 //
 // The server sides run in child processes (the same binary, re-executed with
 // DATASF_BENCH_CHILD set) so their peak RSS can be read from /proc.
