@@ -542,7 +542,7 @@ type ExportReport struct {
 	Offset  int64  // the first row sent (the export's offset parameter)
 	Rows    int64  // rows sent
 	Total   int64  // rows of the result
-	Bytes   int64  // bytes of the body sent
+	Bytes   int64  // bytes of the body sent (compressed, when it was)
 	Err     error  // why it did not complete; nil when it did
 }
 
