@@ -56,7 +56,7 @@ const (
 	streamAhead = 2
 	// streamParallel is the most pages of one export fetched at once;
 	// fewer when the portal's concurrency bound is lower (it leaves one of
-	// the portal's requests to the tools). The page requests of a
+	// the portal's requests to the tools), one without a bound. The page requests of a
 	// sequential reader cost the portal's fixed cost of a request each, one
 	// after the other; a few at once pay it side by side.
 	streamParallel = 4
@@ -64,8 +64,8 @@ const (
 	// per export: an export's first request at a time is its own, each
 	// more at once takes a slot of the pool until it is answered. The pool
 	// holds one fewer than the portal's concurrency bound (so one export
-	// alone may use all but one of the portal's requests), or
-	// streamParallel-1 without a bound. It bounds what concurrency adds to
+	// alone may use all but one of the portal's requests); without a
+	// bound, pages are fetched one at a time. It bounds what concurrency adds to
 	// the requests in flight (and their answers in memory) of all exports,
 	// and shares the extra requests among them.
 	// streamPageTimeout bounds each attempt at fetching one page (the
@@ -98,6 +98,9 @@ type streamOptions struct {
 	maxPageBytes int64
 	budget       *semaphore.Weighted
 	growFrom     int64 // the offset from which pages may grow
+	// largeFirst reads a result known to hold growFrom rows or more in
+	// large pages from its start.
+	largeFirst bool
 	// pageTimeout bounds each attempt at one page; attempts is how many
 	// times a page is asked for; backoff is the wait before attempt n+1
 	// (n from 1) when the portal gave no Retry-After.
@@ -153,10 +156,17 @@ func NewExecutor(r *Registry) *Executor {
 	stream := defaultStream
 	stream.log = r.log
 	stream.maxPageBytes, stream.budget, stream.growFrom = streamMaxPageBytes, semaphore.NewWeighted(streamBudgetBytes), streamGrowFrom
-	stream.parallel, stream.extra = streamParallel, semaphore.NewWeighted(streamParallel-1)
+	stream.parallel = 1
 	if bound := r.opts.Limits.MaxConcurrent; bound > 0 {
+		// A portal across the network: each request costs it a fixed
+		// time, which pages fetched at once, and large pages, pay less
+		// often. Without a bound (the offline portal, this process's own
+		// SQLite) a page costs CPU here: pages are fetched one at a time
+		// and grow only far into a result, as fetching more at once would
+		// only contend for that CPU.
 		stream.parallel = min(streamParallel, max(bound-1, 1))
 		stream.extra = semaphore.NewWeighted(int64(max(bound-1, 0)))
+		stream.largeFirst = true
 	}
 	return &Executor{portals: r, stream: stream}
 }
@@ -341,9 +351,9 @@ type pageFetcher struct {
 	known     chan struct{} // closed once the width is known or the stream ended
 	knownOnce sync.Once
 
-	most   atomic.Int64 // the most rows of a request, lowered for good when a page times out
-	width  atomic.Int64 // the bytes of a row, once a page has shown it
-	ended  atomic.Bool  // a page came back short
+	most  atomic.Int64 // the most rows of a request, lowered for good when a page times out
+	width atomic.Int64 // the bytes of a row, once a page has shown it
+	ended atomic.Bool  // a page came back short
 }
 
 func newPageFetcher(e *streamOptions, c *socrata.Client, id string, q *soql.Query) *pageFetcher {
@@ -408,7 +418,7 @@ func (f *pageFetcher) run(ctx context.Context, off, end int64) {
 	e := f.e
 	limit := e.pageBytes // the bytes the next page may hold
 	growFrom := e.growFrom
-	if end != math.MaxInt64 && end-off >= e.growFrom && e.budget != nil {
+	if e.largeFirst && end != math.MaxInt64 && end-off >= e.growFrom && e.budget != nil {
 		// A result known to be large is read in large pages from its
 		// start: each request costs the portal a fixed time, which few
 		// large pages pay few times (a small result ends soon on small
