@@ -180,6 +180,9 @@ type Service struct {
 	// RESTTokens.
 	auth    func(*http.Request) (string, error)
 	metrics *metrics.Metrics
+	// shared is the upstream budget of all the replicas sharing the
+	// store's Redis; nil without Redis.
+	shared  *portal.SharedBudget
 	closers []func() error // in the order opened
 }
 
@@ -242,6 +245,15 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 		copts.AppToken = cfg.AppTokens[strings.ToLower(strings.TrimSpace(copts.Domain))]
 	}
 	limits := cfg.Upstream.Resolve(cfg.Offline != nil)
+	rdb, err := sharedRedis(cfg.Store)
+	if err != nil {
+		return svc, err
+	}
+	if rdb != nil {
+		svc.closers = append(svc.closers, rdb.Close)
+		svc.shared = portal.NewSharedBudget(portal.SharedBudgetOptions{Client: rdb, Logger: svc.log})
+		limits.Shared = svc.shared
+	}
 	copts.OnRequest, copts.OnWait = svc.metrics.OnRequest, svc.metrics.OnWait
 	limits.Apply(&copts)
 	svc.client = socrata.NewClient(copts)
@@ -290,7 +302,11 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 	if err != nil {
 		return svc, err
 	}
+	if rdb != nil {
+		svc.server.session.shared = &sharedResultLists{rdb: rdb, log: svc.log}
+	}
 	svc.http = mcphttp.New(mcphttp.Options{
+		Redis:     rdb,
 		PublicURL: svc.url, Auth: svc.auth, CORSOrigins: cfg.CORSOrigins,
 		SessionIdleTimeout: cfg.SessionIdleTimeout, MaxSessions: cfg.MaxSessions,
 		MaxSessionsPerClient: cfg.MaxSessionsPerClient,
@@ -301,6 +317,7 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 		Logger:       svc.log,
 	})
 	svc.metrics.Gauge("datasf_sessions", "Live MCP sessions over Streamable HTTP.", func() float64 { return float64(svc.http.Sessions()) })
+	svc.sharedMetrics()
 	if counted, ok := store.(interface{ Len() int }); ok {
 		svc.metrics.Gauge("datasf_stored_results", "Stored results held by the memory store, pinned or not.", func() float64 { return float64(counted.Len()) })
 	}
@@ -393,6 +410,7 @@ func (s *Service) restMux() *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.Handle("/resources/", s.RESTHandler())
 	mux.Handle("GET /metrics", s.MetricsHandler())
+	mux.HandleFunc("GET /{$}", s.landing)
 	return mux
 }
 

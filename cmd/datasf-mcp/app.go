@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 
@@ -24,7 +26,7 @@ func serviceConfig(cfg config, log *slog.Logger) datasf.Config {
 			Timeout:      cfg.UpstreamTimeout,
 		},
 		Upstream: datasf.UpstreamLimits{MaxConcurrent: cfg.UpstreamConcurrency, Rate: cfg.UpstreamRate,
-			MaxWait: cfg.UpstreamWait},
+			MaxWait: cfg.UpstreamWait, Replicas: cfg.Replicas},
 		Domains:     splitList(cfg.Domains),
 		AppTokens:   cfg.AppTokens,
 		PublicURL:   cfg.PublicURL,
@@ -81,5 +83,35 @@ func newService(ctx context.Context, cfg config, ln net.Listener, log *slog.Logg
 	c := serviceConfig(cfg, log)
 	c.Listener = ln
 	c.StreamableHTTP = cfg.Command == "serve"
+	if c.Store == "" {
+		c.Store = "memory"
+		if cfg.Command == "" {
+			c.Store, c.PublicURL = stdioStore(cfg, ln, log)
+		}
+	}
 	return datasf.New(ctx, c)
+}
+
+// stdioStore is stdio's default store: a SQLite file in the user's cache
+// directory, shared by every instance of the user, so that a link given in
+// one Claude session still works in the next while any instance serves
+// the default REST address. An instance that found that address taken
+// (another one serves it) gives links on it all the same: the instance
+// there reads the same file. Without a cache directory, links live in
+// memory, as long as the process.
+func stdioStore(cfg config, ln net.Listener, log *slog.Logger) (store, publicURL string) {
+	publicURL = cfg.PublicURL
+	dir, err := os.UserCacheDir()
+	if err == nil {
+		dir = filepath.Join(dir, "datasf-mcp")
+		err = os.MkdirAll(dir, 0o700)
+	}
+	if err != nil {
+		log.Warn("no cache directory for the result store; links end with this process", "error", err.Error())
+		return "memory", publicURL
+	}
+	if publicURL == "" && ln != nil && !cfg.RESTAddrSet && ln.Addr().String() != cfg.RESTAddr {
+		publicURL = "http://" + cfg.RESTAddr
+	}
+	return "sqlite:" + filepath.Join(dir, "results.db"), publicURL
 }

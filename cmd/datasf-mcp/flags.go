@@ -202,7 +202,8 @@ func (p *parser) serverFlags(cmd *cobra.Command, listen func(fs *pflag.FlagSet))
 	group(cmd, groupServer, func(fs *pflag.FlagSet) {
 		listen(fs)
 		fs.StringVar(&c.PublicURL, "public-url", p.env("DATASF_PUBLIC_URL", ""), "base `URL` of result links, when behind a proxy (default http://LISTEN-ADDR; env DATASF_PUBLIC_URL)")
-		fs.StringVar(&c.Store, "store", p.env("DATASF_STORE", "memory"), "keep results in `STORE`: memory, sqlite:PATH or redis://HOST:PORT/DB (env DATASF_STORE)")
+		fs.StringVar(&c.Store, "store", p.env("DATASF_STORE", ""), "keep results in `STORE`: memory, sqlite:PATH or redis://HOST:PORT/DB; with redis:// every replica sharing it shares sessions and the portals' limits too (default: serve memory, stdio a SQLite file in the user's cache directory, so links outlive the process; env DATASF_STORE)")
+		fs.IntVar(&c.Replicas, "replicas", p.envInt("DATASF_REPLICAS"), "the `N` replicas that share the portals' limits: each keeps to 1/N of them when the store's Redis is unreachable (without Redis: always) (env DATASF_REPLICAS)")
 		fs.StringVar(&p.expiration, "expiration", p.env("DATASF_EXPIRATION", "15m"), "keep a stored result for `DURATION` (such as 15m or 2h) after its last access (env DATASF_EXPIRATION)")
 		fs.IntVar(&c.SampleSize, "sample-size", 15, fmt.Sprintf("sample rows a query returns to the model when it asks for no number (1-%d)", datasf.MaxSampleSize))
 		fs.StringVar(&c.CORSOrigins, "cors-origins", p.env("DATASF_CORS_ORIGINS", ""), "browser `ORIGINS` (comma-separated) allowed to call the REST API cross-origin (env DATASF_CORS_ORIGINS)")
@@ -252,8 +253,8 @@ func (p *parser) finish(cmd *cobra.Command) error {
 	if c.SampleSize < 1 || c.SampleSize > datasf.MaxSampleSize {
 		return fail("--sample-size must be between 1 and %d; got %d", datasf.MaxSampleSize, c.SampleSize)
 	}
-	if c.Store == "" {
-		c.Store = "memory"
+	if has("replicas") && c.Replicas < 0 {
+		return fail("--replicas must be 0 or more (0 and 1: this replica alone); got %d", c.Replicas)
 	}
 	if c.LogLevel == "" {
 		c.LogLevel = "info"

@@ -106,6 +106,8 @@ type config struct {
 	UpstreamConcurrency int
 	UpstreamRate        float64
 	UpstreamWait        time.Duration
+	// Replicas share the limits (datasf.UpstreamLimits.Replicas).
+	Replicas int
 
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
