@@ -2,12 +2,13 @@ package portal
 
 import (
 	"context"
-	"crypto/rand"
+	crand "crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -87,7 +88,7 @@ func NewSharedBudget(opts SharedBudgetOptions) *SharedBudget {
 		b.retry = 5 * time.Second
 	}
 	var id [8]byte
-	_, _ = rand.Read(id[:]) // never fails
+	_, _ = crand.Read(id[:]) // never fails
 	b.replica = hex.EncodeToString(id[:])
 	b.shared.Store(true)
 	return b
@@ -208,9 +209,11 @@ func (l *sharedLimiter) Acquire(ctx context.Context, deadline time.Time) (releas
 }
 
 // pollWait is how long a request waits before asking again for a slot
-// that was full: short first, longer while the wait lasts.
+// that was full: short first, longer while the wait lasts, with jitter so
+// that waiters on several replicas do not ask in step.
 func pollWait(try int) time.Duration {
-	return min(10*time.Millisecond<<min(try, 5), 250*time.Millisecond)
+	d := min(2*time.Millisecond<<min(try, 4), 25*time.Millisecond)
+	return d/2 + rand.N(d/2+1)
 }
 
 // takeSlot takes one lease of the bound on requests in flight, asking
@@ -218,7 +221,7 @@ func pollWait(try int) time.Duration {
 func (l *sharedLimiter) takeSlot(ctx context.Context, deadline time.Time) (release func(), waited bool, err error) {
 	b := l.b
 	var idb [12]byte
-	_, _ = rand.Read(idb[:])
+	_, _ = crand.Read(idb[:])
 	member := b.replica + ":" + hex.EncodeToString(idb[:])
 	lease := b.lease.Milliseconds()
 	for try := 0; ; try++ {
