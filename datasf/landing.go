@@ -1,6 +1,8 @@
 package datasf
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"html/template"
 	"net/http"
@@ -37,6 +39,10 @@ type landingInfo struct {
 	URL     string `json:"url"`
 	MCP     bool   `json:"mcp_http"`
 	Tokens  bool   `json:"bearer_tokens"`
+	// Store identifies the result store (a hash of its name, which may
+	// hold a password): instances with the same one serve each other's
+	// links.
+	Store string `json:"store"`
 	Links   struct {
 		MCP     string `json:"mcp,omitempty"`
 		REST    string `json:"rest"`
@@ -45,10 +51,20 @@ type landingInfo struct {
 	} `json:"links"`
 }
 
+// StoreID is what the landing page says of a store spec: a hash that
+// instances compare to know whether they share their results.
+func StoreID(spec string) string {
+	if spec == "" || spec == "memory" {
+		return ""
+	}
+	sum := sha256.Sum256([]byte("datasf-store\x00" + spec))
+	return hex.EncodeToString(sum[:8])
+}
+
 // landing serves GET /: HTML to browsers, JSON to anything else.
 func (s *Service) landing(w http.ResponseWriter, r *http.Request) {
 	info := landingInfo{Version: s.cfg.Version, Domain: s.client.Domain(), URL: s.url,
-		MCP: s.cfg.StreamableHTTP, Tokens: len(s.cfg.RESTTokens) > 0}
+		MCP: s.cfg.StreamableHTTP, Tokens: len(s.cfg.RESTTokens) > 0, Store: StoreID(s.cfg.Store)}
 	if info.Version == "" {
 		info.Version = Version
 	}

@@ -75,6 +75,10 @@ type Config struct {
 	MaxPinnedPerOwner int
 	// Expiration is how long a result lives without access (default 15m).
 	Expiration time.Duration
+	// KeepExpired keeps an expired result's record this long, so that its
+	// link answers "expired" with the query to run again rather than "not
+	// found" (dualresp.Options.KeepExpired; zero: removed at once).
+	KeepExpired time.Duration
 	// SampleSize is the sample size of query_datasf when the call gives
 	// none (default 15).
 	SampleSize int
@@ -276,6 +280,7 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 		// SoQL on each stored query's portal, spilled tool results from blobs.
 		Executors:         map[string]dualresp.Executor{portal.QueryKind: portal.NewExecutor(svc.portals), spill.Kind: blobs},
 		DefaultExpiration: cfg.Expiration,
+		KeepExpired:       cfg.KeepExpired,
 		DefaultSampleSize: cfg.SampleSize,
 		CleanupInterval:   cfg.CleanupInterval,
 		Logger:            svc.log,
@@ -354,7 +359,9 @@ func OpenStore(ctx context.Context, spec string, maxResources int) (dualresp.Sto
 		if path == "" {
 			return nil, errors.New("store sqlite:PATH needs a file path, e.g. sqlite:/var/lib/datasf/results.db")
 		}
-		store, err = sqlitestore.Open(ctx, path, sqlitestore.Options{})
+		// The same bound as the memory store's: a file that a long-lived
+		// user keeps does not grow without end.
+		store, err = sqlitestore.Open(ctx, path, sqlitestore.Options{MaxRecords: cmpOr(maxResources, dualresp.DefaultMaxResources)})
 	case strings.HasPrefix(spec, "redis://"), strings.HasPrefix(spec, "rediss://"):
 		store, err = redisstore.New(ctx, redisstore.Options{URL: spec})
 	default:
@@ -364,6 +371,14 @@ func OpenStore(ctx context.Context, spec string, maxResources int) (dualresp.Sto
 		return nil, fmt.Errorf("store %s: %w", spec, err)
 	}
 	return store, nil
+}
+
+// cmpOr returns v when it is positive, else def.
+func cmpOr(v, def int) int {
+	if v > 0 {
+		return v
+	}
+	return def
 }
 
 // URL returns the base URL of result links, e.g. "http://127.0.0.1:8765".
@@ -420,6 +435,12 @@ func (s *Service) Serve(ctx context.Context) error {
 	if s.cfg.Listener == nil {
 		return errors.New("datasf: Serve needs Config.Listener")
 	}
+	return s.ServeOn(ctx, s.cfg.Listener)
+}
+
+// ServeOn is Serve on another listener ln (which it closes): a stdio
+// instance that takes over the default REST address serves there too.
+func (s *Service) ServeOn(ctx context.Context, ln net.Listener) error {
 	var (
 		handler  = s.http.CheckHost(s.restMux())
 		shutdown = func(context.Context) error { return nil }
@@ -430,7 +451,7 @@ func (s *Service) Serve(ctx context.Context) error {
 	}
 	srv := s.http.HTTPServer(handler)
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(s.cfg.Listener) }()
+	go func() { errc <- srv.Serve(ln) }()
 	select {
 	case err := <-errc:
 		if errors.Is(err, http.ErrServerClosed) || errors.Is(err, net.ErrClosed) {

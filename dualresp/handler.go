@@ -111,11 +111,15 @@ func toAPIError(err error) *apiError {
 	var qe *QueryError
 	var ce *CountError
 	var rl retryLater
+	var ee *ExpiredError
 	switch {
 	case errors.As(err, &ae):
 		return ae
 	case errors.As(err, &re):
 		return badRequest("%s", re.Message)
+	case errors.As(err, &ee):
+		return &apiError{http.StatusNotFound, "expired", fmt.Sprintf("the resource expired at %s; run its query again for a new link: %s",
+			ee.ExpiresAt.UTC().Format(time.RFC3339), ee.RunAgain()), 0}
 	case errors.Is(err, ErrExpired):
 		return &apiError{http.StatusNotFound, "expired", "the resource has expired; run the query again to get a new one", 0}
 	case errors.Is(err, ErrNotFound):

@@ -228,6 +228,7 @@ func (p *parser) finish(cmd *cobra.Command) error {
 			return fail("--expiration must be a positive duration such as 15m or 2h; got %q%s", p.expiration, hint)
 		}
 		c.Expiration = d
+		c.ExpirationSet = cmd.Flags().Changed("expiration") || p.getenv("DATASF_EXPIRATION") != ""
 	}
 	if has("upstream-timeout") {
 		if len(p.badEnv) > 0 {

@@ -100,6 +100,9 @@ type config struct {
 	Format       string // download format of fetch and query --all: csv, ndjson or json
 	Output       string // -o FILE
 	Expiration   time.Duration
+	// ExpirationSet is whether --expiration (or its env) was given: stdio's
+	// default differs from serve's.
+	ExpirationSet bool
 
 	// The portals' politeness limits and timeout (datasf.UpstreamLimits).
 	UpstreamTimeout     time.Duration

@@ -178,6 +178,10 @@ func startHAProxy(t *testing.T, listen string, replicas []*instance) string {
 	t.Helper()
 	bin, err := exec.LookPath("haproxy")
 	if err != nil {
+		// Debian installs it in /usr/sbin, which a user's PATH may lack.
+		bin, err = exec.LookPath("/usr/sbin/haproxy")
+	}
+	if err != nil {
 		msg := "haproxy not found on PATH; install the Debian package haproxy (apt-get install -y haproxy) to run the replicas test"
 		if os.Getenv("CI") == "true" {
 			t.Fatal(msg + " (CI=true: failing instead of skipping)")
