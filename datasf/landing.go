@@ -43,7 +43,7 @@ type landingInfo struct {
 	// hold a password): instances with the same one serve each other's
 	// links.
 	Store string `json:"store"`
-	Links   struct {
+	Links struct {
 		MCP     string `json:"mcp,omitempty"`
 		REST    string `json:"rest"`
 		Metrics string `json:"metrics"`
