@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/datasf-mcp/datasf-mcp/dualresp"
 	"github.com/datasf-mcp/datasf-mcp/dualresp/redisstore"
@@ -307,11 +308,13 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 	if err != nil {
 		return svc, err
 	}
+	var sessionRedis redis.UniversalClient // nil, not a nil *redis.Client: memory sessions
 	if rdb != nil {
 		svc.server.session.shared = &sharedResultLists{rdb: rdb, log: svc.log}
+		sessionRedis = rdb
 	}
 	svc.http = mcphttp.New(mcphttp.Options{
-		Redis:     rdb,
+		Redis:     sessionRedis,
 		PublicURL: svc.url, Auth: svc.auth, CORSOrigins: cfg.CORSOrigins,
 		SessionIdleTimeout: cfg.SessionIdleTimeout, MaxSessions: cfg.MaxSessions,
 		MaxSessionsPerClient: cfg.MaxSessionsPerClient,
