@@ -126,6 +126,7 @@ type FetchError struct {
 	Err     error
 
 	noRetry bool
+	broken  bool // a download that stopped midway: ExportWith may resume it
 }
 
 func (e *FetchError) Error() string {

@@ -348,23 +348,53 @@ func (p *parser) outputCheck(cmd *cobra.Command) error {
 	return nil
 }
 
-// exportFormat checks a download format, or picks it from the output
-// file's extension (csv by default).
-func exportFormat(format, output string) (string, error) {
-	if format == "" {
-		switch strings.ToLower(filepath.Ext(output)) {
-		case ".ndjson", ".jsonl":
-			return "ndjson", nil
-		case ".json":
-			return "json", nil
+// downloadFormats are the formats fetch and query --all write, by the
+// file name endings that name them.
+var downloadFormats = []struct{ format, ext string }{
+	{"csv", ".csv"}, {"ndjson", ".ndjson"}, {"ndjson", ".jsonl"}, {"json", ".json"}, {"parquet", ".parquet"},
+	{"csv.gz", ".csv.gz"}, {"ndjson.gz", ".ndjson.gz"}, {"ndjson.gz", ".jsonl.gz"}, {"json.gz", ".json.gz"},
+}
+
+// formatOfName returns the download format a file name ends in, or "".
+func formatOfName(name string) string {
+	lower := strings.ToLower(name)
+	format := ""
+	for _, f := range downloadFormats {
+		if strings.HasSuffix(lower, f.ext) && (format == "" || len(f.format) > len(format)) {
+			format = f.format // .csv.gz over .gz's shorter matches
 		}
-		return "csv", nil
 	}
-	switch format {
-	case "csv", "ndjson", "json":
-		return format, nil
+	return format
+}
+
+// exportFormat checks a download format, or picks it from the output
+// file's name (csv for stdout or a name without an extension). A name
+// whose ending is no format we write (x.xlsx, x.zip) is refused unless
+// --format says what to write, and a --format that contradicts the name
+// (--format csv -o x.parquet) is refused: a file is what its name says.
+func exportFormat(format, output string) (string, error) {
+	const known = "csv, ndjson, json, parquet, csv.gz, ndjson.gz or json.gz"
+	named := ""
+	if output != "" && output != "-" {
+		named = formatOfName(output)
 	}
-	return "", fmt.Errorf("--format must be csv, ndjson or json; got %q", format)
+	if format == "" {
+		ext := filepath.Ext(output)
+		switch {
+		case named != "":
+			return named, nil
+		case output == "" || output == "-" || ext == "":
+			return "csv", nil
+		}
+		return "", fmt.Errorf("cannot write %s: its name ends in %s, which is no format datasf-mcp writes; name it .csv, .ndjson, .json, .parquet, .csv.gz, .ndjson.gz or .json.gz, or give --format (%s)", output, ext, known)
+	}
+	if !slices.ContainsFunc(downloadFormats, func(f struct{ format, ext string }) bool { return f.format == format }) {
+		return "", fmt.Errorf("--format must be %s; got %q", known, format)
+	}
+	if named != "" && named != format {
+		return "", fmt.Errorf("--format %s contradicts the file name %s (which names %s): rename the file or drop --format", format, output, named)
+	}
+	return format, nil
 }
 
 // listenAddr normalizes *addr, the value of the listen address flag
