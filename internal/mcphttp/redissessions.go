@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/mark3labs/mcp-go/server"
@@ -136,6 +135,16 @@ redis.call('PEXPIRE', KEYS[2], ARGV[1])
 return client
 `)
 
+// renewScript moves a session (ARGV[2]) of a client's set (KEYS[1]) to
+// now, in Redis's clock as every score is.
+var renewScript = redis.NewScript(`
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZADD', KEYS[1], 'XX', now, ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[1])
+return 1
+`)
+
 func (r *redisSessions) admit(client string) error {
 	ctx, cancel := r.ctx()
 	defer cancel()
@@ -183,12 +192,9 @@ func (r *redisSessions) Validate(id string) (isTerminated bool, err error) {
 		r.idle.Milliseconds(), id).Text()
 	switch {
 	case err == nil:
-		// The client's set is renewed apart: the script cannot name its key.
-		now := time.Now().UnixMilli()
-		pipe := r.rdb.Pipeline()
-		pipe.ZAddXX(ctx, r.clientKey(client), redis.Z{Score: float64(now), Member: id})
-		pipe.PExpire(ctx, r.clientKey(client), r.idle)
-		_, _ = pipe.Exec(ctx)
+		// The client's set is renewed apart: the script cannot name its
+		// key before it has read the session.
+		_ = renewScript.Run(ctx, r.rdb, []string{r.clientKey(client)}, r.idle.Milliseconds(), id).Err()
 		return false, nil
 	case !errors.Is(err, redis.Nil):
 		r.log.Warn("mcp sessions: Redis failed validating a session", "error", err.Error())
@@ -222,16 +228,22 @@ func (r *redisSessions) Terminate(id string) (isNotAllowed bool, err error) {
 	return false, nil
 }
 
+// countScript counts the sessions of KEYS[1] used within ARGV[1] ms.
+var countScript = redis.NewScript(`
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+return redis.call('ZCOUNT', KEYS[1], '(' .. (now - tonumber(ARGV[1])), '+inf')
+`)
+
 // Len returns the sessions live in Redis (used within the idle timeout).
 func (r *redisSessions) Len() int {
 	ctx, cancel := r.ctx()
 	defer cancel()
-	oldest := time.Now().Add(-r.idle).UnixMilli()
-	n, err := r.rdb.ZCount(ctx, r.allKey(), "("+strconv.FormatInt(oldest, 10), "+inf").Result()
+	n, err := countScript.Run(ctx, r.rdb, []string{r.allKey()}, r.idle.Milliseconds()).Int()
 	if err != nil {
 		return 0
 	}
-	return int(n)
+	return n
 }
 
 func (r *redisSessions) openStream(client string, maxPerClient, maxAll int) (func(), error) {
