@@ -424,7 +424,7 @@ func TestReplicasBehindHAProxy(t *testing.T) {
 		}
 		t.Cleanup(func() { _ = fetch.Process.Kill() })
 		var victim *instance
-		for range 400 {
+		for range 3000 { // at most about 30s
 			for _, r := range reps {
 				if metric(t, r.base, "datasf_exports_started_total") > metric(t, r.base, "datasf_exports_finished_total") {
 					victim = r
