@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -116,4 +117,35 @@ func TestRedisSessionsAcrossReplicas(t *testing.T) {
 	}
 	// Its end made room for a new session of the client.
 	initialize(t, b)
+}
+
+// TestRedisSessionsIdle: a session unused for the idle timeout ends on
+// every replica (its Redis key expires), and no longer counts against its
+// client's bound.
+func TestRedisSessionsIdle(t *testing.T) {
+	t.Parallel()
+	addr := redistest.Start(t)
+	rdb := redis.NewClient(&redis.Options{Addr: addr})
+	t.Cleanup(func() { rdb.Close() })
+	a, _ := replica(t, rdb, Options{SessionIdleTimeout: 150 * time.Millisecond, MaxSessionsPerClient: 1})
+	sid := initialize(t, a)
+	if status, _, _ := post(t, a, http.MethodPost, "", initializeMsg); status != http.StatusTooManyRequests {
+		t.Fatalf("a 2nd initialize of one client over a bound of 1 = %d; want 429", status)
+	}
+	// Redis's clock ends the session; ask until the client may start
+	// another (asking with the session would renew it). Bounded.
+	admitted := false
+	for range 100 {
+		if status, _, _ := post(t, a, http.MethodPost, "", initializeMsg); status == http.StatusOK {
+			admitted = true
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if !admitted {
+		t.Fatal("a client whose one session is idle far past its 150ms timeout still may not start another")
+	}
+	if status, _, _ := post(t, a, http.MethodPost, sid, callMsg); status != http.StatusNotFound {
+		t.Errorf("tools/call with a session idle past its timeout = %d; want 404", status)
+	}
 }
