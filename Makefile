@@ -32,7 +32,7 @@ vet:
 #     goroutine: the column-name rewrite figures over the corpora, and the
 #     byte budget's property.
 # Every other test runs with -race, concurrency tests of all of these included.
-NORACE_TESTS = ^(TestPagingMillionRows|TestExportMillionRowsConstantMemory|TestScaleMillionRowCSV|TestPagingGenerated|TestQuickRun|TestExportsFinishBinary|TestAnalysesBoundedBinary|TestTempFilesBounded|TestQueryMemoryIsBounded|TestRewriteFigures|TestInventedNamesNeverRewrittenWrongly|TestTypoBenchmark|TestByteBudgetProperty)$$
+NORACE_TESTS = ^(TestPagingMillionRows|TestExportMillionRowsConstantMemory|TestScaleMillionRowCSV|TestPagingGenerated|TestQuickRun|TestExportsFinishBinary|TestAnalysesBoundedBinary|TestTempFilesBounded|TestQueryMemoryIsBounded|TestRewriteFigures|TestInventedNamesNeverRewrittenWrongly|TestTypoBenchmark|TestByteBudgetProperty|TestReplicasBehindHAProxy|TestStdioLinksOutliveTheProcess)$$
 NORACE_PKGS = ./internal/localportal ./dualresp ./cmd/datasf-mcp ./socrata ./bench ./internal/analyze ./fuzzymatch
 test: vet test-deps
 	$(GO) run ./cmd/testreport -race -count=1 -skip '$(NORACE_TESTS)' ./... \

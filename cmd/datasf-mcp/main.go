@@ -99,15 +99,21 @@ type config struct {
 	RESTTokens   []string
 	ClientKey    string // without RESTTokens, the user's key sent to --server (mcphttp.ClientKeyHeader)
 	CORSOrigins  string
-	Format       string // download format of fetch and query --all: csv, ndjson or json
+	Format       string // download format of fetch and query --all: csv, ndjson, json, parquet or csv/ndjson/json.gz
 	Output       string // -o FILE
+	Resume       string // fetch --resume FILE: the partial download to continue
 	Expiration   time.Duration
+	// ExpirationSet is whether --expiration (or its env) was given: stdio's
+	// default differs from serve's.
+	ExpirationSet bool
 
 	// The portals' politeness limits and timeout (datasf.UpstreamLimits).
 	UpstreamTimeout     time.Duration
 	UpstreamConcurrency int
 	UpstreamRate        float64
 	UpstreamWait        time.Duration
+	// Replicas share the limits (datasf.UpstreamLimits.Replicas).
+	Replicas int
 
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
