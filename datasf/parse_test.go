@@ -14,7 +14,8 @@ import (
 // One parse per query_datasf call: correction, the local checks, the count,
 // the sample, the hints and the stored query all use the tree parsed from
 // the model's text (the count and the sample receive it in a portal.Query,
-// the dualresp.Plan of the call).
+// the dualresp.Plan of the call). Only a query naming a column the dataset
+// lacks is read once more, by fuzzymatch.Correct.
 func TestQueryParsesOnce(t *testing.T) {
 	t.Parallel()
 	fake := socratatest.NewServer(t)

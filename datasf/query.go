@@ -15,8 +15,8 @@ import (
 	"github.com/datasf-mcp/datasf-mcp/internal/hints"
 	"github.com/datasf-mcp/datasf-mcp/internal/portal"
 	"github.com/datasf-mcp/datasf-mcp/internal/soql"
-	"github.com/datasf-mcp/datasf-mcp/validate"
 	"github.com/datasf-mcp/datasf-mcp/socrata"
+	"github.com/datasf-mcp/datasf-mcp/validate"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
@@ -74,8 +74,11 @@ func (s *toolServer) query(ctx context.Context, _ mcp.CallToolRequest, in *Query
 		return upstreamError(err, datasetName(p, in.DatasetID), "Check the id with search_datasf."), nil
 	}
 	fixed := fuzzymatch.Result{Query: in.SoQL}
-	if or(in.AutoCorrect, true) {
-		fixed = fuzzymatch.CorrectQuery(parsed, in.SoQL, fieldNames(sc), fuzzymatch.Options{})
+	if or(in.AutoCorrect, true) && namesUnknownColumn(parsed, sc) {
+		// fuzzymatch reads the text (it parsed above, so this parse does
+		// not fail); the tree is renamed as the text was.
+		fixed, _ = fuzzymatch.Correct(in.SoQL, fieldNames(sc), fuzzymatch.Options{})
+		parsed.RenameColumns(fixed.Renames())
 	}
 	corrections := fixed.Corrections
 	// What the portal would refuse is answered now, in its words
@@ -147,6 +150,21 @@ func (s *toolServer) query(ctx context.Context, _ mcp.CallToolRequest, in *Query
 		res.Content[0] = mcp.NewTextContent(string(b))
 	}
 	return res, nil
+}
+
+// namesUnknownColumn reports whether one of q's column references names no
+// column of sc: only then is there anything to correct.
+func namesUnknownColumn(q *soql.Query, sc *socrata.Schema) bool {
+	known := make(map[string]bool, len(sc.Columns))
+	for _, c := range sc.Columns {
+		known[fuzzymatch.Canonical(c.FieldName)] = true
+	}
+	for _, ref := range q.ColumnRefs() {
+		if !known[fuzzymatch.Canonical(ref.Name)] {
+			return true
+		}
+	}
+	return false
 }
 
 // correctionNotes are the sentences an answer must carry when column names

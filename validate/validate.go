@@ -33,8 +33,11 @@
 // wg3w-h783.json, …/d/wg3w-h783/about_data). NormalizeDatasetID turns any
 // accepted form into the id itself, in lower case.
 //
-// Imported by package datasf (the tools' inputs) only: internal, not a
-// library API.
+// A library for any MCP server whose tools take arguments from a language
+// model: package datasf declares its tools' inputs with it. validator/v10
+// is the rule engine because its struct tags are the common way to state
+// rules in Go; this package adds the domain rules and words a model can act
+// on.
 package validate
 
 import (
