@@ -145,6 +145,31 @@ func upstreamError(err error, what string, hint string) *mcp.CallToolResult {
 	}
 }
 
+// restErrorText says why a stored query failed, for the caller of the REST
+// API (dualresp.Options.ErrorText), from the error's type: the portal's own
+// message when it refused the query, else "" (dualresp then says only that
+// the query failed, or that it ran out of time).
+func restErrorText(err error) string {
+	var (
+		api *socrata.APIError
+		to  *socrata.TimeoutError
+		rl  *socrata.RateLimitError
+	)
+	switch {
+	case errors.Is(err, socrata.ErrNotFound):
+		return "the dataset was not found on the portal"
+	case errors.As(err, &rl):
+		return "the portal is rate limiting requests; try again later"
+	case errors.As(err, &to):
+		return "the data source did not answer in time; try again"
+	case errors.As(err, &api) && api.Message != "":
+		return "the portal refused the query: " + api.Message
+	case errors.As(err, &api):
+		return fmt.Sprintf("the portal answered HTTP %d", api.StatusCode)
+	}
+	return ""
+}
+
 // CodeDomainRefused is the code of a tool error for a domain argument that
 // is not a public portal's host name, or not allowed here.
 const CodeDomainRefused = "domain_refused"

@@ -272,6 +272,7 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 		OnExportStart:     svc.metrics.OnExportStart,
 		OnExportEnd:       svc.metrics.OnExportEnd,
 		OnRemoved:         svc.metrics.OnRemoved,
+		ErrorText:         restErrorText,
 	}
 	ropts.Authenticate = svc.auth
 	if svc.results, err = dualresp.New(ropts); err != nil {

@@ -210,6 +210,12 @@ type Options struct {
 	// reason: "expired" (Cleanup), "pin_unused" (Cleanup, a pin unread for
 	// PinnedIdleExpiration) or "deleted" (Delete). For metrics.
 	OnRemoved func(reason string, n int)
+	// ErrorText, when set, says why an Executor's query failed, in words
+	// for the REST API's caller; "" leaves it to the default. The Executor
+	// knows its errors' types; the log keeps the whole error. The default
+	// says that the data source did not answer in time (a deadline or a
+	// network timeout), else only that the query failed.
+	ErrorText func(error) string
 }
 
 // Server creates dual responses, keeps their records and serves them over
@@ -238,6 +244,7 @@ type Server struct {
 	onExportStart func(format string)
 	onExportEnd   func(ExportReport)
 	onRemoved     func(reason string, n int)
+	errorText     func(error) string
 
 	stop      context.CancelFunc
 	done      chan struct{}
@@ -273,6 +280,7 @@ func New(opts Options) (*Server, error) {
 		onExportStart: opts.OnExportStart,
 		onExportEnd:   opts.OnExportEnd,
 		onRemoved:     opts.OnRemoved,
+		errorText:     opts.ErrorText,
 	}
 	if s.maxPinned == 0 {
 		s.maxPinned = DefaultMaxPinnedPerOwner
@@ -385,7 +393,7 @@ type Spec struct {
 	// or the structured content. They are not stored.
 	Notes []string
 	// QueryStated says the Metadata already states the query another way
-	// (datasf's portal_url, a URL that reruns it): the structured content
+	// (a URL that reruns it, for example): the structured content
 	// then does not repeat Query.Text under "query", so that it is said
 	// once. The record, the REST metadata and pages keep Query.
 	QueryStated bool
