@@ -2,7 +2,6 @@ package datasf
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -144,12 +143,10 @@ func (s *toolServer) query(ctx context.Context, _ mcp.CallToolRequest, in *Query
 	if hints.Empty(resp, parsed) {
 		resp = resp.WithHints(hints.Find(ctx, p.Client, in.DatasetID, parsed, sc, s.log)...)
 	}
-	res := mcpgo.CallToolResult(resp)
 	if responseFormat(ctx, in.Format) == FormatJSON {
-		b, _ := json.Marshal(res.StructuredContent)
-		res.Content[0] = mcp.NewTextContent(string(b))
+		return mcpgo.CallToolResultJSON(resp), nil
 	}
-	return res, nil
+	return mcpgo.CallToolResult(resp), nil
 }
 
 // namesUnknownColumn reports whether one of q's column references names no
