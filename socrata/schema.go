@@ -66,7 +66,7 @@ func (c *Client) Schema(ctx context.Context, datasetID string) (*Schema, error) 
 	}
 	countc := make(chan counted, 1)
 	go func() {
-		n, err := c.count(cctx, datasetID)
+		n, err := c.Count(cctx, datasetID, "SELECT count(*) AS count")
 		countc <- counted{n, err}
 	}()
 	var doc viewDocument
@@ -96,9 +96,12 @@ func (c *Client) Schema(ctx context.Context, datasetID string) (*Schema, error) 
 	return s, nil
 }
 
-// count runs `SELECT count(*) AS count` on the dataset.
-func (c *Client) count(ctx context.Context, datasetID string) (int64, error) {
-	res, err := c.Query(ctx, datasetID, "SELECT count(*) AS count")
+// Count runs a count query on the dataset and returns its count: query
+// must answer one row whose "count" field is a whole number, as
+// `SELECT count(*) AS count` or `<a query> |> SELECT count(*) AS count` do.
+// Any other answer is an *APIError (code "invalid_response").
+func (c *Client) Count(ctx context.Context, datasetID, query string) (int64, error) {
+	res, err := c.Query(ctx, datasetID, query)
 	if err != nil {
 		return 0, err
 	}

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -177,7 +176,7 @@ func (e *Executor) Stream(ctx context.Context, q dualresp.Query, req dualresp.Pa
 
 // Count returns the exact number of rows of q: `<q> |> SELECT count(*)`.
 func (q *Query) Count(ctx context.Context) (int64, error) {
-	return countRows(ctx, q.Portal.Client, q.DatasetID, q.Tree)
+	return q.Portal.Client.Count(ctx, q.DatasetID, q.Tree.CountQuery().String())
 }
 
 // Page returns one page of q's rows, as raw JSON objects, with the
@@ -481,28 +480,6 @@ func orderable(dataType string) bool {
 		return false
 	}
 	return true
-}
-
-// countRows runs `<q> |> SELECT count(*)` and returns the count.
-func countRows(ctx context.Context, c *socrata.Client, datasetID string, q *soql.Query) (int64, error) {
-	res, err := c.Query(ctx, datasetID, q.CountQuery().String())
-	if err != nil {
-		return 0, err
-	}
-	if len(res.Rows) != 1 {
-		return 0, fmt.Errorf("portal: count query returned %d rows, want 1", len(res.Rows))
-	}
-	for _, v := range res.Rows[0] {
-		switch v := v.(type) {
-		case string:
-			return strconv.ParseInt(v, 10, 64)
-		case float64:
-			return int64(v), nil
-		case json.Number:
-			return v.Int64()
-		}
-	}
-	return 0, errors.New("portal: count query returned no count")
 }
 
 // rawRows runs q and returns its rows as raw JSON objects plus the result's
