@@ -432,7 +432,12 @@ func (s *Server) CreateResponse(ctx context.Context, spec Spec) (*Response, erro
 		sample []json.RawMessage
 		cols   []Column
 	)
-	g, gctx := errgroup.WithContext(ctx)
+	// The count runs beside the sample, which runs here. The first error
+	// is returned: a failed count ends the sample, a failed sample the
+	// count.
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	g, gctx := errgroup.WithContext(cctx)
 	g.Go(func() error {
 		n, err := plan.Count(gctx)
 		if err != nil {
@@ -444,18 +449,20 @@ func (s *Server) CreateResponse(ctx context.Context, spec Spec) (*Response, erro
 		total = n
 		return nil
 	})
+	var pageErr error
 	if size > 0 {
-		g.Go(func() error {
-			page, err := plan.Page(gctx, PageRequest{Offset: 0, Limit: int64(size)})
-			if err != nil {
-				return sampleErr(err)
-			}
-			sample, cols = page.Rows, page.Columns
-			return nil
-		})
+		var page PageResult
+		page, pageErr = plan.Page(gctx, PageRequest{Offset: 0, Limit: int64(size)})
+		sample, cols = page.Rows, page.Columns
+		if pageErr != nil && context.Cause(gctx) == nil {
+			cancel() // the sample failed first: the count is not needed
+		}
 	}
-	if err := g.Wait(); err != nil {
+	if err := g.Wait(); err != nil && (pageErr == nil || context.Cause(gctx) != context.Canceled) {
 		return nil, err
+	}
+	if pageErr != nil {
+		return nil, sampleErr(pageErr)
 	}
 	if len(spec.Columns) == 0 && len(cols) > 0 {
 		spec.Columns = cols

@@ -183,9 +183,29 @@ func (q *Query) Count(ctx context.Context) (int64, error) {
 // result's columns from the response's X-SODA2-Fields and X-SODA2-Types
 // headers: one upstream request.
 func (q *Query) Page(ctx context.Context, req dualresp.PageRequest) (dualresp.PageResult, error) {
-	tree := withOrder(q.Tree, req.Order)
-	rows, cols, err := rawRows(ctx, q.Portal.Client, q.DatasetID, tree.WithPage(req.Offset, req.Limit))
-	return dualresp.PageResult{Rows: rows, Columns: cols}, err
+	tree := withOrder(q.Tree, req.Order).WithPage(req.Offset, req.Limit)
+	stream, err := q.Portal.Client.QueryStream(ctx, q.DatasetID, tree.String())
+	if err != nil {
+		return dualresp.PageResult{}, err
+	}
+	defer stream.Close()
+	res := dualresp.PageResult{Columns: make([]dualresp.Column, len(stream.Fields))}
+	for i, f := range stream.Fields {
+		res.Columns[i].Name = f
+		if i < len(stream.Types) {
+			res.Columns[i].Type = stream.Types[i]
+		}
+	}
+	for {
+		raw, err := stream.NextRaw()
+		if errors.Is(err, io.EOF) {
+			return res, nil
+		}
+		if err != nil {
+			return dualresp.PageResult{}, err
+		}
+		res.Rows = append(res.Rows, raw)
+	}
 }
 
 // Stream passes rows req.Offset .. req.Offset+req.Limit-1 of the
@@ -482,30 +502,3 @@ func orderable(dataType string) bool {
 	return true
 }
 
-// rawRows runs q and returns its rows as raw JSON objects plus the result's
-// columns from the X-SODA2-Fields and X-SODA2-Types headers.
-func rawRows(ctx context.Context, c *socrata.Client, datasetID string, q *soql.Query) ([]json.RawMessage, []dualresp.Column, error) {
-	stream, err := c.QueryStream(ctx, datasetID, q.String())
-	if err != nil {
-		return nil, nil, err
-	}
-	defer stream.Close()
-	cols := make([]dualresp.Column, len(stream.Fields))
-	for i, f := range stream.Fields {
-		cols[i].Name = f
-		if i < len(stream.Types) {
-			cols[i].Type = stream.Types[i]
-		}
-	}
-	var rows []json.RawMessage
-	for {
-		raw, err := stream.NextRaw()
-		if errors.Is(err, io.EOF) {
-			return rows, cols, nil
-		}
-		if err != nil {
-			return nil, nil, err
-		}
-		rows = append(rows, raw)
-	}
-}
