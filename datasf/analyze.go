@@ -10,7 +10,6 @@ import (
 	"github.com/datasf-mcp/datasf-mcp/dualresp"
 	"github.com/datasf-mcp/datasf-mcp/internal/analyze"
 	"github.com/datasf-mcp/datasf-mcp/internal/portal"
-	"github.com/datasf-mcp/datasf-mcp/validate"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 )
@@ -30,11 +29,6 @@ type AnalyzeInput struct {
 	Results map[string]string `json:"results" validate:"required,entries=1 16" jsonschema:"Table name -> result id, resource:// URI or URL. Each loads whole (up to 100,000 rows)."`
 	Format  string            `json:"format,omitempty" validate:"omitempty,oneof=auto json markdown"`
 }
-
-// Validate checks the arguments as analyze_results does (not the SQL, which
-// package analyze checks); the error is a *validate.Error naming each
-// failing argument.
-func (in *AnalyzeInput) Validate() error { return validate.Struct(in) }
 
 func analyzeTool(s *toolServer) tool {
 	return newTool(toolDef{
@@ -65,7 +59,7 @@ func (s *toolServer) analyzeResults(ctx context.Context, req mcp.CallToolRequest
 	progress := progressSender(ctx, req)
 	res, err := s.analyzer.Run(ctx, analyze.Request{SQL: in.SQL, Results: in.Results, Owner: analysisOwner(ctx)}, progress)
 	if err != nil {
-		s.log.InfoContext(ctx, "analyze_results failed", "err", err, "sql", clipText(in.SQL, MaxLoggedQuery))
+		s.log.InfoContext(ctx, "analyze_results failed", "err", err, "sql", clipText(in.SQL, maxLoggedQuery))
 		return analyzeError(err), nil
 	}
 	out := analyzeOutput{Columns: res.Columns, Rows: res.Rows, RowCount: res.RowCount, Truncated: res.Truncated, Tables: make([]analyzeTable, len(res.Tables))}

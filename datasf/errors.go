@@ -79,7 +79,7 @@ func upstreamError(err error, what string, hint string) *mcp.CallToolResult {
 		return domainRefused(de)
 	case errors.Is(err, socrata.ErrNonPublicAddress):
 		return toolError{Error: "The portal's name resolves to an address that is not public; it is refused. Give a public portal's host name.",
-			ErrorType: errValidation, Code: CodeDomainRefused}.result()
+			ErrorType: errValidation, Code: codeDomainRefused}.result()
 	case errors.Is(err, socrata.ErrNotFound):
 		msg := what + " was not found on the portal."
 		if hint != "" {
@@ -170,14 +170,14 @@ func restErrorText(err error) string {
 	return ""
 }
 
-// CodeDomainRefused is the code of a tool error for a domain argument that
+// codeDomainRefused is the code of a tool error for a domain argument that
 // is not a public portal's host name, or not allowed here.
-const CodeDomainRefused = "domain_refused"
+const codeDomainRefused = "domain_refused"
 
 // domainRefused answers a refused domain argument.
 func domainRefused(de *socrata.DomainError) *mcp.CallToolResult {
 	msg := strings.TrimPrefix(de.Error(), "socrata: ")
-	return toolError{Error: msg + ". list_datasf with domain \"*\" lists portals.", ErrorType: errValidation, Code: CodeDomainRefused,
+	return toolError{Error: msg + ". list_datasf with domain \"*\" lists portals.", ErrorType: errValidation, Code: codeDomainRefused,
 		Details: map[string]any{"field": "domain", "reason": de.Reason}}.result()
 }
 
@@ -203,9 +203,9 @@ func unreachable(err error) (host, reason string, ok bool) {
 	return "", "", false
 }
 
-// MaxLoggedQuery is the most characters of a query (SoQL or SQL) a log
+// maxLoggedQuery is the most characters of a query (SoQL or SQL) a log
 // line carries; a longer one is cut.
-const MaxLoggedQuery = 2000
+const maxLoggedQuery = 2000
 
 // goPackagePrefix matches the "package: " prefixes Go errors gather as they
 // are wrapped ("dualresp: export query failed: socrata: …"): a caller is

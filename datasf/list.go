@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/datasf-mcp/datasf-mcp/validate"
 	"github.com/datasf-mcp/datasf-mcp/socrata"
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -24,10 +23,6 @@ type ListInput struct {
 	Domain   string `json:"domain,omitempty" validate:"omitempty,cleantext" jsonschema:"Portal host. \"*\" lists portals."`
 	Format   string `json:"format,omitempty" validate:"omitempty,oneof=auto json markdown"`
 }
-
-// Validate checks the arguments as list_datasf does; the error is a
-// *validate.Error naming each failing argument.
-func (in *ListInput) Validate() error { return validate.Struct(in) }
 
 func listTool(s *toolServer) tool {
 	return newTool(toolDef{

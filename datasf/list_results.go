@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/datasf-mcp/datasf-mcp/dualresp"
-	"github.com/datasf-mcp/datasf-mcp/validate"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
@@ -27,9 +26,6 @@ type ListResultsInput struct {
 	Offset *int   `json:"offset,omitempty" validate:"omitnil,between=0 200" default:"0" jsonschema:"The next_offset of the previous answer."`
 	Format string `json:"format,omitempty" validate:"omitempty,oneof=auto json markdown"`
 }
-
-// Validate checks the arguments as list_results does.
-func (in *ListResultsInput) Validate() error { return validate.Struct(in) }
 
 func listResultsTool(s *toolServer) tool {
 	return newTool(toolDef{

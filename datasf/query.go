@@ -15,7 +15,6 @@ import (
 	"github.com/datasf-mcp/datasf-mcp/internal/portal"
 	"github.com/datasf-mcp/datasf-mcp/internal/soql"
 	"github.com/datasf-mcp/datasf-mcp/socrata"
-	"github.com/datasf-mcp/datasf-mcp/validate"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
@@ -38,11 +37,6 @@ type QueryInput struct {
 	Domain      string `json:"domain,omitempty" validate:"omitempty,cleantext"`
 	Format      string `json:"format,omitempty" validate:"omitempty,oneof=auto json markdown"`
 }
-
-// Validate checks the arguments as query_datasf does (not the SoQL syntax,
-// which package soql checks); the error is a *validate.Error naming each
-// failing argument.
-func (in *QueryInput) Validate() error { return validate.Struct(in) }
 
 // queryTool's structured content is a dual response (dualresp.Structured),
 // which may also carry hints (package hints).
@@ -143,7 +137,7 @@ func (s *toolServer) query(ctx context.Context, _ mcp.CallToolRequest, in *Query
 	if hints.Empty(resp, parsed) {
 		resp = resp.WithHints(hints.Find(ctx, p.Client, in.DatasetID, parsed, sc, s.log)...)
 	}
-	if responseFormat(ctx, in.Format) == FormatJSON {
+	if responseFormat(ctx, in.Format) == formatJSON {
 		return mcpgo.CallToolResultJSON(resp), nil
 	}
 	return mcpgo.CallToolResult(resp), nil

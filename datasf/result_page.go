@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/datasf-mcp/datasf-mcp/dualresp"
-	"github.com/datasf-mcp/datasf-mcp/validate"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
@@ -38,10 +37,6 @@ type ResultPageInput struct {
 	Order  string `json:"order,omitempty" validate:"omitempty,oneof=asc desc" jsonschema:"The sort order of sort_by: asc (the default) or desc."`
 	Format string `json:"format,omitempty" validate:"omitempty,oneof=auto json markdown"`
 }
-
-// Validate checks the arguments as result_page does (not whether sort_by
-// is a column of the result, which needs the result).
-func (in *ResultPageInput) Validate() error { return validate.Struct(in) }
 
 // resultPageTool pages through a stored result for the result viewer (the
 // MCP App): visible to the app only, hidden from the model (see app.go).

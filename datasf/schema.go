@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/datasf-mcp/datasf-mcp/validate"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
@@ -17,10 +16,6 @@ type SchemaInput struct {
 	Domain    string `json:"domain,omitempty" validate:"omitempty,cleantext"`
 	Format    string `json:"format,omitempty" validate:"omitempty,oneof=auto json markdown"`
 }
-
-// Validate checks the arguments as get_schema does; the error is a
-// *validate.Error naming each failing argument.
-func (in *SchemaInput) Validate() error { return validate.Struct(in) }
 
 func schemaTool(s *toolServer) tool {
 	return newTool(toolDef{

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/datasf-mcp/datasf-mcp/validate"
 	"github.com/datasf-mcp/datasf-mcp/socrata"
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -28,10 +27,6 @@ type SearchInput struct {
 	Domain string `json:"domain,omitempty" validate:"omitempty,cleantext" jsonschema:"Portal host. \"a,b\" or \"*\" (all)."`
 	Format string `json:"format,omitempty" validate:"omitempty,oneof=auto json markdown"`
 }
-
-// Validate checks the arguments as search_datasf does; the error is a
-// *validate.Error naming each failing argument.
-func (in *SearchInput) Validate() error { return validate.Struct(in) }
 
 func searchTool(s *toolServer) tool {
 	return newTool(toolDef{

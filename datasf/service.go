@@ -298,7 +298,7 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 		MaxEventStreams:      cfg.MaxEventStreams, MaxEventStreamsPerClient: cfg.MaxEventStreamsPerClient,
 		BodyReadTimeout: cfg.BodyReadTimeout, IdleTimeout: cfg.IdleTimeout,
 		OnSessionEnd: svc.server.session.forgetSession,
-		ContextFunc:  FormatFromHeader,
+		ContextFunc:  formatFromHeader,
 		Logger:       svc.log,
 	})
 	svc.metrics.Gauge("datasf_sessions", "Live MCP sessions over Streamable HTTP.", func() float64 { return float64(svc.http.Sessions()) })
