@@ -81,6 +81,10 @@ type Config struct {
 	// CleanupInterval is how often expired results are removed (dualresp's
 	// default when zero, never when negative).
 	CleanupInterval time.Duration
+	// ExportBackoff is the wait before attempt n+1 (n from 1) at a page of
+	// an export that failed in a way that may pass, when the portal gave
+	// no Retry-After. Default: 0.5s, doubling, at most 8s.
+	ExportBackoff func(n int) time.Duration
 	// RESTTokens, when set, are the bearer tokens the REST API and /mcp
 	// require; each result is visible only to the token that created it.
 	// Stdio sessions create results as the first token.
@@ -262,7 +266,7 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 		BaseURL: svc.url,
 		Store:   store,
 		// SoQL on each stored query's portal, spilled tool results from blobs.
-		Executors:         map[string]dualresp.Executor{portal.QueryKind: portal.NewExecutor(svc.portals), spill.Kind: blobs},
+		Executors:         map[string]dualresp.Executor{portal.QueryKind: portal.NewExecutor(svc.portals, portal.ExecutorOptions{Backoff: cfg.ExportBackoff}), spill.Kind: blobs},
 		DefaultExpiration: cfg.Expiration,
 		DefaultSampleSize: cfg.SampleSize,
 		CleanupInterval:   cfg.CleanupInterval,

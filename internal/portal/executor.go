@@ -118,10 +118,22 @@ type Executor struct {
 	stream  streamOptions
 }
 
+// ExecutorOptions configures an Executor. The zero value gives the
+// defaults.
+type ExecutorOptions struct {
+	// Backoff is the wait before attempt n+1 (n from 1) at a page that
+	// failed in a way that may pass, when the portal gave no Retry-After.
+	// Default: 0.5s, 1s, 2s, 4s, at most 8s.
+	Backoff func(n int) time.Duration
+}
+
 // NewExecutor returns the Executor of the portals of r.
-func NewExecutor(r *Registry) *Executor {
+func NewExecutor(r *Registry, opts ExecutorOptions) *Executor {
 	stream := defaultStream
 	stream.log = r.log
+	if opts.Backoff != nil {
+		stream.backoff = opts.Backoff
+	}
 	stream.maxPageBytes, stream.budget, stream.growFrom = streamMaxPageBytes, semaphore.NewWeighted(streamBudgetBytes), streamGrowFrom
 	return &Executor{portals: r, stream: stream}
 }
