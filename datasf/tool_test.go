@@ -223,19 +223,20 @@ func (c *limitChecker) without(arg string) map[string]any {
 func (c *limitChecker) accept(what string, args map[string]any) {
 	c.t.Helper()
 	c.checks++
-	if res := c.tool.check(args); res != nil {
-		c.t.Errorf("%s %s: refused (%s); the schema allows it", c.tool.def.Name, what, resultText(res))
+	if err := c.tool.check(args); err != nil {
+		c.t.Errorf("%s %s: refused (%v); the schema allows it", c.tool.def.Name, what, err)
 	}
 }
 
 func (c *limitChecker) reject(what string, args map[string]any, field string) {
 	c.t.Helper()
 	c.checks++
-	res := c.tool.check(args)
-	if res == nil {
+	err := c.tool.check(args)
+	if err == nil {
 		c.t.Errorf("%s %s: accepted; the schema does not allow it", c.tool.def.Name, what)
 		return
 	}
+	res := invalid(err)
 	var e struct {
 		Error     string `json:"error"`
 		ErrorType string `json:"error_type"`

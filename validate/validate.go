@@ -98,7 +98,11 @@ func NormalizeDatasetID(s string) string {
 type FieldError struct {
 	Field   string // the argument's JSON name, e.g. "dataset_id"
 	Rule    string // the rule's tag, e.g. "chars", "between", "fourbyfour"
-	Message string // a sentence naming the field and the rule
+	Message string // a sentence naming the field and the rule: Field, a space, Problem
+	// Problem is the sentence without the field's name, e.g. "must not be
+	// empty", for a caller that names the field its own way (a command
+	// line's flag).
+	Problem string
 }
 
 // Error lists every argument that failed. Its text is the messages joined
@@ -173,7 +177,8 @@ func Struct(v any) error {
 		rv = rv.Elem()
 	}
 	if rv.Kind() != reflect.Struct {
-		return &Error{Fields: []FieldError{{Field: "arguments", Rule: "object", Message: fmt.Sprintf("arguments must be an object of named fields; got %T", v)}}}
+		problem := fmt.Sprintf("must be an object of named fields; got %T", v)
+		return &Error{Fields: []FieldError{{Field: "arguments", Rule: "object", Message: "arguments " + problem, Problem: problem}}}
 	}
 	out := &Error{}
 	for i := range rv.NumField() {
@@ -216,45 +221,47 @@ func check(field string, value any, rule string) *FieldError {
 	var verrs validator.ValidationErrors
 	if !errors.As(err, &verrs) || len(verrs) == 0 {
 		// A bad rule (a programming error) or a value validator cannot read.
-		return &FieldError{Field: field, Rule: "invalid", Message: fmt.Sprintf("%s could not be checked: %v", field, err)}
+		problem := fmt.Sprintf("could not be checked: %v", err)
+		return &FieldError{Field: field, Rule: "invalid", Message: field + " " + problem, Problem: problem}
 	}
 	fe := verrs[0]
-	return &FieldError{Field: field, Rule: fe.Tag(), Message: message(field, fe.Tag(), fe.Param(), fe.Value())}
+	problem := problem(fe.Tag(), fe.Param(), fe.Value())
+	return &FieldError{Field: field, Rule: fe.Tag(), Message: field + " " + problem, Problem: problem}
 }
 
-// message writes the sentence for one failed rule.
-func message(field, rule, param string, value any) string {
+// problem says how a value broke a rule, without the field's name.
+func problem(rule, param string, value any) string {
 	s, _ := value.(string)
 	switch rule {
 	case "required", "notblank":
-		return field + " must not be empty"
+		return "must not be empty"
 	case "fourbyfour":
-		return fmt.Sprintf("%s must be a dataset id like abcd-1234 (4 letters or digits, a hyphen, 4 more) or the dataset's URL; got %q", field, clip(s))
+		return fmt.Sprintf("must be a dataset id like abcd-1234 (4 letters or digits, a hyphen, 4 more) or the dataset's URL; got %q", clip(s))
 	case "chars":
 		lo, hi := bounds(param)
 		n := utf8.RuneCountInString(s)
 		if lo == 0 {
-			return fmt.Sprintf("%s must be at most %d characters; got %d", field, hi, n)
+			return fmt.Sprintf("must be at most %d characters; got %d", hi, n)
 		}
-		return fmt.Sprintf("%s must be %d to %d characters; got %d", field, lo, hi, n)
+		return fmt.Sprintf("must be %d to %d characters; got %d", lo, hi, n)
 	case "between":
 		lo, hi := bounds(param)
-		return fmt.Sprintf("%s must be between %d and %d; got %v", field, lo, hi, value)
+		return fmt.Sprintf("must be between %d and %d; got %v", lo, hi, value)
 	case "entries":
 		lo, hi := bounds(param)
 		n := 0
 		if rv := reflect.ValueOf(value); rv.Kind() == reflect.Map {
 			n = rv.Len()
 		}
-		return fmt.Sprintf("%s must have %d to %d entries; got %d", field, lo, hi, n)
+		return fmt.Sprintf("must have %d to %d entries; got %d", lo, hi, n)
 	case "oneof":
-		return fmt.Sprintf("%s must be one of %s; got %q", field, strings.ReplaceAll(param, " ", ", "), clip(s))
+		return fmt.Sprintf("must be one of %s; got %q", strings.ReplaceAll(param, " ", ", "), clip(s))
 	case "cleantext":
-		return field + " " + cleanText(s, false).Error()
+		return cleanText(s, false).Error()
 	case "cleansoql":
-		return field + " " + cleanText(s, true).Error()
+		return cleanText(s, true).Error()
 	}
-	return fmt.Sprintf("%s breaks the rule %q", field, rule)
+	return fmt.Sprintf("breaks the rule %q", rule)
 }
 
 // cleanText rejects invalid UTF-8 and control characters; lines allows tab,

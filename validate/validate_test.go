@@ -408,3 +408,18 @@ func TestNormalizeDatasetID(t *testing.T) {
 		}
 	}
 }
+
+// A FieldError's Problem is its Message without the field's name, so a
+// caller can name the field its own way.
+func TestFieldErrorProblem(t *testing.T) {
+	t.Parallel()
+	var verr *Error
+	if err := Struct(queryIn{}); !errors.As(err, &verr) {
+		t.Fatalf("Struct(queryIn{}) = %v; want an *Error", err)
+	}
+	for _, f := range verr.Fields {
+		if f.Problem == "" || f.Message != f.Field+" "+f.Problem {
+			t.Errorf("FieldError %+v: Message is not Field, a space, Problem", f)
+		}
+	}
+}
