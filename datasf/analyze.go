@@ -25,8 +25,8 @@ const (
 
 // AnalyzeInput is analyze_results' arguments.
 type AnalyzeInput struct {
-	SQL     string            `json:"sql" validate:"required,notblank,chars=1 25000" jsonschema:"e.g. \"SELECT a.x, count(*) FROM a JOIN b ON b.k = a.k GROUP BY 1\"."`
-	Results map[string]string `json:"results" validate:"required,entries=1 16" jsonschema:"Table name -> result id, resource:// URI or URL. Each loads whole (up to 100,000 rows)."`
+	SQL     string            `json:"sql" validate:"required,notblank,min=1,max=25000" jsonschema:"e.g. \"SELECT a.x, count(*) FROM a JOIN b ON b.k = a.k GROUP BY 1\"."`
+	Results map[string]string `json:"results" validate:"required,min=1,max=16" jsonschema:"Table name -> result id, resource:// URI or URL. Each loads whole (up to 100,000 rows)."`
 	Format  string            `json:"format,omitempty" validate:"omitempty,oneof=auto json markdown"`
 }
 

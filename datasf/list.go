@@ -18,8 +18,8 @@ const (
 
 // ListInput is list_datasf's arguments. A nil Limit means DefaultListLimit.
 type ListInput struct {
-	Category string `json:"category,omitempty" validate:"omitempty,cleantext,chars=0 200" jsonschema:"e.g. \"Public Safety\"; omit for all."`
-	Limit    *int   `json:"limit,omitempty" validate:"omitnil,between=1 100" default:"10"`
+	Category string `json:"category,omitempty" validate:"omitempty,cleantext,max=200" jsonschema:"e.g. \"Public Safety\"; omit for all."`
+	Limit    *int   `json:"limit,omitempty" validate:"omitnil,min=1,max=100" default:"10"`
 	Domain   string `json:"domain,omitempty" validate:"omitempty,cleantext" jsonschema:"Portal host. \"*\" lists portals."`
 	Format   string `json:"format,omitempty" validate:"omitempty,oneof=auto json markdown"`
 }

@@ -22,8 +22,8 @@ const (
 // ListResultsInput is list_results' arguments. A nil Limit means
 // DefaultListResultsLimit, a nil Offset 0.
 type ListResultsInput struct {
-	Limit  *int   `json:"limit,omitempty" validate:"omitnil,between=1 100" default:"20"`
-	Offset *int   `json:"offset,omitempty" validate:"omitnil,between=0 200" default:"0" jsonschema:"The next_offset of the previous answer."`
+	Limit  *int   `json:"limit,omitempty" validate:"omitnil,min=1,max=100" default:"20"`
+	Offset *int   `json:"offset,omitempty" validate:"omitnil,min=0,max=200" default:"0" jsonschema:"The next_offset of the previous answer."`
 	Format string `json:"format,omitempty" validate:"omitempty,oneof=auto json markdown"`
 }
 

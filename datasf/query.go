@@ -31,9 +31,9 @@ const (
 // nil SampleSize means the server's default.
 type QueryInput struct {
 	DatasetID   string `json:"dataset_id" validate:"required,fourbyfour" jsonschema:"4x4 id (e.g. \"wg3w-h783\") or URL."`
-	SoQL        string `json:"soql" validate:"required,cleansoql,notblank,chars=1 16000" jsonschema:"e.g. \"SELECT incident_category, count(*) AS n GROUP BY incident_category ORDER BY n DESC\", with fieldNames from get_schema."`
+	SoQL        string `json:"soql" validate:"required,cleansoql,notblank,min=1,max=16000" jsonschema:"e.g. \"SELECT incident_category, count(*) AS n GROUP BY incident_category ORDER BY n DESC\", with fieldNames from get_schema."`
 	AutoCorrect *bool  `json:"auto_correct,omitempty" default:"true" jsonschema:"Correct misspelt column names."`
-	SampleSize  *int   `json:"sample_size,omitempty" validate:"omitnil,between=1 100"`
+	SampleSize  *int   `json:"sample_size,omitempty" validate:"omitnil,min=1,max=100"`
 	Domain      string `json:"domain,omitempty" validate:"omitempty,cleantext"`
 	Format      string `json:"format,omitempty" validate:"omitempty,oneof=auto json markdown"`
 }

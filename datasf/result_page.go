@@ -30,10 +30,10 @@ const (
 // ResultPageInput is result_page's arguments. A nil Limit means
 // DefaultResultPageLimit, a nil Offset 0; an empty Order means ascending.
 type ResultPageInput struct {
-	Result string `json:"result" validate:"required,notblank,chars=1 1000" jsonschema:"The stored result: its id, resource:// URI or URL (resource.uri or resource.url of query_datasf)."`
-	Offset *int   `json:"offset,omitempty" validate:"omitnil,between=0 1000000000" default:"0" jsonschema:"The first row to return, counting from 0."`
-	Limit  *int   `json:"limit,omitempty" validate:"omitnil,between=1 1000" default:"100" jsonschema:"How many rows to return (1-1000, default 100)."`
-	SortBy string `json:"sort_by,omitempty" validate:"omitempty,chars=0 200" jsonschema:"Sort by this column of the result (one of its columns; anything else is refused). Without it, the result's own stable order."`
+	Result string `json:"result" validate:"required,notblank,min=1,max=1000" jsonschema:"The stored result: its id, resource:// URI or URL (resource.uri or resource.url of query_datasf)."`
+	Offset *int   `json:"offset,omitempty" validate:"omitnil,min=0,max=1000000000" default:"0" jsonschema:"The first row to return, counting from 0."`
+	Limit  *int   `json:"limit,omitempty" validate:"omitnil,min=1,max=1000" default:"100" jsonschema:"How many rows to return (1-1000, default 100)."`
+	SortBy string `json:"sort_by,omitempty" validate:"omitempty,max=200" jsonschema:"Sort by this column of the result (one of its columns; anything else is refused). Without it, the result's own stable order."`
 	Order  string `json:"order,omitempty" validate:"omitempty,oneof=asc desc" jsonschema:"The sort order of sort_by: asc (the default) or desc."`
 	Format string `json:"format,omitempty" validate:"omitempty,oneof=auto json markdown"`
 }

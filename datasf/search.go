@@ -22,8 +22,8 @@ const (
 // SearchInput is search_datasf's arguments. A nil Limit means
 // DefaultSearchLimit.
 type SearchInput struct {
-	Query  string `json:"query" validate:"required,cleantext,notblank,chars=1 500" jsonschema:"Keywords, e.g. \"police incidents\"."`
-	Limit  *int   `json:"limit,omitempty" validate:"omitnil,between=1 20" default:"5"`
+	Query  string `json:"query" validate:"required,cleantext,notblank,min=1,max=500" jsonschema:"Keywords, e.g. \"police incidents\"."`
+	Limit  *int   `json:"limit,omitempty" validate:"omitnil,min=1,max=20" default:"5"`
 	Domain string `json:"domain,omitempty" validate:"omitempty,cleantext" jsonschema:"Portal host. \"a,b\" or \"*\" (all)."`
 	Format string `json:"format,omitempty" validate:"omitempty,oneof=auto json markdown"`
 }

@@ -11,7 +11,7 @@ import (
 // the check and the published schema.
 type countInput struct {
 	DatasetID string `json:"dataset_id" validate:"required,fourbyfour" jsonschema:"The dataset's id."`
-	Where     string `json:"where,omitempty" validate:"omitempty,cleansoql,chars=1 500"`
+	Where     string `json:"where,omitempty" validate:"omitempty,cleansoql,min=1,max=500"`
 }
 
 func Example() {

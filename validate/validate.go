@@ -13,16 +13,15 @@
 // (notblank).
 //
 // The rules are the `validate` struct tags of the tools' input structs
-// (package datasf), each limit written there once. Besides validator's own
-// rules (required, omitempty, omitnil, oneof, ...) these are available:
+// (package datasf), each limit written there once: validator's own rules
+// (required, omitempty, omitnil, oneof, and min and max, which count a
+// string's characters, bound a number and count a map's entries), and these
+// domain rules:
 //
 //	fourbyfour    a dataset id or its URL (DatasetIDPattern; see NormalizeDatasetID)
 //	notblank      not only white space
 //	cleantext     valid UTF-8, no control characters
 //	cleansoql     valid UTF-8, no control characters but tab, LF and CR
-//	chars=LO HI   LO to HI characters
-//	between=LO HI an integer from LO to HI
-//	entries=LO HI a map of LO to HI entries
 //
 // Struct checks a struct against its tags; Schema states the same struct
 // as the JSON Schema a tool publishes; DatasetID checks one value.
@@ -97,7 +96,7 @@ func NormalizeDatasetID(s string) string {
 // FieldError is one argument that failed one rule.
 type FieldError struct {
 	Field   string // the argument's JSON name, e.g. "dataset_id"
-	Rule    string // the rule's tag, e.g. "chars", "between", "fourbyfour"
+	Rule    string // the rule's tag, e.g. "required", "max", "fourbyfour"
 	Message string // a sentence naming the field and the rule: Field, a space, Problem
 	// Problem is the sentence without the field's name, e.g. "must not be
 	// empty", for a caller that names the field its own way (a command
@@ -126,28 +125,6 @@ var engine = sync.OnceValue(func() *validator.Validate {
 		"notblank":   func(fl validator.FieldLevel) bool { return strings.TrimSpace(fl.Field().String()) != "" },
 		"cleantext":  func(fl validator.FieldLevel) bool { return cleanText(fl.Field().String(), false) == nil },
 		"cleansoql":  func(fl validator.FieldLevel) bool { return cleanText(fl.Field().String(), true) == nil },
-		"chars": func(fl validator.FieldLevel) bool {
-			lo, hi := bounds(fl.Param())
-			n := int64(utf8.RuneCountInString(fl.Field().String()))
-			return n >= lo && n <= hi
-		},
-		"between": func(fl validator.FieldLevel) bool {
-			lo, hi := bounds(fl.Param())
-			switch fl.Field().Kind() {
-			case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-				n := fl.Field().Int()
-				return n >= lo && n <= hi
-			}
-			return false
-		},
-		"entries": func(fl validator.FieldLevel) bool {
-			lo, hi := bounds(fl.Param())
-			if fl.Field().Kind() != reflect.Map {
-				return false
-			}
-			n := int64(fl.Field().Len())
-			return n >= lo && n <= hi
-		},
 	}
 	for tag, fn := range rules {
 		if err := v.RegisterValidation(tag, fn); err != nil {
@@ -157,15 +134,20 @@ var engine = sync.OnceValue(func() *validator.Validate {
 	return v
 })
 
-// bounds reads the "lo hi" parameter of chars, between and entries.
-func bounds(param string) (lo, hi int64) {
-	a, b, _ := strings.Cut(param, " ")
-	lo, err1 := strconv.ParseInt(a, 10, 64)
-	hi, err2 := strconv.ParseInt(b, 10, 64)
-	if err1 != nil || err2 != nil {
-		panic(fmt.Sprintf("validate: bad range parameter %q", param))
+// bounds returns the min= and max= parameters of a rule; has says which
+// it has.
+func bounds(rule string) (lo, hi int64, hasLo, hasHi bool) {
+	for part := range strings.SplitSeq(rule, ",") {
+		word, param, _ := strings.Cut(part, "=")
+		n, err := strconv.ParseInt(param, 10, 64)
+		switch {
+		case word == "min" && err == nil:
+			lo, hasLo = n, true
+		case word == "max" && err == nil:
+			hi, hasHi = n, true
+		}
 	}
-	return lo, hi
+	return lo, hi, hasLo, hasHi
 }
 
 // Struct validates the fields of the struct v (or v points to), each
@@ -226,6 +208,9 @@ func check(field string, value any, rule string) *FieldError {
 	}
 	fe := verrs[0]
 	problem := problem(fe.Tag(), fe.Param(), fe.Value())
+	if fe.Tag() == "min" || fe.Tag() == "max" {
+		problem = outOfBounds(rule, fe.Value())
+	}
 	return &FieldError{Field: field, Rule: fe.Tag(), Message: field + " " + problem, Problem: problem}
 }
 
@@ -237,23 +222,6 @@ func problem(rule, param string, value any) string {
 		return "must not be empty"
 	case "fourbyfour":
 		return fmt.Sprintf("must be a dataset id like abcd-1234 (4 letters or digits, a hyphen, 4 more) or the dataset's URL; got %q", clip(s))
-	case "chars":
-		lo, hi := bounds(param)
-		n := utf8.RuneCountInString(s)
-		if lo == 0 {
-			return fmt.Sprintf("must be at most %d characters; got %d", hi, n)
-		}
-		return fmt.Sprintf("must be %d to %d characters; got %d", lo, hi, n)
-	case "between":
-		lo, hi := bounds(param)
-		return fmt.Sprintf("must be between %d and %d; got %v", lo, hi, value)
-	case "entries":
-		lo, hi := bounds(param)
-		n := 0
-		if rv := reflect.ValueOf(value); rv.Kind() == reflect.Map {
-			n = rv.Len()
-		}
-		return fmt.Sprintf("must have %d to %d entries; got %d", lo, hi, n)
 	case "oneof":
 		return fmt.Sprintf("must be one of %s; got %q", strings.ReplaceAll(param, " ", ", "), clip(s))
 	case "cleantext":
@@ -262,6 +230,40 @@ func problem(rule, param string, value any) string {
 		return cleanText(s, true).Error()
 	}
 	return fmt.Sprintf("breaks the rule %q", rule)
+}
+
+// outOfBounds says how value broke the min and max of rule: a string's
+// length in characters, a number's value or a map's entries.
+func outOfBounds(rule string, value any) string {
+	lo, hi, hasLo, hasHi := bounds(rule)
+	rv := reflect.ValueOf(value)
+	for rv.Kind() == reflect.Pointer && !rv.IsNil() {
+		rv = rv.Elem()
+	}
+	var unit string
+	var got any
+	switch rv.Kind() {
+	case reflect.String:
+		unit, got = " characters", utf8.RuneCountInString(rv.String())
+	case reflect.Map, reflect.Slice:
+		unit, got = " entries", rv.Len()
+	default:
+		got = rv.Interface()
+	}
+	verb := "be"
+	if unit == " entries" {
+		verb = "have"
+	}
+	switch {
+	case hasLo && hasHi && unit == "":
+		return fmt.Sprintf("must be between %d and %d; got %v", lo, hi, got)
+	case hasLo && hasHi && !(unit == " characters" && lo == 0):
+		return fmt.Sprintf("must %s %d to %d%s; got %v", verb, lo, hi, unit, got)
+	case hasHi:
+		return fmt.Sprintf("must %s at most %d%s; got %v", verb, hi, unit, got)
+	default:
+		return fmt.Sprintf("must %s at least %d%s; got %v", verb, lo, unit, got)
+	}
 }
 
 // cleanText rejects invalid UTF-8 and control characters; lines allows tab,
