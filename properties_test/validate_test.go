@@ -50,8 +50,8 @@ func genDatasetID() *rapid.Generator[string] {
 }
 
 // Property 4: every string that is not a 4x4 id once lower-cased and
-// trimmed of ASCII white space (^[a-z0-9]{4}-[a-z0-9]{4}$; issue 18 accepts
-// ids as models write them), nor a dataset URL ending in one, is rejected
+// trimmed of ASCII white space (^[a-z0-9]{4}-[a-z0-9]{4}$: ids are accepted
+// as models write them), nor a dataset URL ending in one, is rejected
 // as a dataset id, with an error naming dataset_id; every other one is
 // accepted (by validate.DatasetID and by the get_schema and query_datasf
 // input structs) and normalizes to the lower-case id.
