@@ -145,7 +145,7 @@ func analyzeError(err error) *mcp.CallToolResult {
 	case errors.Is(err, analyze.ErrTimeout):
 		return toolError{Error: err.Error() + ". Simplify the SQL (fewer joins, add conditions).", ErrorType: errTimeout, Code: "sql_timeout"}.result()
 	case errors.As(err, &se):
-		return toolError{Error: err.Error() + ". Fix the SQL (SQLite dialect) and try again.", ErrorType: errValidation, Code: "sql_error"}.result()
+		return toolError{Error: "SQL error: " + se.Reason() + ". Fix the SQL (SQLite dialect) and try again.", ErrorType: errValidation, Code: "sql_error"}.result()
 	case errors.As(err, &re):
 		return toolError{Error: err.Error(), ErrorType: errAPI, Code: "result_load_failed"}.result()
 	}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"net"
-	"regexp"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -46,7 +45,6 @@ var defaultCodes = map[string]string{
 
 // result renders the error as an isError tool result.
 func (e toolError) result() *mcp.CallToolResult {
-	e.Error = inOurWords(e.Error)
 	if e.Code == "" {
 		e.Code = defaultCodes[e.ErrorType]
 	}
@@ -207,33 +205,3 @@ func unreachable(err error) (host, reason string, ok bool) {
 // line carries; a longer one is cut.
 const maxLoggedQuery = 2000
 
-// goPackagePrefix matches the "package: " prefixes Go errors gather as they
-// are wrapped ("dualresp: export query failed: socrata: …"): a caller is
-// told what failed, not where in our code.
-var goPackagePrefix = regexp.MustCompile(`\b(?:dualresp|socrata|analyze|localportal|spill|sqlitestore|redisstore|schemacache|datasf|mcpgo|soql|net/http|http): `)
-
-// ourWords rewrites the messages of SQLite, and of Go's HTTP client, that
-// can end an error, into ours.
-var ourWords = []struct {
-	re   *regexp.Regexp
-	with string
-}{
-	{regexp.MustCompile(`Expression tree is too large \(maximum depth (\d+)\)`), "the query is nested too deeply (at most $1 levels of expressions and subqueries); simplify it"},
-	{regexp.MustCompile(`Recursion limit \(\d+\)`), "the query is nested too deeply; simplify it"},
-	{regexp.MustCompile(`parser stack overflow`), "the query is nested too deeply; simplify it"},
-	{regexp.MustCompile(`SQL logic error: `), ""},
-	{regexp.MustCompile(`too many SQL variables`), "the query has too many values"},
-	{regexp.MustCompile(`\(Client\.Timeout exceeded while awaiting headers\)|Client\.Timeout exceeded while awaiting headers`), "the data source did not answer in time"},
-	{regexp.MustCompile(`context deadline exceeded`), "it ran out of time"},
-}
-
-// inOurWords is msg without Go package prefixes and with the internal
-// messages of SQLite and of the HTTP client said in our words. The log
-// keeps the original error.
-func inOurWords(msg string) string {
-	msg = goPackagePrefix.ReplaceAllString(msg, "")
-	for _, w := range ourWords {
-		msg = w.re.ReplaceAllString(msg, w.with)
-	}
-	return msg
-}
