@@ -204,4 +204,3 @@ func unreachable(err error) (host, reason string, ok bool) {
 // maxLoggedQuery is the most characters of a query (SoQL or SQL) a log
 // line carries; a longer one is cut.
 const maxLoggedQuery = 2000
-
