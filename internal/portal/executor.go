@@ -513,4 +513,3 @@ func orderable(dataType string) bool {
 	}
 	return true
 }
-
