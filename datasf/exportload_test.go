@@ -185,7 +185,7 @@ const (
 
 const (
 	stallAt  = 3_000
-	slowRate = 6 << 20 / raceScale // loadRows take this reader 4 times loadTimeout
+	slowRate = 4 << 20 / raceScale // loadRows take this reader 6 times loadTimeout (1.5 under the race detector)
 )
 
 // exportOutcome is what a test client read.
