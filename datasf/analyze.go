@@ -31,7 +31,7 @@ type AnalyzeInput struct {
 }
 
 func analyzeTool(s *toolServer) tool {
-	return newTool(toolDef{
+	return newTool[AnalyzeInput](toolDef{
 		name:        "analyze_results",
 		title:       "SQL over stored results",
 		description: "One read-only SQLite SELECT over stored results, each loaded as a table: joins and calculations across datasets that SoQL cannot do. At most 1,000 rows returned; aggregate in SQL.",
@@ -55,7 +55,11 @@ type analyzeTable struct {
 	Domain string `json:"domain,omitempty"`
 }
 
-func (s *toolServer) analyzeResults(ctx context.Context, req mcp.CallToolRequest, in *AnalyzeInput) (*mcp.CallToolResult, error) {
+func (s *toolServer) analyzeResults(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	in, refused := arguments[AnalyzeInput](req)
+	if refused != nil {
+		return refused, nil
+	}
 	progress := progressSender(ctx, req)
 	res, err := s.analyzer.Run(ctx, analyze.Request{SQL: in.SQL, Results: in.Results, Owner: analysisOwner(ctx)}, progress)
 	if err != nil {

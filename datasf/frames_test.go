@@ -18,7 +18,7 @@ import (
 // maxQueryFrames is how many of our functions may stand between
 // query_datasf's MCP handler and http.Client.Do (docs/architecture.md
 // lists them).
-const maxQueryFrames = 8
+const maxQueryFrames = 7
 
 // stackRecorder is a RoundTripper that keeps the goroutine's stack (with
 // the stacks of the goroutines that started it, under

@@ -25,7 +25,7 @@ type ListInput struct {
 }
 
 func listTool(s *toolServer) tool {
-	return newTool(toolDef{
+	return newTool[ListInput](toolDef{
 		name:        "list_datasf",
 		title:       "List datasets",
 		description: "Datasets, most recently updated first, optionally of one category. Next: get_schema.",
@@ -34,7 +34,11 @@ func listTool(s *toolServer) tool {
 	}, s.list)
 }
 
-func (s *toolServer) list(ctx context.Context, _ mcp.CallToolRequest, in *ListInput) (*mcp.CallToolResult, error) {
+func (s *toolServer) list(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	in, refused := arguments[ListInput](req)
+	if refused != nil {
+		return refused, nil
+	}
 	limit := or(in.Limit, DefaultListLimit)
 	if strings.TrimSpace(in.Domain) == "*" {
 		return s.listPortals(ctx, in, limit), nil

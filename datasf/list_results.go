@@ -28,7 +28,7 @@ type ListResultsInput struct {
 }
 
 func listResultsTool(s *toolServer) tool {
-	return newTool(toolDef{
+	return newTool[ListResultsInput](toolDef{
 		name:        "list_results",
 		title:       "List stored results",
 		description: "This session's stored results, newest first: dataset, query, rows, link. Reuse one instead of re-running a query.",
@@ -60,7 +60,11 @@ type resultItem struct {
 	Pinned     bool     `json:"pinned"`
 }
 
-func (s *toolServer) listResults(ctx context.Context, _ mcp.CallToolRequest, in *ListResultsInput) (*mcp.CallToolResult, error) {
+func (s *toolServer) listResults(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	in, refused := arguments[ListResultsInput](req)
+	if refused != nil {
+		return refused, nil
+	}
 	limit, offset := or(in.Limit, DefaultListResultsLimit), or(in.Offset, 0)
 	out := listResultsOutput{Results: []resultItem{}, Offset: offset}
 	ids := s.session.list(ctx)

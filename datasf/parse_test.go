@@ -42,7 +42,9 @@ func TestQueryParsesOnce(t *testing.T) {
 	} {
 		counter := &parseCounter{}
 		ctx := context.WithValue(t.Context(), parseCounterKey{}, counter)
-		res, err := svc.server.query(ctx, mcp.CallToolRequest{}, &QueryInput{DatasetID: "abcd-1234", SoQL: soql})
+		req := mcp.CallToolRequest{}
+		req.Params.Arguments = map[string]any{"dataset_id": "abcd-1234", "soql": soql}
+		res, err := svc.server.query(ctx, req)
 		if err != nil {
 			t.Fatal(err)
 		}

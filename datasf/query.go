@@ -41,7 +41,7 @@ type QueryInput struct {
 // queryTool's structured content is a dual response (dualresp.Structured),
 // which may also carry hints (package hints).
 func queryTool(s *toolServer) tool {
-	return newTool(toolDef{
+	return newTool[QueryInput](toolDef{
 		name:        "query_datasf",
 		title:       "Query a dataset",
 		description: "Run SoQL on a dataset. Returns a SAMPLE of the rows, the exact total (metadata.total_count) and resource.url, the complete result for the user. Answer with aggregates (GROUP BY, count(*), sum); never page through results yourself. SoQL has no FROM; text comparison is case-sensitive; quote dates ('2024-01-01').",
@@ -50,7 +50,11 @@ func queryTool(s *toolServer) tool {
 	}, s.query)
 }
 
-func (s *toolServer) query(ctx context.Context, _ mcp.CallToolRequest, in *QueryInput) (*mcp.CallToolResult, error) {
+func (s *toolServer) query(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	in, refused := arguments[QueryInput](req)
+	if refused != nil {
+		return refused, nil
+	}
 	// The query is parsed once; correction, the local checks, the count,
 	// the sample, the hints and the stored query all use this tree.
 	parsed, err := parseSoQL(ctx, in.SoQL)

@@ -41,7 +41,7 @@ type ResultPageInput struct {
 // resultPageTool pages through a stored result for the result viewer (the
 // MCP App): visible to the app only, hidden from the model (see app.go).
 func resultPageTool(s *toolServer) tool {
-	t := newTool(toolDef{
+	t := newTool[ResultPageInput](toolDef{
 		name:        "result_page",
 		title:       "Read a page of a stored result",
 		description: "For the result viewer app: one page of a stored query result (the complete result, not the sample), optionally sorted by one of its columns. Checked like the REST API's page requests, and visible only to the caller that created the result.",
@@ -80,7 +80,11 @@ type resultPageOutput struct {
 	*dualresp.Page
 }
 
-func (s *toolServer) resultPage(ctx context.Context, _ mcp.CallToolRequest, in *ResultPageInput) (*mcp.CallToolResult, error) {
+func (s *toolServer) resultPage(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	in, refused := arguments[ResultPageInput](req)
+	if refused != nil {
+		return refused, nil
+	}
 	id, err := dualresp.ResourceID(in.Result)
 	if err != nil {
 		return validationError(fmt.Sprintf("result %q is not a stored result's id, resource:// URI or URL", in.Result),
@@ -90,11 +94,11 @@ func (s *toolServer) resultPage(ctx context.Context, _ mcp.CallToolRequest, in *
 		return validationError("order needs sort_by: name the column to sort by", map[string]any{"field": "order"}), nil
 	}
 	// Checked, counted and read as the REST API's page requests are.
-	req := dualresp.PageQuery{Offset: int64(or(in.Offset, 0)), Limit: int64(or(in.Limit, DefaultResultPageLimit))}
+	pq := dualresp.PageQuery{Offset: int64(or(in.Offset, 0)), Limit: int64(or(in.Limit, DefaultResultPageLimit))}
 	if in.SortBy != "" {
-		req.Sort = []dualresp.SortParam{{Field: in.SortBy, Order: in.Order}}
+		pq.Sort = []dualresp.SortParam{{Field: in.SortBy, Order: in.Order}}
 	}
-	rec, page, err := s.results.ReadPage(ctx, id, req)
+	rec, page, err := s.results.ReadPage(ctx, id, pq)
 	var bad *dualresp.RequestError
 	var store *dualresp.StorageError
 	switch {

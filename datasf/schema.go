@@ -18,7 +18,7 @@ type SchemaInput struct {
 }
 
 func schemaTool(s *toolServer) tool {
-	return newTool(toolDef{
+	return newTool[SchemaInput](toolDef{
 		name:        "get_schema",
 		title:       "Dataset schema",
 		description: "A dataset's columns (fieldName to use in SoQL, type) and exact row count. Call it before query_datasf.",
@@ -46,7 +46,11 @@ type schemaColumn struct {
 	Description string `json:"description,omitempty"`
 }
 
-func (s *toolServer) schema(ctx context.Context, _ mcp.CallToolRequest, in *SchemaInput) (*mcp.CallToolResult, error) {
+func (s *toolServer) schema(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	in, refused := arguments[SchemaInput](req)
+	if refused != nil {
+		return refused, nil
+	}
 	p, err := s.portals.Get(ctx, strings.TrimSpace(in.Domain))
 	if err != nil {
 		return upstreamError(err, "the domain", ""), nil

@@ -29,7 +29,7 @@ type SearchInput struct {
 }
 
 func searchTool(s *toolServer) tool {
-	return newTool(toolDef{
+	return newTool[SearchInput](toolDef{
 		name:        "search_datasf",
 		title:       "Search datasets",
 		description: "Search datasets by keywords: ids (e.g. wg3w-h783), names, descriptions. Next: get_schema.",
@@ -51,7 +51,11 @@ type catalogResult struct {
 	Categories []categoryCount `json:"categories,omitempty"`
 }
 
-func (s *toolServer) search(ctx context.Context, _ mcp.CallToolRequest, in *SearchInput) (*mcp.CallToolResult, error) {
+func (s *toolServer) search(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	in, refused := arguments[SearchInput](req)
+	if refused != nil {
+		return refused, nil
+	}
 	limit := or(in.Limit, DefaultSearchLimit)
 	var (
 		ds     []socrata.Dataset

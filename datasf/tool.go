@@ -2,7 +2,6 @@ package datasf
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -62,9 +61,12 @@ type toolDef struct {
 	output json.RawMessage
 }
 
-// newTool makes the tool of a definition, the input struct In and the
-// handler, which receives the decoded and validated input.
-func newTool[In any](d toolDef, handle func(context.Context, mcp.CallToolRequest, *In) (*mcp.CallToolResult, error)) tool {
+// newTool makes the tool of a definition, its input struct In and its
+// handler. The handler starts with arguments[In], which decodes and checks
+// the call's arguments as the schema derived from In states them (no
+// wrapper stands between mcp-go and the handler: one frame fewer on every
+// call's path).
+func newTool[In any](d toolDef, handler server.ToolHandlerFunc) tool {
 	input, err := validate.Schema[In]()
 	if err != nil {
 		panic(fmt.Sprintf("datasf: %s's input: %v", d.name, err)) // the tags are wrong: a programming error
@@ -82,35 +84,44 @@ func newTool[In any](d toolDef, handle func(context.Context, mcp.CallToolRequest
 		IdempotentHint:  mcp.ToBoolPtr(true),
 		OpenWorldHint:   mcp.ToBoolPtr(d.openWorld),
 	})(&def)
-	check := func(raw any) (*In, error) {
-		in := new(In)
-		if err := decodeArgs(raw, in); err != nil {
-			return nil, err
-		}
-		if err := validate.Struct(in); err != nil {
-			return nil, err
-		}
-		if n, ok := any(in).(normalizer); ok {
-			n.normalize()
-		}
-		return in, nil
-	}
 	return tool{
 		def:   def,
 		in:    reflect.TypeFor[In](),
 		input: input,
 		check: func(raw any) error {
-			_, err := check(raw)
+			_, err := decodeInput[In](raw)
 			return err
 		},
-		handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			in, err := check(req.GetRawArguments())
-			if err != nil {
-				return invalid(err), nil
-			}
-			return handle(ctx, req, in)
-		},
+		handler: handler,
 	}
+}
+
+// arguments decodes and checks a call's arguments into an In: strictly
+// (unknown arguments and wrong JSON types are refused), then by its
+// validate tags, then normalized. A refusal is the isError result the
+// handler returns.
+func arguments[In any](req mcp.CallToolRequest) (*In, *mcp.CallToolResult) {
+	in, err := decodeInput[In](req.GetRawArguments())
+	if err != nil {
+		return nil, invalid(err)
+	}
+	return in, nil
+}
+
+// decodeInput is arguments' work: an *argumentError or a *validate.Error
+// when the arguments are refused.
+func decodeInput[In any](raw any) (*In, error) {
+	in := new(In)
+	if err := decodeArgs(raw, in); err != nil {
+		return nil, err
+	}
+	if err := validate.Struct(in); err != nil {
+		return nil, err
+	}
+	if n, ok := any(in).(normalizer); ok {
+		n.normalize()
+	}
+	return in, nil
 }
 
 // outputSchema is the output schema of a tool whose structured content is

@@ -418,3 +418,20 @@ func TestInputValidate(t *testing.T) {
 		})
 	}
 }
+
+// Every tool's handler checks its arguments before anything else (it starts
+// with arguments[In]): an unknown argument is refused with the words of
+// the tool's check, on a server that has nothing else to offer.
+func TestHandlersCheckTheirArguments(t *testing.T) {
+	t.Parallel()
+	for _, tl := range (&toolServer{}).toolList() {
+		req := mcp.CallToolRequest{}
+		req.Params.Name = tl.def.Name
+		req.Params.Arguments = map[string]any{"no_such_argument": 1}
+		res, err := tl.handler(t.Context(), req)
+		want := invalid(tl.check(req.Params.Arguments))
+		if err != nil || !res.IsError || resultText(res) != resultText(want) {
+			t.Errorf("%s(no_such_argument: 1) = %v, %v; want %s", tl.def.Name, resultText(res), err, resultText(want))
+		}
+	}
+}
