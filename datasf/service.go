@@ -86,6 +86,10 @@ type Config struct {
 	// CleanupInterval is how often expired results are removed (dualresp's
 	// default when zero, never when negative).
 	CleanupInterval time.Duration
+	// ExportBackoff is the wait before attempt n+1 (n from 1) at a page of
+	// an export that failed in a way that may pass, when the portal gave
+	// no Retry-After. Default: 0.5s, doubling, at most 8s.
+	ExportBackoff func(n int) time.Duration
 	// RESTTokens, when set, are the bearer tokens the REST API and /mcp
 	// require; each result is visible only to the token that created it.
 	// Stdio sessions create results as the first token.
@@ -277,7 +281,7 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 		BaseURL: svc.url,
 		Store:   store,
 		// SoQL on each stored query's portal, spilled tool results from blobs.
-		Executors:         map[string]dualresp.Executor{portal.QueryKind: portal.NewExecutor(svc.portals), spill.Kind: blobs},
+		Executors:         map[string]dualresp.Executor{portal.QueryKind: portal.NewExecutor(svc.portals, portal.ExecutorOptions{Backoff: cfg.ExportBackoff}), spill.Kind: blobs},
 		DefaultExpiration: cfg.Expiration,
 		KeepExpired:       cfg.KeepExpired,
 		DefaultSampleSize: cfg.SampleSize,
@@ -288,6 +292,7 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 		OnExportStart:     svc.metrics.OnExportStart,
 		OnExportEnd:       svc.metrics.OnExportEnd,
 		OnRemoved:         svc.metrics.OnRemoved,
+		ErrorText:         restErrorText,
 	}
 	ropts.Authenticate = svc.auth
 	if svc.results, err = dualresp.New(ropts); err != nil {
@@ -320,7 +325,7 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 		MaxEventStreams:      cfg.MaxEventStreams, MaxEventStreamsPerClient: cfg.MaxEventStreamsPerClient,
 		BodyReadTimeout: cfg.BodyReadTimeout, IdleTimeout: cfg.IdleTimeout,
 		OnSessionEnd: svc.server.session.forgetSession,
-		ContextFunc:  FormatFromHeader,
+		ContextFunc:  formatFromHeader,
 		Logger:       svc.log,
 	})
 	svc.metrics.Gauge("datasf_sessions", "Live MCP sessions over Streamable HTTP.", func() float64 { return float64(svc.http.Sessions()) })

@@ -84,6 +84,15 @@ type QueryError struct {
 func (e *QueryError) Error() string { return fmt.Sprintf("dualresp: %s query failed: %v", e.Op, e.Err) }
 func (e *QueryError) Unwrap() error { return e.Err }
 
+// rowError is a row of an Executor that is not a JSON object; its words
+// are for the REST API's caller.
+type rowError struct {
+	n   int64  // the row's index in the result
+	why string // e.g. "is not a JSON object: \"text\""
+}
+
+func (e *rowError) Error() string { return fmt.Sprintf("row %d %s", e.n, e.why) }
+
 // CountError reports that the Executor failed to count a query's rows.
 type CountError struct{ Err error }
 

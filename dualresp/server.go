@@ -215,6 +215,12 @@ type Options struct {
 	// reason: "expired" (Cleanup), "pin_unused" (Cleanup, a pin unread for
 	// PinnedIdleExpiration) or "deleted" (Delete). For metrics.
 	OnRemoved func(reason string, n int)
+	// ErrorText, when set, says why an Executor's query failed, in words
+	// for the REST API's caller; "" leaves it to the default. The Executor
+	// knows its errors' types; the log keeps the whole error. The default
+	// says that the data source did not answer in time (a deadline or a
+	// network timeout), else only that the query failed.
+	ErrorText func(error) string
 }
 
 // Server creates dual responses, keeps their records and serves them over
@@ -245,6 +251,7 @@ type Server struct {
 	onExportStart func(format string)
 	onExportEnd   func(ExportReport)
 	onRemoved     func(reason string, n int)
+	errorText     func(error) string
 
 	stop      context.CancelFunc
 	done      chan struct{}
@@ -280,6 +287,7 @@ func New(opts Options) (*Server, error) {
 		onExportStart: opts.OnExportStart,
 		onExportEnd:   opts.OnExportEnd,
 		onRemoved:     opts.OnRemoved,
+		errorText:     opts.ErrorText,
 	}
 	if s.maxPinned == 0 {
 		s.maxPinned = DefaultMaxPinnedPerOwner
@@ -393,7 +401,7 @@ type Spec struct {
 	// or the structured content. They are not stored.
 	Notes []string
 	// QueryStated says the Metadata already states the query another way
-	// (datasf's portal_url, a URL that reruns it): the structured content
+	// (a URL that reruns it, for example): the structured content
 	// then does not repeat Query.Text under "query", so that it is said
 	// once. The record, the REST metadata and pages keep Query.
 	QueryStated bool
@@ -432,7 +440,12 @@ func (s *Server) CreateResponse(ctx context.Context, spec Spec) (*Response, erro
 		sample []json.RawMessage
 		cols   []Column
 	)
-	g, gctx := errgroup.WithContext(ctx)
+	// The count runs beside the sample, which runs here. The first error
+	// is returned: a failed count ends the sample, a failed sample the
+	// count.
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	g, gctx := errgroup.WithContext(cctx)
 	g.Go(func() error {
 		n, err := plan.Count(gctx)
 		if err != nil {
@@ -444,18 +457,20 @@ func (s *Server) CreateResponse(ctx context.Context, spec Spec) (*Response, erro
 		total = n
 		return nil
 	})
+	var pageErr error
 	if size > 0 {
-		g.Go(func() error {
-			page, err := plan.Page(gctx, PageRequest{Offset: 0, Limit: int64(size)})
-			if err != nil {
-				return sampleErr(err)
-			}
-			sample, cols = page.Rows, page.Columns
-			return nil
-		})
+		var page PageResult
+		page, pageErr = plan.Page(gctx, PageRequest{Offset: 0, Limit: int64(size)})
+		sample, cols = page.Rows, page.Columns
+		if pageErr != nil && context.Cause(gctx) == nil {
+			cancel() // the sample failed first: the count is not needed
+		}
 	}
-	if err := g.Wait(); err != nil {
+	if err := g.Wait(); err != nil && (pageErr == nil || context.Cause(gctx) != context.Canceled) {
 		return nil, err
+	}
+	if pageErr != nil {
+		return nil, sampleErr(pageErr)
 	}
 	if len(spec.Columns) == 0 && len(cols) > 0 {
 		spec.Columns = cols
