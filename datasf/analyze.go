@@ -83,7 +83,11 @@ func (s *toolServer) analyzeResults(ctx context.Context, req mcp.CallToolRequest
 	}
 	out.Summary = fmt.Sprintf("%d rows.", out.RowCount)
 	if out.Truncated {
-		out.Summary = fmt.Sprintf("The first %d rows (more were cut: aggregate or add LIMIT).", out.RowCount)
+		cut := res.Cut
+		if cut == "" {
+			cut = "the answer is bounded"
+		}
+		out.Summary = fmt.Sprintf("The first %d rows (more were cut: %s; aggregate, select fewer or shorter columns, or add LIMIT).", out.RowCount, cut)
 	}
 	var table strings.Builder
 	table.WriteString("| " + strings.Join(out.Columns, " | ") + " |\n|" + strings.Repeat("---|", len(out.Columns)) + "\n")
