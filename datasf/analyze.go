@@ -124,13 +124,14 @@ func progressSender(ctx context.Context, req mcp.CallToolRequest) analyze.Progre
 }
 
 // analysisOwner is whom an analysis counts against for the bound on
-// analyses at once per caller: the bearer token's owner, else the owner
-// results are stored under (see recordOwner).
+// analyses at once per caller: the bearer token's owner, else the identity
+// of the owner results are stored under (see recordOwner): the remote
+// address, whatever client keys or sessions it uses.
 func analysisOwner(ctx context.Context) string {
 	if owner, ok := dualresp.OwnerFrom(ctx); ok {
 		return "owner:" + owner
 	}
-	return recordOwner(ctx)
+	return dualresp.OwnerIdentity(recordOwner(ctx))
 }
 
 // analyzeError explains a failed analysis to the model.
