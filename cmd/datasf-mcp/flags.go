@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/datasf-mcp/datasf-mcp/datasf"
+	"github.com/datasf-mcp/datasf-mcp/dualresp"
 	"github.com/datasf-mcp/datasf-mcp/internal/localportal"
 	"github.com/datasf-mcp/datasf-mcp/socrata"
 )
@@ -206,6 +207,8 @@ func (p *parser) serverFlags(cmd *cobra.Command, listen func(fs *pflag.FlagSet))
 		fs.StringVar(&p.expiration, "expiration", p.env("DATASF_EXPIRATION", "15m"), "keep a stored result for `DURATION` (such as 15m or 2h) after its last access (env DATASF_EXPIRATION)")
 		fs.IntVar(&c.SampleSize, "sample-size", 15, fmt.Sprintf("sample rows a query returns to the model when it asks for no number (1-%d)", datasf.MaxSampleSize))
 		fs.StringVar(&c.CORSOrigins, "cors-origins", p.env("DATASF_CORS_ORIGINS", ""), "browser `ORIGINS` (comma-separated) allowed to call the REST API cross-origin (env DATASF_CORS_ORIGINS)")
+		fs.IntVar(&c.MaxResults, "max-results", p.envInt("DATASF_MAX_RESULTS"),
+			fmt.Sprintf("with --store memory, keep at most `N` results, pinned ones included (at most half pinned; default %d; env DATASF_MAX_RESULTS)", dualresp.DefaultMaxResources))
 	})
 }
 
@@ -251,6 +254,9 @@ func (p *parser) finish(cmd *cobra.Command) error {
 	}
 	if c.SampleSize < 1 || c.SampleSize > datasf.MaxSampleSize {
 		return fail("--sample-size must be between 1 and %d; got %d", datasf.MaxSampleSize, c.SampleSize)
+	}
+	if c.MaxResults < 0 {
+		return fail("--max-results must be 0 (the default, %d) or more; got %d", dualresp.DefaultMaxResources, c.MaxResults)
 	}
 	if c.Store == "" {
 		c.Store = "memory"

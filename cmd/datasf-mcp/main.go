@@ -93,6 +93,7 @@ type config struct {
 	HTTPAddr     string
 	Store        string
 	SampleSize   int
+	MaxResults   int // --max-results: the memory store's bound (0: dualresp's default)
 	LogLevel     string
 	RESTTokens   []string
 	ClientKey    string // without RESTTokens, the user's key sent to --server (mcphttp.ClientKeyHeader)
