@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -27,6 +28,7 @@ type rawClient struct {
 	base    string
 	hc      *http.Client
 	session string
+	mu      sync.Mutex
 	nextID  int
 }
 
@@ -49,11 +51,25 @@ type rpcAnswer struct {
 }
 
 // post sends one JSON-RPC request with headers (and the client's session,
-// once it has one) and reads the answer, JSON or an event stream.
+// once it has one) and reads the answer, JSON or an event stream; it
+// fails the test on a transport error.
 func (c *rawClient) post(headers map[string]string, method string, params any) rpcAnswer {
 	c.t.Helper()
+	a, err := c.tryPost(headers, method, params)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return a
+}
+
+// tryPost is post returning the transport's error; it may run in any
+// goroutine.
+func (c *rawClient) tryPost(headers map[string]string, method string, params any) (rpcAnswer, error) {
+	c.mu.Lock()
 	c.nextID++
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": c.nextID, "method": method, "params": params})
+	id := c.nextID
+	c.mu.Unlock()
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
 	req, _ := http.NewRequestWithContext(c.t.Context(), http.MethodPost, c.base+"/mcp", bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
@@ -66,12 +82,12 @@ func (c *rawClient) post(headers map[string]string, method string, params any) r
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		c.t.Fatalf("%s: %v", method, err)
+		return rpcAnswer{}, fmt.Errorf("%s: %w", method, err)
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
-		c.t.Fatalf("%s: reading the answer: %v", method, err)
+		return rpcAnswer{}, fmt.Errorf("%s: reading the answer: %w", method, err)
 	}
 	a := rpcAnswer{status: resp.StatusCode, session: resp.Header.Get("Mcp-Session-Id"), body: b}
 	msg := b
@@ -88,7 +104,7 @@ func (c *rawClient) post(headers map[string]string, method string, params any) r
 	if json.Unmarshal(msg, &m) == nil {
 		a.result = m.Result
 	}
-	return a
+	return a, nil
 }
 
 // initialize starts a session with headers; the client keeps it.
@@ -111,15 +127,25 @@ type toolAnswer struct {
 	} `json:"content"`
 }
 
-// call calls tool in the client's session with headers.
+// call calls tool in the client's session with headers; it fails the
+// test when there is no tool answer.
 func (c *rawClient) call(headers map[string]string, tool string, args map[string]any) toolAnswer {
 	c.t.Helper()
-	a := c.post(headers, "tools/call", map[string]any{"name": tool, "arguments": args})
-	var res toolAnswer
-	if a.status != http.StatusOK || json.Unmarshal(a.result, &res) != nil {
-		c.t.Fatalf("%s: HTTP %d %.300s", tool, a.status, a.body)
+	res, err := c.tryCall(headers, tool, args)
+	if err != nil {
+		c.t.Fatal(err)
 	}
 	return res
+}
+
+// tryCall is call returning what went wrong; it may run in any goroutine.
+func (c *rawClient) tryCall(headers map[string]string, tool string, args map[string]any) (toolAnswer, error) {
+	a, err := c.tryPost(headers, "tools/call", map[string]any{"name": tool, "arguments": args})
+	var res toolAnswer
+	if err == nil && (a.status != http.StatusOK || json.Unmarshal(a.result, &res) != nil) {
+		err = fmt.Errorf("%s: HTTP %d %.300s", tool, a.status, a.body)
+	}
+	return res, err
 }
 
 // text is the answer's first text.
@@ -320,5 +346,93 @@ func TestSessionFloodBinary(t *testing.T) {
 	}
 	if otherAddr.status != http.StatusOK || otherAddr.session == "" {
 		t.Errorf("another address: initialize = %d %.200s; want 200 and a session", otherAddr.status, otherAddr.body)
+	}
+}
+
+// TestAmplifyingAnalysesBinary: 4 analyses at once (4 addresses), each
+// answering blobs of zeros (six bytes of JSON a byte) under a 16,000-
+// character column name repeated in every row, keep the server's peak RSS
+// within 1 GiB, and it stays alive; each answer is cut, saying so. Issue
+// 46: one such call peaked at 934 MiB, 4 at once at 4 GiB.
+func TestAmplifyingAnalysesBinary(t *testing.T) {
+	t.Parallel()
+	inst := startInstance(t)
+	owner := newRawClient(t, inst.base, "127.0.0.1")
+	if a := owner.initialize(nil); a.status != http.StatusOK {
+		t.Fatalf("initialize = %d %s", a.status, a.body)
+	}
+	url := owner.call(nil, "query_datasf", map[string]any{"dataset_id": "wg3w-h783", "soql": "SELECT incident_id LIMIT 1000"}).resourceURL(t)
+	sql := `SELECT zeroblob(8000) AS "` + strings.Repeat("k", 16_000) + `" FROM t, (SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3)`
+
+	sampler := samplePeak(t, inst.cmd.Process.Pid)
+	start := time.Now()
+	answers := make([]toolAnswer, 4)
+	var wg sync.WaitGroup
+	for i := range answers {
+		c := newRawClient(t, inst.base, fmt.Sprintf("127.0.0.%d", 1+i))
+		if a := c.initialize(nil); a.status != http.StatusOK {
+			t.Fatalf("initialize = %d %s", a.status, a.body)
+		}
+		wg.Go(func() {
+			var err error
+			if answers[i], err = c.tryCall(nil, "analyze_results", map[string]any{"sql": sql, "results": map[string]any{"t": url}}); err != nil {
+				t.Errorf("analysis %d: %v", i, err)
+			}
+		})
+	}
+	wg.Wait()
+	peak := sampler.end()
+	inst.alive(t)
+	t.Logf("4 amplifying analyze_results at once: server peak RSS %.1f MiB in %s; first answer %.120q",
+		float64(peak)/(1<<20), time.Since(start).Round(time.Millisecond), answers[0].text())
+	for i, a := range answers {
+		var sc struct {
+			Summary   string `json:"summary"`
+			Truncated bool   `json:"truncated"`
+		}
+		_ = json.Unmarshal(a.StructuredContent, &sc)
+		if a.IsError || !sc.Truncated || !strings.Contains(sc.Summary, "more were cut: at most 8 MiB") {
+			t.Errorf("analysis %d: isError %v, %.300q, summary %q; want rows, cut, saying so", i, a.IsError, a.text(), sc.Summary)
+		}
+	}
+	if peak > 1<<30 {
+		t.Errorf("peak RSS during 4 amplifying analyses = %.1f MiB; want at most 1024 MiB", float64(peak)/(1<<20))
+	}
+}
+
+// TestDeepNestingBinary: 16 query_datasf calls at once, each of 15,970
+// '(', are answered "nested too deeply" with the server's peak RSS within
+// 1 GiB, and it stays alive. Issue 46: ~200 MiB a call, 16 at once 2.2-2.5
+// GiB.
+func TestDeepNestingBinary(t *testing.T) {
+	t.Parallel()
+	inst := startInstance(t)
+	soql := "SELECT " + strings.Repeat("(", 15_970) + "1"
+	sampler := samplePeak(t, inst.cmd.Process.Pid)
+	answers := make([]toolAnswer, 16)
+	var wg sync.WaitGroup
+	for i := range answers {
+		c := newRawClient(t, inst.base, "127.0.0.1")
+		if a := c.initialize(nil); a.status != http.StatusOK {
+			t.Fatalf("initialize = %d %s", a.status, a.body)
+		}
+		wg.Go(func() {
+			var err error
+			if answers[i], err = c.tryCall(nil, "query_datasf", map[string]any{"dataset_id": "rqzj-sfat", "soql": soql}); err != nil {
+				t.Errorf("query %d: %v", i, err)
+			}
+		})
+	}
+	wg.Wait()
+	peak := sampler.end()
+	inst.alive(t)
+	t.Logf("16 query_datasf of 15,970 '(' at once: server peak RSS %.1f MiB; first answer %.200q", float64(peak)/(1<<20), answers[0].text())
+	for i, a := range answers {
+		if !a.IsError || !strings.Contains(a.text(), "nested too deeply") {
+			t.Errorf("query %d: isError %v, %.300q; want an error saying nested too deeply", i, a.IsError, a.text())
+		}
+	}
+	if peak > 1<<30 {
+		t.Errorf("peak RSS during 16 deep queries = %.1f MiB; want at most 1024 MiB", float64(peak)/(1<<20))
 	}
 }
