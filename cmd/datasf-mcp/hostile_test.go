@@ -436,3 +436,57 @@ func TestDeepNestingBinary(t *testing.T) {
 		t.Errorf("peak RSS during 16 deep queries = %.1f MiB; want at most 1024 MiB", float64(peak)/(1<<20))
 	}
 }
+
+// TestSpillsApartBinary: with tokens A and B, B's spilled results never
+// evict A's: A's spilled analysis is still read after B spills 1,001
+// (past the store's 1,000). Issue 46: one pool, oldest out first, so B's
+// spills evicted A's.
+func TestSpillsApartBinary(t *testing.T) {
+	t.Parallel()
+	inst := startInstanceEnv(t, []string{"DATASF_REST_TOKEN=token-a-0123456789,token-b-0123456789"})
+	bearer := func(token string) map[string]string { return map[string]string{"Authorization": "Bearer " + token} }
+	spilled := func(c *rawClient, h map[string]string, table string) string {
+		t.Helper()
+		a := c.call(h, "analyze_results", map[string]any{"sql": "SELECT printf('%.*c', 200, 'x') AS v FROM t", "results": map[string]any{"t": table}})
+		var sc struct {
+			FullResult struct {
+				URL string `json:"url"`
+			} `json:"full_result"`
+		}
+		if err := json.Unmarshal(a.StructuredContent, &sc); err != nil || sc.FullResult.URL == "" {
+			t.Fatalf("analyze_results was not spilled: %.300s", a.StructuredContent)
+		}
+		return sc.FullResult.URL
+	}
+	get := func(url, token string) int {
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, url+"?offset=0&limit=1", nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	a, b := newRawClient(t, inst.base, "127.0.0.1"), newRawClient(t, inst.base, "127.0.0.1")
+	ha, hb := bearer("token-a-0123456789"), bearer("token-b-0123456789")
+	a.initialize(ha)
+	b.initialize(hb)
+	query := map[string]any{"dataset_id": "rqzj-sfat", "soql": "SELECT applicant LIMIT 200"}
+	aURL := spilled(a, ha, a.call(ha, "query_datasf", query).resourceURL(t))
+	bTable := b.call(hb, "query_datasf", query).resourceURL(t)
+	start := time.Now()
+	var bURLs []string
+	for range 1_001 {
+		bURLs = append(bURLs, spilled(b, hb, bTable))
+	}
+	aStatus, bFirst, bLast := get(aURL, "token-a-0123456789"), get(bURLs[0], "token-b-0123456789"), get(bURLs[1_000], "token-b-0123456789")
+	t.Logf("after token B spilled 1,001 results (%s): A's spilled result GET %d; B's first %d, B's last %d",
+		time.Since(start).Round(time.Millisecond), aStatus, bFirst, bLast)
+	if aStatus != http.StatusOK {
+		t.Errorf("A's spilled result after B spilled 1,001: GET = %d; want 200", aStatus)
+	}
+	if bLast != http.StatusOK {
+		t.Errorf("B's newest spilled result: GET = %d; want 200", bLast)
+	}
+}
