@@ -284,6 +284,11 @@ func (p *parser) finish(cmd *cobra.Command) error {
 			c.RESTTokens = append(c.RESTTokens, tok)
 		}
 	}
+	for _, tok := range strings.Split(p.getenv("DATASF_METRICS_TOKEN"), ",") {
+		if tok = strings.TrimSpace(tok); tok != "" {
+			c.MetricsTokens = append(c.MetricsTokens, tok)
+		}
+	}
 	c.AppToken = p.getenv("SOCRATA_APP_TOKEN")
 	tokens, err := appTokens(p.getenv("DATASF_APP_TOKENS"))
 	if err != nil {

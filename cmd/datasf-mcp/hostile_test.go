@@ -490,3 +490,29 @@ func TestSpillsApartBinary(t *testing.T) {
 		t.Errorf("B's newest spilled result: GET = %d; want 200", bLast)
 	}
 }
+
+// TestMetricsForTheOperatorBinary: with tokens, /metrics is the
+// operator's: a tenant's token reads nothing (401) whether or not an
+// operator token is set, the operator's token reads it. Issue 46: any
+// token holder read every tenant's metrics.
+func TestMetricsForTheOperatorBinary(t *testing.T) {
+	t.Parallel()
+	const tenant, operator = "tenant-token-0123456789", "operator-token-0123456789"
+	scrape := func(inst *instance, token string) int {
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, inst.base+"/metrics", nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	closed := startInstanceEnv(t, []string{"DATASF_REST_TOKEN=" + tenant})
+	open := startInstanceEnv(t, []string{"DATASF_REST_TOKEN=" + tenant, "DATASF_METRICS_TOKEN=" + operator})
+	got := []int{scrape(closed, tenant), scrape(open, tenant), scrape(open, operator)}
+	t.Logf("GET /metrics: tenant's token without an operator token %d, tenant's token %d, operator's token %d", got[0], got[1], got[2])
+	if want := []int{http.StatusUnauthorized, http.StatusUnauthorized, http.StatusOK}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("GET /metrics = %v; want %v", got, want)
+	}
+}
