@@ -29,6 +29,7 @@ import (
 //	GET    /resources/{id}?offset=&limit=      a page (skip= is a synonym of offset=)
 //	POST   /resources/{id}  {"offset","limit","sort"}  a page, optionally sorted
 //	GET    /resources/{id}/export?format=csv|ndjson|json  the whole result, streamed
+//	       (csv: formula-leading text cells get a leading ', unless formulas=keep)
 //	PUT    /resources/{id}                     pin
 //	DELETE /resources/{id}                     delete (204)
 //
@@ -393,8 +394,13 @@ var exportTypes = map[string]string{
 func (s *Server) serveExport(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	id := r.PathValue("id")
-	if err := checkParams(r.URL.Query(), "format"); err != nil {
+	if err := checkParams(r.URL.Query(), "format", "formulas"); err != nil {
 		s.writeError(w, r, err)
+		return
+	}
+	formulas := r.URL.Query().Get("formulas")
+	if formulas != "" && formulas != FormulasKeep {
+		s.writeError(w, r, badRequest("formulas must be %q (CSV cells as they are) or absent (formula-leading text cells get a leading '); got %q", FormulasKeep, formulas))
 		return
 	}
 	format := r.URL.Query().Get("format")
@@ -411,7 +417,8 @@ func (s *Server) serveExport(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	ew := &exportWriter{w: w, out: &clientWriter{w: w}, format: format, ctype: ctype, id: id, cols: columnNames(rec.Columns)}
+	ew := &exportWriter{w: w, out: &clientWriter{w: w}, format: format, ctype: ctype, id: id, cols: columnNames(rec.Columns),
+		keepFormulas: formulas == FormulasKeep}
 	if s.onExportStart != nil {
 		s.onExportStart(format)
 	}
@@ -529,6 +536,9 @@ type exportWriter struct {
 	n       int64
 	rec     []string
 	scratch bytes.Buffer
+	// keepFormulas writes formula-leading CSV text cells as they are (see
+	// csvformula.go).
+	keepFormulas bool
 }
 
 func (e *exportWriter) start(first json.RawMessage) error {
@@ -554,7 +564,13 @@ func (e *exportWriter) start(first json.RawMessage) error {
 		}
 		e.rec = make([]string, len(e.cols))
 		if len(e.cols) > 0 {
-			return e.cw.Write(e.cols)
+			for i, c := range e.cols {
+				e.rec[i] = c
+				if !e.keepFormulas {
+					e.rec[i] = neutraliseFormula(c)
+				}
+			}
+			return e.cw.Write(e.rec)
 		}
 	}
 	return nil
@@ -619,6 +635,9 @@ func (e *exportWriter) csvRow(row json.RawMessage) error {
 	}
 	for i, c := range e.cols {
 		e.rec[i] = csvCell(m[c])
+		if v := bytes.TrimSpace(m[c]); !e.keepFormulas && len(v) > 0 && v[0] == '"' {
+			e.rec[i] = neutraliseFormula(e.rec[i])
+		}
 	}
 	return e.cw.Write(e.rec)
 }

