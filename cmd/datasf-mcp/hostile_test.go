@@ -566,3 +566,45 @@ func TestCSVFormulasBinary(t *testing.T) {
 		t.Errorf("format=csv&formulas=keep row = %q; want the cell as it is", kept)
 	}
 }
+
+// TestAnalysesPerAddressBinary: the bound of 2 analyses at once per caller
+// holds per address, whatever client keys it sends: 4 analyses at once
+// from one address under 4 keys run 2, and 2 are refused as busy. Issue
+// 46: 4 sessions from one address ran 4 analyses at once.
+func TestAnalysesPerAddressBinary(t *testing.T) {
+	t.Parallel()
+	inst := startInstance(t)
+	owner := newRawClient(t, inst.base, "127.0.0.1")
+	owner.initialize(nil)
+	table := owner.call(nil, "query_datasf", map[string]any{"dataset_id": "rqzj-sfat", "soql": "SELECT applicant LIMIT 10"}).resourceURL(t)
+	sql := "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 1000000) SELECT count(*) AS n FROM c, (SELECT count(*) FROM t)"
+	answers := make([]toolAnswer, 4)
+	var wg sync.WaitGroup
+	for i := range answers {
+		key := map[string]string{"X-Datasf-Client-Key": "caller-" + rand.Text()}
+		c := newRawClient(t, inst.base, "127.0.0.1")
+		c.initialize(key)
+		wg.Go(func() {
+			var err error
+			if answers[i], err = c.tryCall(key, "analyze_results", map[string]any{"sql": sql, "results": map[string]any{"t": table}}); err != nil {
+				t.Errorf("analysis %d: %v", i, err)
+			}
+		})
+	}
+	wg.Wait()
+	ran, busy := 0, 0
+	for _, a := range answers {
+		switch {
+		case !a.IsError:
+			ran++
+		case strings.Contains(a.text(), "analysis_busy"):
+			busy++
+		default:
+			t.Errorf("analysis: %.300s; want rows or analysis_busy", a.text())
+		}
+	}
+	t.Logf("4 analyses at once from one address under 4 client keys: %d ran, %d refused as busy", ran, busy)
+	if ran != 2 || busy != 2 {
+		t.Errorf("4 analyses at once from one address: %d ran, %d busy; want 2, 2", ran, busy)
+	}
+}
