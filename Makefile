@@ -35,8 +35,8 @@ vet:
 #     goroutine: the column-name rewrite figures over the corpora, and the
 #     byte budget's property.
 # Every other test runs with -race, concurrency tests of all of these included.
-NORACE_TESTS = ^(TestPagingMillionRows|TestExportMillionRowsConstantMemory|TestScaleMillionRowCSV|TestPagingGenerated|TestQuickRun|TestExportsFinishBinary|TestAnalysesBoundedBinary|TestAmplifyingAnalysesBinary|TestDeepNestingBinary|TestPinsUnderMintedKeysBinary|TestVictimResultsSurviveMintedKeysBinary|TestSpillsApartBinary|TestMetricsPortalsBounded|TestTempFilesBounded|TestQueryMemoryIsBounded|TestRewriteFigures|TestInventedNamesNeverRewrittenWrongly|TestTypoBenchmark|TestByteBudgetProperty)$$
-NORACE_PKGS = ./internal/localportal ./dualresp ./datasf ./cmd/datasf-mcp ./socrata ./bench ./internal/analyze ./fuzzymatch
+NORACE_TESTS = ^(TestPagingMillionRows|TestExportMillionRowsConstantMemory|TestScaleMillionRowCSV|TestPagingGenerated|TestQuickRun|TestExportsFinishBinary|TestAnalysesBoundedBinary|TestTempFilesBounded|TestQueryMemoryIsBounded|TestRewriteFigures|TestInventedNamesNeverRewrittenWrongly|TestTypoBenchmark|TestByteBudgetProperty|TestReplicasBehindHAProxy|TestStdioLinksOutliveTheProcess|TestAmplifyingAnalysesBinary|TestDeepNestingBinary|TestPinsUnderMintedKeysBinary|TestVictimResultsSurviveMintedKeysBinary|TestSpillsApartBinary|TestMetricsPortalsBounded)$$
+NORACE_PKGS = ./internal/localportal ./dualresp ./cmd/datasf-mcp ./socrata ./bench ./internal/analyze ./fuzzymatch ./datasf
 test: vet test-deps
 	$(GO) run ./cmd/testreport -race -count=1 -skip '$(NORACE_TESTS)' ./... \
 		-- -count=1 -run '$(NORACE_TESTS)' $(NORACE_PKGS)
@@ -53,7 +53,7 @@ test-deps:
 			echo "test-deps: npm ci in interop/ failed: the Node tests will skip"; [ "$$CI" != true ] || exit 1; }; \
 	fi
 
-# The command line's smoke queries against data.sfgov.org (cmd/smoke),
+# The command line's smoke queries against data.sf.gov (cmd/smoke), also through its old name data.sfgov.org,
 # each checked for shape and exact totals; one line saying so, and exit 0,
 # when the portal cannot be reached. `make smoke OFFLINE=1` runs the same
 # checks against the built-in offline portal (--offline), as CI does.

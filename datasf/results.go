@@ -22,6 +22,9 @@ type sessionResults struct {
 	once sync.Once
 	mu   sync.Mutex // makes add's read-append-write one step
 	ids  *lru.Cache[string, []string]
+	// shared, when set, keeps the lists in Redis instead, so that every
+	// replica lists a session's results wherever they were made.
+	shared *sharedResultLists
 }
 
 // maxResultOwners bounds the sessions and tokens whose result ids are
@@ -95,6 +98,10 @@ func (r *sessionResults) add(ctx context.Context, id string) {
 	if key == "" {
 		return
 	}
+	if r.shared != nil {
+		r.shared.add(ctx, key, id)
+		return
+	}
 	c := r.cache()
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -111,11 +118,18 @@ func (r *sessionResults) list(ctx context.Context) []string {
 	if key == "" {
 		return nil
 	}
+	if r.shared != nil {
+		return r.shared.list(ctx, key)
+	}
 	ids, _ := r.cache().Get(key)
 	return slices.Clone(ids)
 }
 
 // forgetSession drops what a session that ended created from the lists.
 func (r *sessionResults) forgetSession(sessionID string) {
+	if r.shared != nil {
+		r.shared.forget("session:" + sessionID)
+		return
+	}
 	r.cache().Remove("session:" + sessionID)
 }

@@ -62,6 +62,7 @@ func (s *toolServer) search(ctx context.Context, _ mcp.CallToolRequest, in *Sear
 		ds     []socrata.Dataset
 		err    error
 		domain string // "" on the configured portal alone
+		moved  string // the line saying the portal moved
 	)
 	switch d := strings.TrimSpace(in.Domain); {
 	case d == "*" || strings.Contains(d, ","):
@@ -82,6 +83,7 @@ func (s *toolServer) search(ctx context.Context, _ mcp.CallToolRequest, in *Sear
 			domain = p.Domain // named, even the configured one: the hits say their domain
 		}
 		ds, err = p.Client.Search(ctx, in.Query, limit)
+		_, moved = s.portals.Moved(ctx, d, p)
 	}
 	if err != nil {
 		return upstreamError(err, "the catalog search", ""), nil
@@ -104,6 +106,8 @@ func (s *toolServer) search(ctx context.Context, _ mcp.CallToolRequest, in *Sear
 	default:
 		out.Summary += " Call get_schema with a dataset id to see its columns."
 	}
+	out.Summary = s.sourceNotes(out.Summary, moved)
+	s.offlineLinks(out.Results)
 	return render(responseFormat(ctx, in.Format), out, out.Summary, table), nil
 }
 

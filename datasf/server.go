@@ -54,6 +54,9 @@ type toolServerOptions struct {
 	Version string
 	// ServerOptions are passed to mcp-go (for example server.WithOutputSchemaValidation()).
 	ServerOptions []server.ServerOption
+	// Offline, when set, is the sentence answers say in place of a live
+	// portal's URL: where the local portal's data comes from.
+	Offline string
 }
 
 // toolServer holds the tool handlers and the mcp-go server they are
@@ -67,6 +70,7 @@ type toolServer struct {
 	log     *slog.Logger
 	mcp     *server.MCPServer
 	session sessionResults
+	offline string // toolServerOptions.Offline
 
 	// categories keeps the portal's categories (key "") for answers
 	// without hits, categoriesTTL long.
@@ -93,6 +97,7 @@ func newToolServer(opts toolServerOptions) (*toolServer, error) {
 		schemas: opts.Portals.Default().Schemas,
 		sample:  opts.DefaultSampleSize,
 		log:     opts.Logger,
+		offline: opts.Offline,
 	}
 	s.categories = expirable.NewLRU[string, []categoryCount](1, nil, categoriesTTL)
 	if s.log == nil {

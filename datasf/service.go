@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/datasf-mcp/datasf-mcp/dualresp"
 	"github.com/datasf-mcp/datasf-mcp/dualresp/redisstore"
@@ -26,7 +27,7 @@ import (
 	"github.com/datasf-mcp/datasf-mcp/socrata"
 )
 
-// Config configures New. The zero value serves data.sfgov.org, with links
+// Config configures New. The zero value serves data.sf.gov, with links
 // on DefaultPublicURL; every zero field means the default.
 type Config struct {
 	// Socrata configures the portal client (domain, app token, URLs,
@@ -75,6 +76,10 @@ type Config struct {
 	MaxPinnedPerOwner int
 	// Expiration is how long a result lives without access (default 15m).
 	Expiration time.Duration
+	// KeepExpired keeps an expired result's record this long, so that its
+	// link answers "expired" with the query to run again rather than "not
+	// found" (dualresp.Options.KeepExpired; zero: removed at once).
+	KeepExpired time.Duration
 	// SampleSize is the sample size of query_datasf when the call gives
 	// none (default 15).
 	SampleSize int
@@ -185,6 +190,9 @@ type Service struct {
 	// RESTTokens.
 	auth    func(*http.Request) (string, error)
 	metrics *metrics.Metrics
+	// shared is the upstream budget of all the replicas sharing the
+	// store's Redis; nil without Redis.
+	shared  *portal.SharedBudget
 	closers []func() error // in the order opened
 }
 
@@ -243,25 +251,32 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 		copts.HTTPClient = hc
 		served = isServed
 	}
-	if copts.AppToken == "" {
-		copts.AppToken = cfg.AppTokens[strings.ToLower(strings.TrimSpace(copts.Domain))]
-	}
 	limits := cfg.Upstream.Resolve(cfg.Offline != nil)
+	rdb, err := sharedRedis(cfg.Store)
+	if err != nil {
+		return svc, err
+	}
+	if rdb != nil {
+		svc.closers = append(svc.closers, rdb.Close)
+		svc.shared = portal.NewSharedBudget(portal.SharedBudgetOptions{Client: rdb, Logger: svc.log})
+		limits.Shared = svc.shared
+	}
 	copts.OnRequest, copts.OnWait = svc.metrics.OnRequest, svc.metrics.OnWait
-	limits.Apply(&copts)
-	svc.client = socrata.NewClient(copts)
-	svc.metrics.KeepPortal(svc.client.Domain())
 	lookup := cfg.LookupIP
 	if lookup == nil && copts.BaseURL == "" {
 		lookup = func(ctx context.Context, host string) ([]netip.Addr, error) {
 			return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
 		}
 	}
-	def := &portal.Portal{Client: svc.client, Schemas: schemacache.New(svc.client, schemacache.Options{})}
-	if svc.portals, err = portal.New(portal.Options{Default: def, Socrata: copts, Allow: cfg.Domains,
+	// The registry makes the configured portal's client as it makes every
+	// other's: its new name after a known move, the Host header when one
+	// server answers for every domain, moves followed by the registry.
+	if svc.portals, err = portal.New(portal.Options{Socrata: copts, Allow: cfg.Domains,
 		Tokens: cfg.AppTokens, LookupIP: lookup, Served: served, Logger: svc.log, Limits: limits}); err != nil {
 		return svc, err
 	}
+	svc.client = svc.portals.Default().Client
+	svc.metrics.KeepPortal(svc.client.Domain())
 
 	blobs := spill.NewStore(spill.StoreOptions{})
 	ropts := dualresp.Options{
@@ -270,6 +285,7 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 		// SoQL on each stored query's portal, spilled tool results from blobs.
 		Executors:         map[string]dualresp.Executor{portal.QueryKind: portal.NewExecutor(svc.portals), spill.Kind: blobs},
 		DefaultExpiration: cfg.Expiration,
+		KeepExpired:       cfg.KeepExpired,
 		DefaultSampleSize: cfg.SampleSize,
 		CleanupInterval:   cfg.CleanupInterval,
 		Logger:            svc.log,
@@ -292,11 +308,18 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 		DefaultSampleSize: cfg.SampleSize,
 		Logger:            svc.log,
 		ServerOptions:     append([]server.ServerOption{server.WithToolHandlerMiddleware(svc.metrics.ToolMiddleware)}, cfg.MCPOptions...),
+		Offline:           offlineNote(svc.portals.Default().Domain, cfg.Offline),
 	})
 	if err != nil {
 		return svc, err
 	}
+	var sessionRedis redis.UniversalClient // nil, not a nil *redis.Client: memory sessions
+	if rdb != nil {
+		svc.server.session.shared = &sharedResultLists{rdb: rdb, log: svc.log}
+		sessionRedis = rdb
+	}
 	svc.http = mcphttp.New(mcphttp.Options{
+		Redis:     sessionRedis,
 		PublicURL: svc.url, Auth: svc.auth, CORSOrigins: cfg.CORSOrigins,
 		SessionIdleTimeout: cfg.SessionIdleTimeout, MaxSessions: cfg.MaxSessions,
 		MaxSessionsPerClient: cfg.MaxSessionsPerClient,
@@ -307,6 +330,7 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 		Logger:       svc.log,
 	})
 	svc.metrics.Gauge("datasf_sessions", "Live MCP sessions over Streamable HTTP.", func() float64 { return float64(svc.http.Sessions()) })
+	svc.sharedMetrics()
 	if counted, ok := store.(interface{ Len() int }); ok {
 		svc.metrics.Gauge("datasf_stored_results", "Stored results held by the memory store, pinned or not.", func() float64 { return float64(counted.Len()) })
 	}
@@ -314,6 +338,19 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 		svc.metrics.EvictionCounters(mem.Evictions)
 	}
 	return svc, nil
+}
+
+// offlineNote is what offline answers say of their data ("" online).
+func offlineNote(domain string, o *OfflineConfig) string {
+	if o == nil {
+		return ""
+	}
+	var files []string
+	if o.DataDir != "" {
+		files = append(files, o.DataDir)
+	}
+	files = append(files, o.Data...)
+	return offlineSource(domain, files)
 }
 
 // ignoreClosed makes closing an already closed listener a success.
@@ -343,7 +380,9 @@ func OpenStore(ctx context.Context, spec string, maxResources int) (dualresp.Sto
 		if path == "" {
 			return nil, errors.New("store sqlite:PATH needs a file path, e.g. sqlite:/var/lib/datasf/results.db")
 		}
-		store, err = sqlitestore.Open(ctx, path, sqlitestore.Options{})
+		// The same bound as the memory store's: a file that a long-lived
+		// user keeps does not grow without end.
+		store, err = sqlitestore.Open(ctx, path, sqlitestore.Options{MaxRecords: cmpOr(maxResources, dualresp.DefaultMaxResources)})
 	case strings.HasPrefix(spec, "redis://"), strings.HasPrefix(spec, "rediss://"):
 		store, err = redisstore.New(ctx, redisstore.Options{URL: spec})
 	default:
@@ -353,6 +392,14 @@ func OpenStore(ctx context.Context, spec string, maxResources int) (dualresp.Sto
 		return nil, fmt.Errorf("store %s: %w", spec, err)
 	}
 	return store, nil
+}
+
+// cmpOr returns v when it is positive, else def.
+func cmpOr(v, def int) int {
+	if v > 0 {
+		return v
+	}
+	return def
 }
 
 // URL returns the base URL of result links, e.g. "http://127.0.0.1:8765".
@@ -399,6 +446,7 @@ func (s *Service) restMux() *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.Handle("/resources/", s.RESTHandler())
 	mux.Handle("GET /metrics", s.MetricsHandler())
+	mux.HandleFunc("GET /{$}", s.landing)
 	return mux
 }
 
@@ -408,6 +456,12 @@ func (s *Service) Serve(ctx context.Context) error {
 	if s.cfg.Listener == nil {
 		return errors.New("datasf: Serve needs Config.Listener")
 	}
+	return s.ServeOn(ctx, s.cfg.Listener)
+}
+
+// ServeOn is Serve on another listener ln (which it closes): a stdio
+// instance that takes over the default REST address serves there too.
+func (s *Service) ServeOn(ctx context.Context, ln net.Listener) error {
 	var (
 		handler  = s.http.CheckHost(s.restMux())
 		shutdown = func(context.Context) error { return nil }
@@ -418,7 +472,7 @@ func (s *Service) Serve(ctx context.Context) error {
 	}
 	srv := s.http.HTTPServer(handler)
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(s.cfg.Listener) }()
+	go func() { errc <- srv.Serve(ln) }()
 	select {
 	case err := <-errc:
 		if errors.Is(err, http.ErrServerClosed) || errors.Is(err, net.ErrClosed) {

@@ -3,6 +3,10 @@ package dualresp
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
 )
 
 var (
@@ -21,6 +25,36 @@ var (
 	// from a Client, match it with errors.Is.
 	ErrPinQuota = errors.New("dualresp: pin quota reached")
 )
+
+// ExpiredError reports a resource that has expired. It names the query
+// that made it, so that whoever holds the dead link can run it again. It
+// matches ErrExpired with errors.Is.
+type ExpiredError struct {
+	ID        string
+	ExpiresAt time.Time
+	Query     Query
+}
+
+func (e *ExpiredError) Error() string {
+	return fmt.Sprintf("%v: %q expired at %s", ErrExpired, e.ID, e.ExpiresAt.Format(time.RFC3339))
+}
+
+// Is makes an *ExpiredError match ErrExpired.
+func (e *ExpiredError) Is(target error) bool { return target == ErrExpired }
+
+// RunAgain says, in one line, which query to run again for a new result:
+// its kind, its parameters and its text.
+func (e *ExpiredError) RunAgain() string {
+	var b strings.Builder
+	b.WriteString(e.Query.Kind)
+	for _, k := range slices.Sorted(maps.Keys(e.Query.Params)) {
+		fmt.Fprintf(&b, " %s=%s", k, e.Query.Params[k])
+	}
+	if e.Query.Text != "" {
+		fmt.Fprintf(&b, ": %s", e.Query.Text)
+	}
+	return strings.TrimSpace(b.String())
+}
 
 // PinQuotaError reports a pin refused because the result's owner already
 // has Max pinned results, or (Store set) because the store already holds
@@ -101,6 +135,7 @@ type FetchError struct {
 	Err     error
 
 	noRetry bool
+	broken  bool // a download that stopped midway: ExportWith may resume it
 }
 
 func (e *FetchError) Error() string {

@@ -112,11 +112,15 @@ func toAPIError(err error) *apiError {
 	var qe *QueryError
 	var ce *CountError
 	var rl retryLater
+	var ee *ExpiredError
 	switch {
 	case errors.As(err, &ae):
 		return ae
 	case errors.As(err, &re):
 		return badRequest("%s", re.Message)
+	case errors.As(err, &ee):
+		return &apiError{http.StatusNotFound, "expired", fmt.Sprintf("the resource expired at %s; run its query again for a new link: %s",
+			ee.ExpiresAt.UTC().Format(time.RFC3339), ee.RunAgain()), 0}
 	case errors.Is(err, ErrExpired):
 		return &apiError{http.StatusNotFound, "expired", "the resource has expired; run the query again to get a new one", 0}
 	case errors.Is(err, ErrNotFound):
@@ -358,13 +362,26 @@ func (s *Server) servePage(w http.ResponseWriter, r *http.Request, q PageQuery) 
 		return
 	}
 	buf.WriteByte('\n')
+	body := buf.Bytes()
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Content-Length", strconv.Itoa(buf.Len()))
+	coding := acceptedEncoding(r)
+	if len(body) < minCompressBytes {
+		coding = ""
+	}
+	if coding != "" {
+		if z, err := compressed(body, coding); err == nil {
+			body = z
+		} else {
+			coding = ""
+		}
+	}
+	setEncodingHeaders(h, coding)
+	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(buf.Bytes())
+	_, _ = w.Write(body)
 }
 
 func (s *Server) servePin(w http.ResponseWriter, r *http.Request) {
@@ -386,43 +403,90 @@ func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request) {
 
 // Export formats.
 var exportTypes = map[string]string{
-	"csv":    "text/csv; charset=utf-8",
-	"ndjson": "application/x-ndjson",
-	"json":   "application/json",
+	"csv":     "text/csv; charset=utf-8",
+	"ndjson":  "application/x-ndjson",
+	"json":    "application/json",
+	"parquet": "application/vnd.apache.parquet",
+}
+
+// exportParams are the query parameters of an export.
+type exportParams struct {
+	format       string
+	offset       int64
+	typed        bool
+	keepFormulas bool // formulas=keep: CSV cells as they are (csvformula.go)
+}
+
+func readExportParams(q map[string][]string) (exportParams, error) {
+	p := exportParams{format: "csv"}
+	if err := checkParams(q, "format", "offset", "typed", "formulas"); err != nil {
+		return p, err
+	}
+	for name, vs := range q {
+		if len(vs) != 1 {
+			return p, badRequest("%s must be given once", name)
+		}
+	}
+	if vs := q["format"]; len(vs) == 1 && vs[0] != "" {
+		p.format = vs[0]
+	}
+	if _, ok := exportTypes[p.format]; !ok {
+		return p, badRequest("format must be one of csv, ndjson, json, parquet; got %q", p.format)
+	}
+	if vs := q["offset"]; len(vs) == 1 {
+		n, err := strconv.ParseInt(vs[0], 10, 64)
+		if err != nil || n < 0 {
+			return p, badRequest("offset must be a whole number of rows, 0 or more; got %q", vs[0])
+		}
+		p.offset = n
+	}
+	if vs := q["typed"]; len(vs) == 1 {
+		b, err := strconv.ParseBool(vs[0])
+		if err != nil {
+			return p, badRequest("typed must be true or false; got %q", vs[0])
+		}
+		if b && p.format != "json" && p.format != "ndjson" {
+			return p, badRequest("typed applies to the json and ndjson formats (csv is text; parquet is always typed); got format %q", p.format)
+		}
+		p.typed = b
+	}
+	if vs := q["formulas"]; len(vs) == 1 && vs[0] != "" {
+		if vs[0] != FormulasKeep {
+			return p, badRequest("formulas must be %q (CSV cells as they are) or absent (formula-leading text cells get a leading '); got %q", FormulasKeep, vs[0])
+		}
+		p.keepFormulas = true
+	}
+	return p, nil
 }
 
 func (s *Server) serveExport(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	id := r.PathValue("id")
-	if err := checkParams(r.URL.Query(), "format", "formulas"); err != nil {
+	params, err := readExportParams(r.URL.Query())
+	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	formulas := r.URL.Query().Get("formulas")
-	if formulas != "" && formulas != FormulasKeep {
-		s.writeError(w, r, badRequest("formulas must be %q (CSV cells as they are) or absent (formula-leading text cells get a leading '); got %q", FormulasKeep, formulas))
-		return
-	}
-	format := r.URL.Query().Get("format")
-	if format == "" {
-		format = "csv"
-	}
-	ctype, ok := exportTypes[format]
-	if !ok {
-		s.writeError(w, r, badRequest("format must be one of csv, ndjson, json; got %q", format))
-		return
-	}
+	format := params.format
+	ctype := exportTypes[format]
 	rec, err := s.Access(ctx, id)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
+	if params.offset > max(rec.TotalCount, 0) {
+		s.writeError(w, r, badRequest("offset %d is past the end of the result (%d rows)", params.offset, rec.TotalCount))
+		return
+	}
 	ew := &exportWriter{w: w, out: &clientWriter{w: w}, format: format, ctype: ctype, id: id, cols: columnNames(rec.Columns),
-		keepFormulas: formulas == FormulasKeep}
+		columns: rec.Columns, coding: acceptedEncoding(r), offset: params.offset, keepFormulas: params.keepFormulas}
+	if params.typed {
+		ew.kinds = columnKinds(rec.Columns)
+	}
 	if s.onExportStart != nil {
 		s.onExportStart(format)
 	}
-	for row, rerr := range s.Rows(ctx, rec, RowsOptions{}) {
+	for row, rerr := range s.Rows(ctx, rec, RowsOptions{Offset: params.offset}) {
 		if err = rerr; err == nil {
 			err = ew.row(row)
 		}
@@ -433,7 +497,7 @@ func (s *Server) serveExport(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		err = ew.finish()
 	}
-	report := ExportReport{ID: id, Format: format, Rows: ew.n, Total: rec.TotalCount, Err: err}
+	report := ExportReport{ID: id, Format: format, Offset: params.offset, Rows: ew.n, Total: rec.TotalCount, Err: err}
 	switch {
 	case err == nil:
 		report.Outcome = ExportCompleted
@@ -477,13 +541,18 @@ const (
 // Options.OnExportEnd.
 type ExportReport struct {
 	ID      string
-	Format  string // csv, ndjson or json
+	Format  string // csv, ndjson, json or parquet
 	Outcome string // ExportCompleted, ExportIncomplete, ExportFailed or ExportClientGone
+	Offset  int64  // the first row sent (the export's offset parameter)
 	Rows    int64  // rows sent
 	Total   int64  // rows of the result
 	Bytes   int64  // bytes of the body sent
 	Err     error  // why it did not complete; nil when it did
 }
+
+// HeaderExportOffset is the header of an export naming its first row (the
+// offset parameter; 0 for a whole export).
+const HeaderExportOffset = "X-Export-Offset"
 
 // Headers of an export's trailer (see Handler).
 const (
@@ -526,6 +595,13 @@ func columnNames(cols []Column) []string {
 type exportWriter struct {
 	w       http.ResponseWriter
 	out     *clientWriter // w's body
+	coding  string        // the body's content coding ("" for none)
+	enc     io.WriteCloser
+	offset  int64                // the first row of the result sent
+	kinds   map[string]valueKind // typed rows: each column's kind; nil: rows as given
+	columns []Column
+	pq      *ParquetWriter
+	typed   []byte
 	bw      *bufio.Writer
 	cw      *csv.Writer
 	format  string
@@ -549,9 +625,27 @@ func (e *exportWriter) start(first json.RawMessage) error {
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Content-Disposition", fmt.Sprintf(`attachment; filename="%s.%s"`, e.id, e.format))
 	h.Set("Trailer", TrailerExportStatus+", "+TrailerExportRows)
+	h.Set(HeaderExportOffset, strconv.FormatInt(e.offset, 10))
+	setEncodingHeaders(h, e.coding)
 	e.w.WriteHeader(http.StatusOK)
-	e.bw = bufio.NewWriterSize(e.out, 64<<10)
+	enc, err := encoder(e.out, e.coding)
+	if err != nil {
+		return err
+	}
+	e.enc = enc
+	e.bw = bufio.NewWriterSize(enc, 64<<10)
 	switch e.format {
+	case "parquet":
+		cols := e.columns
+		if len(cols) == 0 && first != nil {
+			var m map[string]json.RawMessage
+			if err := json.Unmarshal(first, &m); err == nil {
+				for _, k := range slices.Sorted(maps.Keys(m)) {
+					cols = append(cols, Column{Name: k})
+				}
+			}
+		}
+		e.pq = NewParquetWriter(e.bw, cols)
 	case "json":
 		return e.bw.WriteByte('[')
 	case "csv":
@@ -597,7 +691,15 @@ func (e *exportWriter) row(row json.RawMessage) error {
 			return err
 		}
 	}
+	if e.kinds != nil {
+		if e.typed, err = typedRow(e.typed[:0], row, e.kinds); err != nil {
+			return fmt.Errorf("row %d: %w", e.n, err)
+		}
+		row = e.typed
+	}
 	switch e.format {
+	case "parquet":
+		err = e.pq.WriteRow(row)
 	case "ndjson":
 		if _, err = e.bw.Write(row); err == nil {
 			err = e.bw.WriteByte('\n')
@@ -686,8 +788,15 @@ func (e *exportWriter) finish() error {
 		if err := e.cw.Error(); err != nil {
 			return err
 		}
+	case "parquet":
+		if err := e.pq.Close(); err != nil {
+			return err
+		}
 	}
 	if err := e.bw.Flush(); err != nil {
+		return err
+	}
+	if err := e.enc.Close(); err != nil {
 		return err
 	}
 	e.trailer("complete")
@@ -713,6 +822,9 @@ func (e *exportWriter) incomplete(total int64) {
 		"rows":       e.n,
 		"total":      total,
 	}
+	if e.offset > 0 {
+		marker["offset"] = e.offset
+	}
 	b, _ := json.Marshal(marker) // a map of plain values
 	switch e.format {
 	case "ndjson":
@@ -728,9 +840,15 @@ func (e *exportWriter) incomplete(total int64) {
 		e.cw.Flush()
 		rec := make([]string, max(len(e.cols), 1))
 		rec[0] = fmt.Sprintf("#export_incomplete: %d of %d rows: %s", e.n, total, incompleteMessage)
+		if e.offset > 0 {
+			rec[0] = fmt.Sprintf("#export_incomplete: %d rows from row %d of %d: %s", e.n, e.offset, total, incompleteMessage)
+		}
 		_ = e.cw.Write(rec)
 		e.cw.Flush()
+	case "parquet":
+		// No footer: a Parquet file cut short is not readable as one.
 	}
 	_ = e.bw.Flush()
+	_ = e.enc.Close()
 	e.trailer("incomplete")
 }

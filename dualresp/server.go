@@ -203,6 +203,11 @@ type Options struct {
 	// Store implements UnusedPinDeleter (MemoryStore and sqlitestore do;
 	// in redisstore pinned records never expire).
 	PinnedIdleExpiration time.Duration
+	// KeepExpired keeps an expired record this long before Cleanup removes
+	// it, so that its link answers "expired" and names the query to run
+	// again (an *ExpiredError) rather than "not found". Zero: removed at
+	// the first Cleanup after it expired.
+	KeepExpired time.Duration
 	// OnExportStart, when set, is called as each export of the REST API
 	// starts, with its format; OnExportEnd as it ends, with what it sent
 	// and how it ended. They are for metrics and must return quickly.
@@ -236,6 +241,8 @@ type Server struct {
 	maxPinned int           // <= 0: no quota
 	pinMu     sync.Mutex    // makes counting and pinning one step
 	pinIdle   time.Duration // <= 0: pins never expire
+	// keepExpired delays the removal of expired records (KeepExpired).
+	keepExpired time.Duration
 
 	onExportStart func(format string)
 	onExportEnd   func(ExportReport)
@@ -279,6 +286,7 @@ func New(opts Options) (*Server, error) {
 	if s.maxPinned == 0 {
 		s.maxPinned = DefaultMaxPinnedPerOwner
 	}
+	s.keepExpired = max(opts.KeepExpired, 0)
 	if s.pinIdle == 0 {
 		s.pinIdle = DefaultPinnedIdleExpiration
 	}
@@ -571,7 +579,7 @@ func (s *Server) get(ctx context.Context, id string) (*Record, error) {
 		return nil, fmt.Errorf("%w: %q", ErrNotFound, id)
 	}
 	if r.Expired(s.now()) {
-		return nil, fmt.Errorf("%w: %q expired at %s", ErrExpired, id, r.ExpiresAt.Format(time.RFC3339))
+		return nil, &ExpiredError{ID: id, ExpiresAt: r.ExpiresAt, Query: r.Query}
 	}
 	return r, nil
 }
@@ -677,7 +685,7 @@ func (s *Server) Delete(ctx context.Context, id string) error {
 // loop calls it every CleanupInterval.
 func (s *Server) Cleanup(ctx context.Context) (int, error) {
 	now := s.now()
-	n, err := s.store.DeleteExpired(ctx, now)
+	n, err := s.store.DeleteExpired(ctx, now.Add(-s.keepExpired))
 	if n > 0 && s.onRemoved != nil {
 		s.onRemoved("expired", n)
 	}

@@ -123,23 +123,38 @@ datasf-mcp query wg3w-h783 "SELECT incident_category, count(*) AS n GROUP BY inc
 		use:   "fetch URL",
 		short: "download a complete result from its link, with a progress bar",
 		long: `Fetch downloads the complete result behind a result link (http://HOST/resources/ID,
-as printed by query --server or shown to the model) to stdout or -o FILE. With
+as printed by query --server or shown to the model) to stdout or -o FILE, in the
+format --format or the file's name says (x.csv, x.ndjson, x.json, x.parquet,
+x.csv.gz ...; a name of another format is refused). The download is compressed
+on the wire; one broken midway is resumed from its last complete row, and
+--resume FILE continues a partial file left by an earlier fetch. With
 DATASF_REST_TOKEN set, its first token is sent as the bearer token.`,
 		example: `datasf-mcp fetch http://127.0.0.1:8080/resources/ID --format csv -o result.csv`,
 		args:    exactArgs(1, "URL"),
 		flags: func(p *parser, cmd *cobra.Command) {
 			group(cmd, groupOutput, func(fs *pflag.FlagSet) {
-				fs.StringVar(&p.cfg.Format, "format", p.env("DATASF_FORMAT", ""), "download as `FORMAT`: csv, ndjson or json (default from -o's extension, else csv; env DATASF_FORMAT)")
+				fs.StringVar(&p.cfg.Format, "format", p.env("DATASF_FORMAT", ""), "download as `FORMAT`: csv, ndjson, json, parquet, csv.gz, ndjson.gz or json.gz (default from the file's name, else csv; env DATASF_FORMAT)")
 				fs.StringVarP(&p.cfg.Output, "output", "o", p.env("DATASF_OUTPUT", ""), "write to `FILE` instead of stdout (env DATASF_OUTPUT)")
+				fs.StringVar(&p.cfg.Resume, "resume", "", "continue the partial download `FILE` (csv, ndjson or json) from its last complete row")
 				fs.StringVar(&p.cfg.LogLevel, "log-level", p.env("DATASF_LOG_LEVEL", "info"), "log at `LEVEL`: debug, info, warn or error (env DATASF_LOG_LEVEL)")
 			})
-			completeWords(cmd, "format", "csv", "ndjson", "json")
+			completeWords(cmd, "format", "csv", "ndjson", "json", "parquet", "csv.gz", "ndjson.gz", "json.gz")
 		},
 		check: func(p *parser, cmd *cobra.Command, args []string) error {
 			p.cfg.Args = args
-			format, err := exportFormat(p.cfg.Format, p.cfg.Output)
+			output := p.cfg.Output
+			if p.cfg.Resume != "" {
+				if output != "" && output != p.cfg.Resume {
+					return usage(cmd, fmt.Errorf("--resume %s writes to that file: drop -o %s", p.cfg.Resume, output))
+				}
+				output = p.cfg.Resume
+			}
+			format, err := exportFormat(p.cfg.Format, output)
 			if err != nil {
 				return usage(cmd, err)
+			}
+			if p.cfg.Resume != "" && format != "csv" && format != "ndjson" && format != "json" {
+				return usage(cmd, fmt.Errorf("--resume continues csv, ndjson and json files; a partial %s file cannot be continued: fetch it again", format))
 			}
 			p.cfg.Format = format
 			return nil
@@ -169,6 +184,22 @@ while it runs, so query --server URL and fetch work against it.`,
 		run: serving(func(ctx context.Context, _ config, svc *datasf.Service) error {
 			return svc.Serve(ctx)
 		}),
+	},
+	{
+		name:  "doctor",
+		short: "check the portal: its name, TLS, a move, Discovery, a schema, a query, a count, the token, the limits",
+		long: `Doctor checks what a user runs into when the portal misbehaves and prints one
+line a check: ok, FAIL with the fix, or skip with why. It exits 0 only when
+no check failed. It reads --domain (default data.sf.gov), and a dataset of
+it (--dataset; default one Discovery lists).`,
+		example: `datasf-mcp doctor --domain data.sf.gov`,
+		flags: func(p *parser, cmd *cobra.Command) {
+			group(cmd, groupArguments, func(fs *pflag.FlagSet) {
+				fs.StringVar(&p.cfg.Dataset, "dataset", "", "read the dataset `ID` (default: wg3w-h783 on data.sf.gov, else one Discovery lists)")
+			})
+			p.portalFlags(cmd)
+		},
+		run: runDoctor,
 	},
 	{
 		name:    "version",

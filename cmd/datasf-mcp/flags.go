@@ -179,7 +179,7 @@ func (p *parser) portalFlags(cmd *cobra.Command) {
 			"with --offline: keep the datasets built into SQLite files in `DIR` for later starts; rebuilt when their source changes (env DATASF_CACHE_DIR)")
 		fs.BoolVar(&c.NoCache, "no-cache", p.envBool("DATASF_NO_CACHE"),
 			"with --offline: build the datasets in a temporary directory for this process only (env DATASF_NO_CACHE=true)")
-		fs.StringVar(&c.Domain, "domain", p.env("DATASF_DOMAIN", "data.sfgov.org"), "the Socrata portal's `DOMAIN`, the tools' default (env DATASF_DOMAIN); search also takes a,b or * (every portal), list * (the portals)")
+		fs.StringVar(&c.Domain, "domain", p.env("DATASF_DOMAIN", socrata.DefaultDomain), "the Socrata portal's `DOMAIN`, the tools' default (env DATASF_DOMAIN); search also takes a,b or * (every portal), list * (the portals)")
 		fs.StringVar(&c.Domains, "domains", p.env("DATASF_DOMAINS", ""), "allow the tools only these other portal `DOMAINS` (comma-separated); default any public Socrata portal (env DATASF_DOMAINS)")
 		fs.StringVar(&c.BaseURL, "base-url", p.env("DATASF_BASE_URL", ""), "base `URL` of the portal's APIs (default https://DOMAIN; env DATASF_BASE_URL)")
 		fs.StringVar(&c.DiscoveryURL, "discovery-url", p.env("DATASF_DISCOVERY_URL", "https://api.us.socrata.com"), "Socrata Discovery API base `URL` (env DATASF_DISCOVERY_URL)")
@@ -203,7 +203,8 @@ func (p *parser) serverFlags(cmd *cobra.Command, listen func(fs *pflag.FlagSet))
 	group(cmd, groupServer, func(fs *pflag.FlagSet) {
 		listen(fs)
 		fs.StringVar(&c.PublicURL, "public-url", p.env("DATASF_PUBLIC_URL", ""), "base `URL` of result links, when behind a proxy (default http://LISTEN-ADDR; env DATASF_PUBLIC_URL)")
-		fs.StringVar(&c.Store, "store", p.env("DATASF_STORE", "memory"), "keep results in `STORE`: memory, sqlite:PATH or redis://HOST:PORT/DB (env DATASF_STORE)")
+		fs.StringVar(&c.Store, "store", p.env("DATASF_STORE", ""), "keep results in `STORE`: memory, sqlite:PATH or redis://HOST:PORT/DB; with redis:// every replica sharing it shares sessions and the portals' limits too (default: serve memory, stdio a SQLite file in the user's cache directory, so links outlive the process; env DATASF_STORE)")
+		fs.IntVar(&c.Replicas, "replicas", p.envInt("DATASF_REPLICAS"), "the `N` replicas that share the portals' limits: each keeps to 1/N of them when the store's Redis is unreachable (without Redis: always) (env DATASF_REPLICAS)")
 		fs.StringVar(&p.expiration, "expiration", p.env("DATASF_EXPIRATION", "15m"), "keep a stored result for `DURATION` (such as 15m or 2h) after its last access (env DATASF_EXPIRATION)")
 		fs.IntVar(&c.SampleSize, "sample-size", 15, fmt.Sprintf("sample rows a query returns to the model when it asks for no number (1-%d)", datasf.MaxSampleSize))
 		fs.StringVar(&c.CORSOrigins, "cors-origins", p.env("DATASF_CORS_ORIGINS", ""), "browser `ORIGINS` (comma-separated) allowed to call the REST API cross-origin (env DATASF_CORS_ORIGINS)")
@@ -230,6 +231,7 @@ func (p *parser) finish(cmd *cobra.Command) error {
 			return fail("--expiration must be a positive duration such as 15m or 2h; got %q%s", p.expiration, hint)
 		}
 		c.Expiration = d
+		c.ExpirationSet = cmd.Flags().Changed("expiration") || p.getenv("DATASF_EXPIRATION") != ""
 	}
 	if has("upstream-timeout") {
 		if len(p.badEnv) > 0 {
@@ -258,8 +260,8 @@ func (p *parser) finish(cmd *cobra.Command) error {
 	if c.MaxResults < 0 {
 		return fail("--max-results must be 0 (the default, %d) or more; got %d", dualresp.DefaultMaxResources, c.MaxResults)
 	}
-	if c.Store == "" {
-		c.Store = "memory"
+	if has("replicas") && c.Replicas < 0 {
+		return fail("--replicas must be 0 or more (0 and 1: this replica alone); got %d", c.Replicas)
 	}
 	if c.LogLevel == "" {
 		c.LogLevel = "info"
@@ -357,23 +359,53 @@ func (p *parser) outputCheck(cmd *cobra.Command) error {
 	return nil
 }
 
-// exportFormat checks a download format, or picks it from the output
-// file's extension (csv by default).
-func exportFormat(format, output string) (string, error) {
-	if format == "" {
-		switch strings.ToLower(filepath.Ext(output)) {
-		case ".ndjson", ".jsonl":
-			return "ndjson", nil
-		case ".json":
-			return "json", nil
+// downloadFormats are the formats fetch and query --all write, by the
+// file name endings that name them.
+var downloadFormats = []struct{ format, ext string }{
+	{"csv", ".csv"}, {"ndjson", ".ndjson"}, {"ndjson", ".jsonl"}, {"json", ".json"}, {"parquet", ".parquet"},
+	{"csv.gz", ".csv.gz"}, {"ndjson.gz", ".ndjson.gz"}, {"ndjson.gz", ".jsonl.gz"}, {"json.gz", ".json.gz"},
+}
+
+// formatOfName returns the download format a file name ends in, or "".
+func formatOfName(name string) string {
+	lower := strings.ToLower(name)
+	format := ""
+	for _, f := range downloadFormats {
+		if strings.HasSuffix(lower, f.ext) && (format == "" || len(f.format) > len(format)) {
+			format = f.format // .csv.gz over .gz's shorter matches
 		}
-		return "csv", nil
 	}
-	switch format {
-	case "csv", "ndjson", "json":
-		return format, nil
+	return format
+}
+
+// exportFormat checks a download format, or picks it from the output
+// file's name (csv for stdout or a name without an extension). A name
+// whose ending is no format we write (x.xlsx, x.zip) is refused unless
+// --format says what to write, and a --format that contradicts the name
+// (--format csv -o x.parquet) is refused: a file is what its name says.
+func exportFormat(format, output string) (string, error) {
+	const known = "csv, ndjson, json, parquet, csv.gz, ndjson.gz or json.gz"
+	named := ""
+	if output != "" && output != "-" {
+		named = formatOfName(output)
 	}
-	return "", fmt.Errorf("--format must be csv, ndjson or json; got %q", format)
+	if format == "" {
+		ext := filepath.Ext(output)
+		switch {
+		case named != "":
+			return named, nil
+		case output == "" || output == "-" || ext == "":
+			return "csv", nil
+		}
+		return "", fmt.Errorf("cannot write %s: its name ends in %s, which is no format datasf-mcp writes; name it .csv, .ndjson, .json, .parquet, .csv.gz, .ndjson.gz or .json.gz, or give --format (%s)", output, ext, known)
+	}
+	if !slices.ContainsFunc(downloadFormats, func(f struct{ format, ext string }) bool { return f.format == format }) {
+		return "", fmt.Errorf("--format must be %s; got %q", known, format)
+	}
+	if named != "" && named != format {
+		return "", fmt.Errorf("--format %s contradicts the file name %s (which names %s): rename the file or drop --format", format, output, named)
+	}
+	return format, nil
 }
 
 // listenAddr normalizes *addr, the value of the listen address flag

@@ -23,7 +23,7 @@ func TestParseConfig(t *testing.T) {
 		{
 			name: "defaults",
 			check: func(t *testing.T, cfg config) {
-				if cfg.Command != "" || cfg.Domain != "data.sfgov.org" || cfg.RESTAddr != "127.0.0.1:8765" || cfg.Store != "memory" || cfg.SampleSize != 15 || cfg.Expiration != 15*time.Minute {
+				if cfg.Command != "" || cfg.Domain != "data.sf.gov" || cfg.RESTAddr != "127.0.0.1:8765" || cfg.Store != "" || cfg.SampleSize != 15 || cfg.Expiration != 15*time.Minute {
 					t.Errorf("defaults = %+v", cfg)
 				}
 			},
@@ -147,9 +147,9 @@ func TestParseConfig(t *testing.T) {
 		{
 			name: "fetch reads DATASF_OUTPUT and DATASF_FORMAT",
 			args: []string{"fetch", "http://127.0.0.1:1/resources/a"},
-			env:  map[string]string{"DATASF_OUTPUT": "out.json", "DATASF_FORMAT": "ndjson"},
+			env:  map[string]string{"DATASF_OUTPUT": "out.jsonl", "DATASF_FORMAT": "ndjson"},
 			check: func(t *testing.T, cfg config) {
-				if cfg.Command != "fetch" || cfg.Output != "out.json" || cfg.Format != "ndjson" {
+				if cfg.Command != "fetch" || cfg.Output != "out.jsonl" || cfg.Format != "ndjson" {
 					t.Errorf("cfg = %+v", cfg)
 				}
 			},
@@ -170,7 +170,7 @@ func TestParseConfig(t *testing.T) {
 		{name: "help of an unknown command", args: []string{"help", "frobnicate"}, wantErr: `unknown command "frobnicate"`},
 		{name: "long flag with one dash", args: []string{"query", "a", "b", "-offline"}, wantErr: "-offline: long flags take two dashes: --offline"},
 		{name: "bad sample size", args: []string{"--sample-size", "0"}, wantErr: "--sample-size must be between 1 and 100"},
-		{name: "bad fetch format", args: []string{"fetch", "http://x/resources/a", "--format", "xml"}, wantErr: "--format must be csv, ndjson or json"},
+		{name: "bad fetch format", args: []string{"fetch", "http://x/resources/a", "--format", "xml"}, wantErr: "--format must be csv, ndjson, json, parquet"},
 		{name: "bad log level", args: []string{"--log-level", "loud"}, wantErr: "--log-level must be"},
 		{name: "data without offline", args: []string{"--data", "/tmp"}, wantErr: "--data and --catalog need --offline"},
 		{name: "server and offline", args: []string{"search", "x", "--server", "http://127.0.0.1:1", "--offline"}, wantErr: "--server and --offline exclude each other"},

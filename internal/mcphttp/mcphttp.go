@@ -29,6 +29,7 @@ import (
 	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/datasf-mcp/datasf-mcp/dualresp"
 )
@@ -73,6 +74,10 @@ type Options struct {
 	// http.Server of HTTPServer.
 	BodyReadTimeout time.Duration
 	IdleTimeout     time.Duration
+	// Redis, when set, keeps the MCP sessions there, so that every replica
+	// sharing it accepts a session any of them started (see
+	// redisSessions); nil keeps them in this process.
+	Redis redis.UniversalClient
 	// OnSessionEnd is called with the id of each session that ends.
 	OnSessionEnd func(id string)
 	// ContextFunc adds what a request says (its headers) to the context of
@@ -87,7 +92,7 @@ type Options struct {
 type Server struct {
 	opts     Options
 	log      *slog.Logger
-	sessions *sessions
+	sessions sessionStore
 }
 
 // New returns the transport that opts describe.
@@ -96,8 +101,7 @@ func New(opts Options) *Server {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
-	s.sessions = newSessions(opts.SessionIdleTimeout, opts.MaxSessions, nil, opts.OnSessionEnd)
-	s.sessions.maxPerClient = positiveOr(opts.MaxSessionsPerClient, DefaultMaxSessionsPerClient)
+	s.sessions = newSessionStore(opts, s.log)
 	return s
 }
 
@@ -182,7 +186,7 @@ func (s *Server) Handler(mcpServer *server.MCPServer, rest http.Handler) (handle
 		// check would refuse.
 		server.WithDisableLocalhostProtection(true),
 		server.WithSessionIdManagerResolver(sessionResolver{s.sessions}),
-		server.WithSessionIdleTTL(s.sessions.idle),
+		server.WithSessionIdleTTL(s.sessions.idleTimeout()),
 		server.WithHTTPContextFunc(func(ctx context.Context, r *http.Request) context.Context {
 			if s.opts.ContextFunc != nil {
 				ctx = s.opts.ContextFunc(ctx, r)
@@ -238,7 +242,7 @@ func (s *Server) Handler(mcpServer *server.MCPServer, rest http.Handler) (handle
 			if isInitialize(body) {
 				if err := s.sessions.admit(sessionClient(r, client, auth != nil)); err != nil {
 					w.Header().Set("Retry-After", "60")
-					writeHTTPJSON(w, http.StatusTooManyRequests, "too_many_sessions", err.Error())
+					writeHTTPJSON(w, sessionStoreStatus(err), "too_many_sessions", err.Error())
 					return
 				}
 			}
@@ -347,7 +351,9 @@ func (s *Server) CheckHost(next http.Handler) http.Handler {
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-		if ok && local != nil && isLoopback(local.String()) && !isLoopback(r.Host) && strings.ToLower(r.Host) != public {
+		// A balancer's health check names no host of ours; /healthz tells
+		// nothing but "up", so it answers any Host.
+		if ok && local != nil && r.URL.Path != "/healthz" && isLoopback(local.String()) && !isLoopback(r.Host) && strings.ToLower(r.Host) != public {
 			writeHTTPJSON(w, http.StatusForbidden, "forbidden_host", fmt.Sprintf("Host %q is not allowed on a loopback address", r.Host))
 			return
 		}
@@ -726,11 +732,11 @@ func (c clientSessions) Generate() string { return c.generate(c.client) }
 
 // sessionResolver gives mcp-go the SessionIdManager of each request's
 // client (put in its context by the /mcp handler).
-type sessionResolver struct{ s *sessions }
+type sessionResolver struct{ s sessionStore }
 
 func (r sessionResolver) ResolveSessionIdManager(req *http.Request) server.SessionIdManager {
 	if req == nil { // mcp-go's own calls (the idle sweep, shutdown)
-		return r.s
+		return r.s.sweeper()
 	}
 	client, _ := req.Context().Value(sessionClientKey{}).(string)
 	return r.s.forClient(client)

@@ -76,6 +76,7 @@ func TestStreamBudgetLargePagesAlone(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			e, fake := budgetExecutor(t, tc.budget, tc.growFrom)
+			e.stream.parallel = 1 // one page at a time: each page's size follows the last
 			var ns []int
 			err := e.Stream(t.Context(), stored(t, "SELECT n, label"), dualresp.PageRequest{}, func(row json.RawMessage) error {
 				var r struct{ N string }
