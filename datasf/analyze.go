@@ -81,7 +81,11 @@ func (s *toolServer) analyzeResults(ctx context.Context, req mcp.CallToolRequest
 	}
 	out.Summary = fmt.Sprintf("%d rows.", out.RowCount)
 	if out.Truncated {
-		out.Summary = fmt.Sprintf("The first %d rows (more were cut: aggregate or add LIMIT).", out.RowCount)
+		cut := res.Cut
+		if cut == "" {
+			cut = "the answer is bounded"
+		}
+		out.Summary = fmt.Sprintf("The first %d rows (more were cut: %s; aggregate, select fewer or shorter columns, or add LIMIT).", out.RowCount, cut)
 	}
 	var table strings.Builder
 	table.WriteString("| " + strings.Join(out.Columns, " | ") + " |\n|" + strings.Repeat("---|", len(out.Columns)) + "\n")
@@ -118,13 +122,14 @@ func progressSender(ctx context.Context, req mcp.CallToolRequest) analyze.Progre
 }
 
 // analysisOwner is whom an analysis counts against for the bound on
-// analyses at once per caller: the bearer token's owner, else the owner
-// results are stored under (see recordOwner).
+// analyses at once per caller: the bearer token's owner, else the identity
+// of the owner results are stored under (see recordOwner): the remote
+// address, whatever client keys or sessions it uses.
 func analysisOwner(ctx context.Context) string {
 	if owner, ok := dualresp.OwnerFrom(ctx); ok {
 		return "owner:" + owner
 	}
-	return recordOwner(ctx)
+	return dualresp.OwnerIdentity(recordOwner(ctx))
 }
 
 // analyzeError explains a failed analysis to the model.

@@ -119,6 +119,9 @@ func newToolServer(opts toolServerOptions) (*toolServer, error) {
 	if spillOpts.Logger == nil {
 		spillOpts.Logger = s.log
 	}
+	if spillOpts.Owner == nil {
+		spillOpts.Owner = recordOwner // spilled results are owned, and bounded, as query results are
+	}
 	s.spiller = mcpgo.NewSpiller(opts.Results, opts.Blobs, spillOpts)
 	s.analyzer = analyze.New(opts.Results, analyze.Options{Logger: s.log})
 

@@ -70,8 +70,8 @@ type Config struct {
 	// MaxResources bounds the memory store (dualresp's default when zero).
 	MaxResources int
 	// MaxPinnedPerOwner is the pin quota: the most pinned results one
-	// owner (a bearer token; without tokens, the client key, MCP session or
-	// address that created the result) may have
+	// owner (a bearer token; without tokens, the address that created the
+	// result, whatever its client keys or MCP sessions) may have
 	// (dualresp.DefaultMaxPinnedPerOwner when zero, none when negative).
 	MaxPinnedPerOwner int
 	// Expiration is how long a result lives without access (default 15m).
@@ -94,6 +94,11 @@ type Config struct {
 	// require; each result is visible only to the token that created it.
 	// Stdio sessions create results as the first token.
 	RESTTokens []string
+	// MetricsTokens are the operator's bearer tokens for /metrics: when
+	// set, /metrics wants one of them. With RESTTokens and no
+	// MetricsTokens, /metrics is closed (401), so that no tenant reads
+	// every tenant's metrics; without either it is open.
+	MetricsTokens []string
 	// CORSOrigins are the browser origins allowed to call the REST API
 	// cross-origin, and /mcp ("*" for any).
 	CORSOrigins []string
@@ -104,9 +109,9 @@ type Config struct {
 	// (default mcphttp.DefaultMaxSessions); past it, initialize is answered 429.
 	MaxSessions int
 	// MaxSessionsPerClient bounds the live MCP sessions of one client, a
-	// bearer token or else a remote address (default
-	// DefaultMaxSessionsPerClient); past it, initialize is answered 429.
-	// No client's initialize ends another client's session.
+	// bearer token or else a remote address with its client key, and of
+	// one token or address in all (default DefaultMaxSessionsPerClient);
+	// see mcphttp.Options.MaxSessionsPerClient.
 	MaxSessionsPerClient int
 	// MaxEventStreams and MaxEventStreamsPerClient bound the open event
 	// streams (GET /mcp) in all and of one client (defaults
@@ -201,7 +206,7 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 	if cfg.Expiration < 0 {
 		return nil, fmt.Errorf("datasf: Config.Expiration must be positive; got %s", cfg.Expiration)
 	}
-	svc = &Service{cfg: cfg, log: cfg.Logger, metrics: metrics.New()}
+	svc = &Service{cfg: cfg, log: cfg.Logger, metrics: metrics.New(metrics.Options{})}
 	if len(cfg.RESTTokens) > 0 {
 		svc.auth = dualresp.BearerTokens(cfg.RESTTokens...)
 	}
@@ -275,6 +280,7 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 		return svc, err
 	}
 	svc.client = svc.portals.Default().Client
+	svc.metrics.KeepPortal(svc.client.Domain())
 
 	blobs := spill.NewStore(spill.StoreOptions{})
 	ropts := dualresp.Options{
@@ -435,9 +441,9 @@ func (s *Service) RESTHandler() http.Handler {
 }
 
 // MetricsHandler serves the Service's metrics in the Prometheus text
-// format (GET /metrics); with RESTTokens it wants one of them.
+// format (GET /metrics) to the callers Config.MetricsTokens describes.
 func (s *Service) MetricsHandler() http.Handler {
-	return s.http.RequireToken(s.metrics.Handler())
+	return metricsAccess(s.cfg.MetricsTokens, len(s.cfg.RESTTokens) > 0, s.metrics.Handler())
 }
 
 // restMux serves the REST API at /resources/ and the metrics at /metrics.

@@ -57,15 +57,24 @@ func (e *ExpiredError) RunAgain() string {
 }
 
 // PinQuotaError reports a pin refused because the result's owner already
-// has Max pinned results. Deleting one of them frees a place.
+// has Max pinned results, or (Store set) because the store already holds
+// Max pinned results, the most it keeps pinned. Deleting one of them frees
+// a place.
 type PinQuotaError struct {
 	// Owner is the owner of the result (see WithOwner); "" for anonymous.
 	Owner string
-	// Max is the quota: the most pinned results one owner may have.
+	// Max is the quota: the most pinned results one owner (the owner's
+	// identity, see OwnerIdentity) may have, or the store may hold.
 	Max int
+	// Store is set when the store's bound, not the owner's, refused.
+	Store bool
 }
 
 func (e *PinQuotaError) Error() string {
+	if e.Store {
+		return fmt.Sprintf("dualresp: pin quota reached: the store already holds %d pinned results, the most it keeps pinned; "+
+			"delete a pinned result you no longer need (DELETE /resources/{id}), or keep the link and read it before it expires", e.Max)
+	}
 	return fmt.Sprintf("dualresp: pin quota reached: %d results are already pinned for this owner, the most allowed; "+
 		"delete a pinned result you no longer need (DELETE /resources/{id}) before pinning another", e.Max)
 }

@@ -29,6 +29,7 @@ import (
 //	GET    /resources/{id}?offset=&limit=      a page (skip= is a synonym of offset=)
 //	POST   /resources/{id}  {"offset","limit","sort"}  a page, optionally sorted
 //	GET    /resources/{id}/export?format=csv|ndjson|json  the whole result, streamed
+//	       (csv: formula-leading text cells get a leading ', unless formulas=keep)
 //	PUT    /resources/{id}                     pin
 //	DELETE /resources/{id}                     delete (204)
 //
@@ -412,14 +413,15 @@ var exportTypes = map[string]string{
 
 // exportParams are the query parameters of an export.
 type exportParams struct {
-	format string
-	offset int64
-	typed  bool
+	format       string
+	offset       int64
+	typed        bool
+	keepFormulas bool // formulas=keep: CSV cells as they are (csvformula.go)
 }
 
 func readExportParams(q map[string][]string) (exportParams, error) {
 	p := exportParams{format: "csv"}
-	if err := checkParams(q, "format", "offset", "typed"); err != nil {
+	if err := checkParams(q, "format", "offset", "typed", "formulas"); err != nil {
 		return p, err
 	}
 	for name, vs := range q {
@@ -450,6 +452,12 @@ func readExportParams(q map[string][]string) (exportParams, error) {
 		}
 		p.typed = b
 	}
+	if vs := q["formulas"]; len(vs) == 1 && vs[0] != "" {
+		if vs[0] != FormulasKeep {
+			return p, badRequest("formulas must be %q (CSV cells as they are) or absent (formula-leading text cells get a leading '); got %q", FormulasKeep, vs[0])
+		}
+		p.keepFormulas = true
+	}
 	return p, nil
 }
 
@@ -473,7 +481,7 @@ func (s *Server) serveExport(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ew := &exportWriter{w: w, out: &clientWriter{w: w}, format: format, ctype: ctype, id: id, cols: columnNames(rec.Columns),
-		columns: rec.Columns, coding: acceptedEncoding(r), offset: params.offset}
+		columns: rec.Columns, coding: acceptedEncoding(r), offset: params.offset, keepFormulas: params.keepFormulas}
 	if params.typed {
 		ew.kinds = columnKinds(rec.Columns)
 	}
@@ -606,6 +614,9 @@ type exportWriter struct {
 	n       int64
 	rec     []string
 	scratch bytes.Buffer
+	// keepFormulas writes formula-leading CSV text cells as they are (see
+	// csvformula.go).
+	keepFormulas bool
 }
 
 func (e *exportWriter) start(first json.RawMessage) error {
@@ -649,7 +660,13 @@ func (e *exportWriter) start(first json.RawMessage) error {
 		}
 		e.rec = make([]string, len(e.cols))
 		if len(e.cols) > 0 {
-			return e.cw.Write(e.cols)
+			for i, c := range e.cols {
+				e.rec[i] = c
+				if !e.keepFormulas {
+					e.rec[i] = neutraliseFormula(c)
+				}
+			}
+			return e.cw.Write(e.rec)
 		}
 	}
 	return nil
@@ -722,6 +739,9 @@ func (e *exportWriter) csvRow(row json.RawMessage) error {
 	}
 	for i, c := range e.cols {
 		e.rec[i] = csvCell(m[c])
+		if v := bytes.TrimSpace(m[c]); !e.keepFormulas && len(v) > 0 && v[0] == '"' {
+			e.rec[i] = neutraliseFormula(e.rec[i])
+		}
 	}
 	return e.cw.Write(e.rec)
 }

@@ -184,7 +184,9 @@ type Options struct {
 	// cross-origin ("*" for any). Empty (the default) sends no CORS headers.
 	CORSOrigins []string
 	// MaxPinnedPerOwner is the pin quota: the most pinned results one owner
-	// (Record.Owner: a token's owner, or the Spec's Owner) may have. Pinned results do not expire while they are read (see
+	// (Record.Owner: a token's owner, or the Spec's Owner; counted per
+	// identity, see OwnerIdentity, so new labels add no pins) may have.
+	// Pinned results do not expire while they are read (see
 	// PinnedIdleExpiration), so without a quota anyone allowed to pin could
 	// fill the store. A pin over the quota fails with a
 	// *PinQuotaError (REST: 409 pin_quota_exceeded); deleting a pinned
@@ -623,9 +625,11 @@ func (s *Server) Access(ctx context.Context, id string) (*Record, error) {
 }
 
 // Pin makes the resource permanent and returns the updated record. A pin
-// that would give the record's owner more pinned results than
-// Options.MaxPinnedPerOwner fails with a *PinQuotaError (pinning a pinned
-// record always succeeds). Other errors are as for Resource.
+// that would give the record's owner (its identity, see OwnerIdentity)
+// more pinned results than Options.MaxPinnedPerOwner, or the store more
+// than it keeps pinned (MemoryStoreOptions.MaxPinned), fails with a
+// *PinQuotaError (pinning a pinned record always succeeds). Other errors
+// are as for Resource.
 func (s *Server) Pin(ctx context.Context, id string) (*Record, error) {
 	rec, err := s.get(ctx, id)
 	if err != nil {
@@ -641,6 +645,10 @@ func (s *Server) Pin(ctx context.Context, id string) (*Record, error) {
 	r, err := s.store.Pin(ctx, id)
 	if errors.Is(err, ErrNotFound) {
 		return nil, fmt.Errorf("%w: %q", ErrNotFound, id)
+	}
+	if errors.Is(err, ErrPinQuota) { // the store's own bound on pins
+		s.log.InfoContext(ctx, "dualresp: pin refused: the store's pins are full", "err", err)
+		return nil, err
 	}
 	if err != nil {
 		return nil, &StorageError{Op: "pin", Err: err}

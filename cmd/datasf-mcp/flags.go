@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/datasf-mcp/datasf-mcp/datasf"
+	"github.com/datasf-mcp/datasf-mcp/dualresp"
 	"github.com/datasf-mcp/datasf-mcp/internal/localportal"
 	"github.com/datasf-mcp/datasf-mcp/socrata"
 )
@@ -207,6 +208,8 @@ func (p *parser) serverFlags(cmd *cobra.Command, listen func(fs *pflag.FlagSet))
 		fs.StringVar(&p.expiration, "expiration", p.env("DATASF_EXPIRATION", "15m"), "keep a stored result for `DURATION` (such as 15m or 2h) after its last access (env DATASF_EXPIRATION)")
 		fs.IntVar(&c.SampleSize, "sample-size", 15, fmt.Sprintf("show this many rows of a result as its sample when a call names no number (1 to %d)", datasf.MaxSampleSize))
 		fs.StringVar(&c.CORSOrigins, "cors-origins", p.env("DATASF_CORS_ORIGINS", ""), "browser `ORIGINS` (comma-separated) allowed to call the REST API cross-origin (env DATASF_CORS_ORIGINS)")
+		fs.IntVar(&c.MaxResults, "max-results", p.envInt("DATASF_MAX_RESULTS"),
+			fmt.Sprintf("with --store memory, keep at most `N` results, pinned ones included (at most half pinned; default %d; env DATASF_MAX_RESULTS)", dualresp.DefaultMaxResources))
 	})
 }
 
@@ -254,6 +257,9 @@ func (p *parser) finish(cmd *cobra.Command) error {
 	if c.SampleSize < 1 || c.SampleSize > datasf.MaxSampleSize {
 		return fail("--sample-size must be between 1 and %d; got %d", datasf.MaxSampleSize, c.SampleSize)
 	}
+	if c.MaxResults < 0 {
+		return fail("--max-results must be 0 (the default, %d) or more; got %d", dualresp.DefaultMaxResources, c.MaxResults)
+	}
 	if has("replicas") && c.Replicas < 0 {
 		return fail("--replicas must be 0 or more (0 and 1: this replica alone); got %d", c.Replicas)
 	}
@@ -278,6 +284,11 @@ func (p *parser) finish(cmd *cobra.Command) error {
 	for _, tok := range strings.Split(p.getenv("DATASF_REST_TOKEN"), ",") {
 		if tok = strings.TrimSpace(tok); tok != "" {
 			c.RESTTokens = append(c.RESTTokens, tok)
+		}
+	}
+	for _, tok := range strings.Split(p.getenv("DATASF_METRICS_TOKEN"), ",") {
+		if tok = strings.TrimSpace(tok); tok != "" {
+			c.MetricsTokens = append(c.MetricsTokens, tok)
 		}
 	}
 	c.AppToken = p.getenv("SOCRATA_APP_TOKEN")

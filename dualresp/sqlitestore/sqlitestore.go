@@ -296,7 +296,8 @@ func (s *Store) Pin(ctx context.Context, id string) (*dualresp.Record, error) {
 // Server bounds them per owner), so a scan of the table is cheap enough.
 func (s *Store) CountPinned(ctx context.Context, owner string) (int, error) {
 	var n int
-	if err := s.read.QueryRowContext(ctx, `SELECT count(*) FROM records WHERE pinned = 1 AND owner = ?`, owner).Scan(&n); err != nil {
+	if err := s.read.QueryRowContext(ctx, `SELECT count(*) FROM records WHERE pinned = 1 AND (owner = ?1 OR substr(owner, 1, length(?1) + 1) = ?1 || '/')`,
+		dualresp.OwnerIdentity(owner)).Scan(&n); err != nil {
 		return 0, s.fail("count pinned", "", err)
 	}
 	return n, nil

@@ -85,10 +85,14 @@ func (r *redisSessions) sessionKey(id string) string { return r.prefix + "sessio
 func (r *redisSessions) endedKey(id string) string   { return r.prefix + "ended:" + id }
 func (r *redisSessions) allKey() string              { return r.prefix + "live" }
 
-// clientKey names a client's set of sessions; the client name (a token's
-// owner, an address) is hashed to bound the key.
+// clientKey names the set of sessions of a client's identity (a token's
+// owner, an address; see sessionfair.go), hashed to bound the key: its
+// client keys share the identity's bound, so that minting keys opens no
+// more sessions. (Unlike the memory table, another key of an identity at
+// its bound is refused rather than ending the flooding key's oldest
+// session.)
 func (r *redisSessions) clientKey(client string) string {
-	sum := sha256.Sum256([]byte(client))
+	sum := sha256.Sum256([]byte(clientIdentity(client)))
 	return r.prefix + "client:" + hex.EncodeToString(sum[:12])
 }
 
