@@ -11,8 +11,8 @@ import (
 	"io"
 	"maps"
 	"math"
+	"net"
 	"net/http"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -31,6 +31,7 @@ import (
 //	GET    /resources/{id}/export?format=csv|ndjson|json|parquet  the whole result, streamed
 //	       &offset=N    from row N on (the header X-Export-Offset says N)
 //	       &typed=true  json, ndjson: numbers and booleans from the column types
+//	       (csv: formula-leading text cells get a leading ', unless formulas=keep)
 //	PUT    /resources/{id}                     pin
 //	DELETE /resources/{id}                     delete (204)
 //
@@ -79,8 +80,8 @@ type apiError struct {
 	retryAfter time.Duration // sent as Retry-After when positive
 }
 
-// retryLater is an error that asks to be tried again after a while, like
-// socrata's BusyError: the data source refused to take more requests now.
+// retryLater is an error that asks to be tried again after a while: the
+// data source refused to take more requests now.
 type retryLater interface {
 	error
 	RetryAfter() time.Duration
@@ -92,38 +93,44 @@ func badRequest(format string, args ...any) *apiError {
 	return &apiError{http.StatusBadRequest, "bad_request", fmt.Sprintf(format, args...), 0}
 }
 
-// goPackagePrefix matches the "package: " prefixes Go errors gather as
-// they are wrapped: an answer says what failed, not where in the code.
-var goPackagePrefix = regexp.MustCompile(`\b(?:dualresp|socrata|analyze|localportal|spill|sqlitestore|redisstore|datasf|net/http|http): `)
-
-// publicMessage is the part of err a caller is told: its message without
-// Go package prefixes, the operation labels of this package, or the HTTP
-// client's internals. The log keeps the whole error.
-func publicMessage(err error) string {
-	msg := err.Error()
-	for _, label := range []string{"export query failed: ", "page query failed: ", "sample query failed: ", "count query failed: ", "count failed: "} {
-		msg = strings.ReplaceAll(msg, label, "")
+// queryFailed is what the caller is told of a query that failed with err:
+// the Executor's words (Options.ErrorText) when it has some, else that the
+// data source did not answer in time or only that the query failed. The
+// log keeps the whole error.
+func (s *Server) queryFailed(err error) string {
+	const failed = "the query behind this result failed"
+	if s.errorText != nil {
+		if text := s.errorText(err); text != "" {
+			return failed + ": " + text
+		}
 	}
-	msg = goPackagePrefix.ReplaceAllString(msg, "")
-	switch {
-	case strings.Contains(msg, "Client.Timeout exceeded"), strings.Contains(msg, "context deadline exceeded"), strings.Contains(msg, "i/o timeout"):
-		return "the data source did not answer in time; try again"
+	var row *rowError
+	if errors.As(err, &row) {
+		return failed + ": " + row.Error()
 	}
-	return msg
+	var ne net.Error
+	if errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout() {
+		return failed + ": the data source did not answer in time; try again"
+	}
+	return failed
 }
 
 // toAPIError maps an error of the Server to an answer.
-func toAPIError(err error) *apiError {
+func (s *Server) toAPIError(err error) *apiError {
 	var ae *apiError
 	var re *RequestError
 	var qe *QueryError
 	var ce *CountError
 	var rl retryLater
+	var ee *ExpiredError
 	switch {
 	case errors.As(err, &ae):
 		return ae
 	case errors.As(err, &re):
 		return badRequest("%s", re.Message)
+	case errors.As(err, &ee):
+		return &apiError{http.StatusNotFound, "expired", fmt.Sprintf("the resource expired at %s; run its query again for a new link: %s",
+			ee.ExpiresAt.UTC().Format(time.RFC3339), ee.RunAgain()), 0}
 	case errors.Is(err, ErrExpired):
 		return &apiError{http.StatusNotFound, "expired", "the resource has expired; run the query again to get a new one", 0}
 	case errors.Is(err, ErrNotFound):
@@ -135,7 +142,7 @@ func toAPIError(err error) *apiError {
 		return &apiError{status: http.StatusServiceUnavailable, code: "busy", retryAfter: rl.RetryAfter(),
 			message: fmt.Sprintf("the data source has too many requests waiting on this server; retry after %d seconds", secs)}
 	case errors.As(err, &qe), errors.As(err, &ce):
-		return &apiError{http.StatusBadGateway, "query_failed", "the query behind this result failed: " + publicMessage(err), 0}
+		return &apiError{http.StatusBadGateway, "query_failed", s.queryFailed(err), 0}
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return &apiError{http.StatusServiceUnavailable, "canceled", "the request was canceled or ran out of time; try again", 0}
 	}
@@ -143,7 +150,7 @@ func toAPIError(err error) *apiError {
 }
 
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
-	ae := toAPIError(err)
+	ae := s.toAPIError(err)
 	switch {
 	case r.Context().Err() != nil:
 		// The client went away (or the server is closing): not an error of
@@ -414,14 +421,15 @@ var exportTypes = map[string]string{
 
 // exportParams are the query parameters of an export.
 type exportParams struct {
-	format string
-	offset int64
-	typed  bool
+	format       string
+	offset       int64
+	typed        bool
+	keepFormulas bool // formulas=keep: CSV cells as they are (csvformula.go)
 }
 
 func readExportParams(q map[string][]string) (exportParams, error) {
 	p := exportParams{format: "csv"}
-	if err := checkParams(q, "format", "offset", "typed"); err != nil {
+	if err := checkParams(q, "format", "offset", "typed", "formulas"); err != nil {
 		return p, err
 	}
 	for name, vs := range q {
@@ -452,6 +460,12 @@ func readExportParams(q map[string][]string) (exportParams, error) {
 		}
 		p.typed = b
 	}
+	if vs := q["formulas"]; len(vs) == 1 && vs[0] != "" {
+		if vs[0] != FormulasKeep {
+			return p, badRequest("formulas must be %q (CSV cells as they are) or absent (formula-leading text cells get a leading '); got %q", FormulasKeep, vs[0])
+		}
+		p.keepFormulas = true
+	}
 	return p, nil
 }
 
@@ -475,7 +489,7 @@ func (s *Server) serveExport(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ew := &exportWriter{w: w, out: &clientWriter{w: w}, format: format, ctype: ctype, id: id, cols: columnNames(rec.Columns),
-		columns: rec.Columns, coding: acceptedEncoding(r), offset: params.offset}
+		columns: rec.Columns, coding: acceptedEncoding(r), offset: params.offset, keepFormulas: params.keepFormulas}
 	if params.typed {
 		ew.kinds = columnKinds(rec.Columns)
 	}
@@ -608,6 +622,9 @@ type exportWriter struct {
 	n       int64
 	rec     []string
 	scratch bytes.Buffer
+	// keepFormulas writes formula-leading CSV text cells as they are (see
+	// csvformula.go).
+	keepFormulas bool
 }
 
 func (e *exportWriter) start(first json.RawMessage) error {
@@ -651,7 +668,13 @@ func (e *exportWriter) start(first json.RawMessage) error {
 		}
 		e.rec = make([]string, len(e.cols))
 		if len(e.cols) > 0 {
-			return e.cw.Write(e.cols)
+			for i, c := range e.cols {
+				e.rec[i] = c
+				if !e.keepFormulas {
+					e.rec[i] = neutraliseFormula(c)
+				}
+			}
+			return e.cw.Write(e.rec)
 		}
 	}
 	return nil
@@ -662,7 +685,7 @@ func (e *exportWriter) row(row json.RawMessage) error {
 	// JSON objects); only their shape is checked here, which costs nothing
 	// next to scanning every byte again.
 	if len(row) < 2 || row[0] != '{' || row[len(row)-1] != '}' {
-		return fmt.Errorf("row %d is not a JSON object: %.40q", e.n, row)
+		return &rowError{e.n, fmt.Sprintf("is not a JSON object: %.40q", row)}
 	}
 	var err error
 	if e.format == "ndjson" && bytes.IndexByte(row, '\n') >= 0 {
@@ -712,7 +735,7 @@ func (e *exportWriter) row(row json.RawMessage) error {
 func (e *exportWriter) compact(row json.RawMessage) (json.RawMessage, error) {
 	e.scratch.Reset()
 	if err := json.Compact(&e.scratch, row); err != nil {
-		return nil, fmt.Errorf("row %d is not valid JSON: %w", e.n, err)
+		return nil, &rowError{e.n, "is not valid JSON: " + err.Error()}
 	}
 	return e.scratch.Bytes(), nil
 }
@@ -720,10 +743,13 @@ func (e *exportWriter) compact(row json.RawMessage) (json.RawMessage, error) {
 func (e *exportWriter) csvRow(row json.RawMessage) error {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(row, &m); err != nil {
-		return fmt.Errorf("row %d is not a JSON object: %w", e.n, err)
+		return &rowError{e.n, "is not a JSON object: " + err.Error()}
 	}
 	for i, c := range e.cols {
 		e.rec[i] = csvCell(m[c])
+		if v := bytes.TrimSpace(m[c]); !e.keepFormulas && len(v) > 0 && v[0] == '"' {
+			e.rec[i] = neutraliseFormula(e.rec[i])
+		}
 	}
 	return e.cw.Write(e.rec)
 }

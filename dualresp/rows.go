@@ -175,7 +175,7 @@ func (s *Server) Page(ctx context.Context, rec *Record, req PageRequest) (*Page,
 		p.Data = make([]Row, len(rows))
 		for i, row := range rows {
 			if err := checkRow(row); err != nil {
-				return nil, &QueryError{Op: "page", Err: fmt.Errorf("row %d %w", req.Offset+int64(i), err)}
+				return nil, &QueryError{Op: "page", Err: &rowError{req.Offset + int64(i), err.Error()}}
 			}
 			p.Data[i] = Row(row)
 		}

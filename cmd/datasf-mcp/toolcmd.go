@@ -113,7 +113,7 @@ func runTool(ctx context.Context, cfg config, c *client.Client, svc *datasf.Serv
 	}
 	markdown := printTo != nil && (cfg.Render == renderMarkdown || cfg.Render == renderAuto && isTerminal(printTo))
 	if markdown {
-		args["format"] = datasf.FormatMarkdown
+		args["format"] = "markdown" // the tool's format argument: a summary and a table
 	}
 	res, err := callTool(ctx, c, cfg.Tool, args)
 	if err != nil {

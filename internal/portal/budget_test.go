@@ -38,7 +38,7 @@ func budgetExecutor(t *testing.T, budget, growFrom int64) (*Executor, *socratate
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := NewExecutor(r)
+	e := NewExecutor(r, ExecutorOptions{})
 	const width = 30 // about the bytes of {"n":"1234","label":"row 1234"}
 	e.stream.pageBytes, e.stream.maxPageBytes = 150*width, 1_500*width
 	e.stream.budget, e.stream.growFrom = nil, growFrom

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -151,10 +150,22 @@ type Executor struct {
 	stream  streamOptions
 }
 
+// ExecutorOptions configures an Executor. The zero value gives the
+// defaults.
+type ExecutorOptions struct {
+	// Backoff is the wait before attempt n+1 (n from 1) at a page that
+	// failed in a way that may pass, when the portal gave no Retry-After.
+	// Default: 0.5s, 1s, 2s, 4s, at most 8s.
+	Backoff func(n int) time.Duration
+}
+
 // NewExecutor returns the Executor of the portals of r.
-func NewExecutor(r *Registry) *Executor {
+func NewExecutor(r *Registry, opts ExecutorOptions) *Executor {
 	stream := defaultStream
 	stream.log = r.log
+	if opts.Backoff != nil {
+		stream.backoff = opts.Backoff
+	}
 	stream.maxPageBytes, stream.budget, stream.growFrom = streamMaxPageBytes, semaphore.NewWeighted(streamBudgetBytes), streamGrowFrom
 	stream.parallel = 1
 	if bound := r.opts.Limits.MaxConcurrent; bound > 0 {
@@ -221,23 +232,39 @@ func (e *Executor) Stream(ctx context.Context, q dualresp.Query, req dualresp.Pa
 
 // Count returns the exact number of rows of q: `<q> |> SELECT count(*)`.
 func (q *Query) Count(ctx context.Context) (int64, error) {
-	n, stale, err := countRows(ctx, q.Portal.Client, q.DatasetID, q.Tree)
-	if stale {
-		q.stale.Store(true)
-	}
-	return n, err
+	return q.Portal.Client.Count(ctx, q.DatasetID, q.Tree.CountQuery().String())
 }
 
 // Page returns one page of q's rows, as raw JSON objects, with the
 // result's columns from the response's X-SODA2-Fields and X-SODA2-Types
 // headers: one upstream request.
 func (q *Query) Page(ctx context.Context, req dualresp.PageRequest) (dualresp.PageResult, error) {
-	tree := withOrder(q.Tree, req.Order)
-	rows, cols, stale, err := rawRows(ctx, q.Portal.Client, q.DatasetID, tree.WithPage(req.Offset, req.Limit))
-	if stale {
+	tree := withOrder(q.Tree, req.Order).WithPage(req.Offset, req.Limit)
+	stream, err := q.Portal.Client.QueryStream(ctx, q.DatasetID, tree.String())
+	if err != nil {
+		return dualresp.PageResult{}, err
+	}
+	defer stream.Close()
+	if stream.Stale {
 		q.stale.Store(true)
 	}
-	return dualresp.PageResult{Rows: rows, Columns: cols}, err
+	res := dualresp.PageResult{Columns: make([]dualresp.Column, len(stream.Fields))}
+	for i, f := range stream.Fields {
+		res.Columns[i].Name = f
+		if i < len(stream.Types) {
+			res.Columns[i].Type = stream.Types[i]
+		}
+	}
+	for {
+		raw, err := stream.NextRaw()
+		if errors.Is(err, io.EOF) {
+			return res, nil
+		}
+		if err != nil {
+			return dualresp.PageResult{}, err
+		}
+		res.Rows = append(res.Rows, raw)
+	}
 }
 
 // Stream passes rows req.Offset .. req.Offset+req.Limit-1 of the
@@ -680,58 +707,4 @@ func orderable(dataType string) bool {
 		return false
 	}
 	return true
-}
-
-// countRows runs `<q> |> SELECT count(*)` and returns the count (a
-// string, as the portal sends it: "A count(*) query returns the count as a
-// string", find_string id 68959116828) and whether the answer was stale.
-func countRows(ctx context.Context, c *socrata.Client, datasetID string, q *soql.Query) (int64, bool, error) {
-	res, err := c.Query(ctx, datasetID, q.CountQuery().String())
-	if err != nil {
-		return 0, false, err
-	}
-	if len(res.Rows) != 1 {
-		return 0, res.Stale, fmt.Errorf("portal: count query returned %d rows, want 1", len(res.Rows))
-	}
-	for _, v := range res.Rows[0] {
-		switch v := v.(type) {
-		case string:
-			n, err := strconv.ParseInt(v, 10, 64)
-			return n, res.Stale, err
-		case float64:
-			return int64(v), res.Stale, nil
-		case json.Number:
-			n, err := v.Int64()
-			return n, res.Stale, err
-		}
-	}
-	return 0, res.Stale, errors.New("portal: count query returned no count")
-}
-
-// rawRows runs q and returns its rows as raw JSON objects plus the result's
-// columns from the X-SODA2-Fields and X-SODA2-Types headers.
-func rawRows(ctx context.Context, c *socrata.Client, datasetID string, q *soql.Query) ([]json.RawMessage, []dualresp.Column, bool, error) {
-	stream, err := c.QueryStream(ctx, datasetID, q.String())
-	if err != nil {
-		return nil, nil, false, err
-	}
-	defer stream.Close()
-	cols := make([]dualresp.Column, len(stream.Fields))
-	for i, f := range stream.Fields {
-		cols[i].Name = f
-		if i < len(stream.Types) {
-			cols[i].Type = stream.Types[i]
-		}
-	}
-	var rows []json.RawMessage
-	for {
-		raw, err := stream.NextRaw()
-		if errors.Is(err, io.EOF) {
-			return rows, cols, stream.Stale, nil
-		}
-		if err != nil {
-			return nil, nil, stream.Stale, err
-		}
-		rows = append(rows, raw)
-	}
 }

@@ -84,7 +84,7 @@ func parallelExecutor(t *testing.T, parallel, want int, pool int64) (*Executor, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := NewExecutor(r)
+	e := NewExecutor(r, ExecutorOptions{})
 	e.stream = streamOptions{pageRows: 50, ahead: streamAhead, parallel: parallel, extra: semaphore.NewWeighted(pool)}
 	return e, g
 }
@@ -172,7 +172,7 @@ func TestExecutorParallelWithinPortalBound(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := NewExecutor(r).stream.parallel; got != tc.want {
+		if got := NewExecutor(r, ExecutorOptions{}).stream.parallel; got != tc.want {
 			t.Errorf("NewExecutor with MaxConcurrent %d: %d pages at once; want %d", tc.bound, got, tc.want)
 		}
 	}
