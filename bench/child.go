@@ -254,9 +254,21 @@ func serveUpstream(ctx context.Context, log *slog.Logger, sizesArg string) error
 		return err
 	}
 	defer fake.Close()
+	cost := os.Getenv(envCost)
+	var synth *synthetic
+	if cost != "" {
+		synth = &synthetic{sizes: map[string]int{}}
+	}
 	for i, n := range sizes {
 		start := time.Now()
 		schema, row := incidentSchema(datasetID(i), n)
+		if synth != nil {
+			// Part 6: the portal holds a sample of the rows; the rows of a
+			// page are made from it (see synthetic).
+			schema, row = numbered(schema, row)
+			synth.sizes[schema.ID] = n
+			n = min(n, syntheticSample)
+		}
 		if err := fake.AddGenerated(ctx, schema, n, row); err != nil {
 			return fmt.Errorf("generating %d rows: %w", n, err)
 		}
@@ -265,7 +277,19 @@ func serveUpstream(ctx context.Context, log *slog.Logger, sizesArg string) error
 	runtime.GC()
 	debug.FreeOSMemory()
 
-	tm := newTiming(fake.Handler())
+	var portal http.Handler = fake.Handler()
+	if synth != nil {
+		perRequest, perRow, err := parseCost(cost)
+		if err != nil {
+			return err
+		}
+		if err := synth.load(portal); err != nil {
+			return err
+		}
+		synth.next = portal
+		portal = &costed{next: synth, perRequest: perRequest, perRow: perRow}
+	}
+	tm := newTiming(portal)
 	mux := http.NewServeMux()
 	mux.Handle("/", tm)
 	mux.HandleFunc("POST /bench/reset", func(w http.ResponseWriter, r *http.Request) {
@@ -321,7 +345,7 @@ func serveExport(ctx context.Context, log *slog.Logger, upstream string) error {
 		return err
 	}
 	base := "http://" + ln.Addr().String()
-	st, err := newStack(ctx, upstream, base)
+	st, err := newStack(ctx, upstream, base, exportLimits())
 	if err != nil {
 		return err
 	}
@@ -360,7 +384,7 @@ type stack struct {
 
 // newStack assembles the product against upstream, its REST links pointing
 // at restBase.
-func newStack(ctx context.Context, upstream, restBase string) (st *stack, err error) {
+func newStack(ctx context.Context, upstream, restBase string, limits datasf.UpstreamLimits) (st *stack, err error) {
 	st = &stack{}
 	defer func() {
 		if err != nil {
@@ -372,10 +396,11 @@ func newStack(ctx context.Context, upstream, restBase string) (st *stack, err er
 		PublicURL:       restBase,
 		CleanupInterval: -1,
 		MaxResources:    100_000,
-		// The benchmark measures the server's own overhead over a local
-		// fake portal: the politeness limits meant for real portals (5
-		// requests a second by default) would measure their waits instead.
-		Upstream: datasf.UpstreamLimits{MaxConcurrent: -1, Rate: -1},
+		// Parts 1 to 3 measure the server's own overhead over a local fake
+		// portal: the politeness limits meant for real portals (5 requests
+		// a second by default) would measure their waits instead; part 6
+		// keeps them (see exportLimits).
+		Upstream: limits,
 	})
 	if err != nil {
 		return st, err

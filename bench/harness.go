@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"net/url"
 	"time"
+
+	"github.com/datasf-mcp/datasf-mcp/datasf"
 )
 
 // harness is the parent's side: the product (MCP server in-process, REST
@@ -27,7 +29,7 @@ func newHarness(ctx context.Context, up *child) (*harness, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := newStack(ctx, up.URL, "http://"+ln.Addr().String())
+	st, err := newStack(ctx, up.URL, "http://"+ln.Addr().String(), datasf.UpstreamLimits{MaxConcurrent: -1, Rate: -1})
 	if err != nil {
 		ln.Close()
 		return nil, err

@@ -9,11 +9,14 @@
 //     requests per call, with the schema cached and not;
 //  4. micro benchmarks of SoQL parsing and fuzzy correction;
 //  5. start-up: `datasf-mcp --offline` start to ready and its RSS against
-//     `datasf-mcp --help` (startup.go).
+//     `datasf-mcp --help` (startup.go);
+//  6. export speed: the complete result through the link against paging
+//     the portal directly, 50,000 rows a request in sequence, on an
+//     upstream with Socrata's cost per request and per row (exportspeed.go).
 //
 // Usage:
 //
-//	go run ./bench [-runs 5] [-quick] [-parts 1,2,3,4,5] [-out docs/benchmarks.md] [-profile DIR]
+//	go run ./bench [-runs 5] [-quick] [-parts 1,2,3,4,5,6] [-out docs/benchmarks.md] [-profile DIR]
 //
 // The server sides run in child processes (the same binary, re-executed with
 // DATASF_BENCH_CHILD set) so their peak RSS can be read from /proc.
@@ -75,21 +78,25 @@ type config struct {
 	PageSize int
 	// RESTPage is the page size used to verify retrieval through pages.
 	RESTPage int
+	// ExportSizes are the results of part 6 (export speed).
+	ExportSizes []int
 }
 
 func defaultConfig(quick bool) config {
 	c := config{
-		Runs: 5, Out: "docs/benchmarks.md", Parts: map[int]bool{1: true, 2: true, 3: true, 4: true, 5: true},
+		Runs: 5, Out: "docs/benchmarks.md", Parts: map[int]bool{1: true, 2: true, 3: true, 4: true, 5: true, 6: true},
 		Sizes:          []int{10, 1_000, 100_000, 1_000_000},
 		RetrievalSmall: 2, RetrievalLarge: 3, OverheadDataset: 1,
 		OverheadCalls: 200, MicroTime: time.Second,
 		Inline: 1_000, PageSize: 50_000, RESTPage: 10_000,
+		ExportSizes: []int{200_000, 1_000_000},
 	}
 	if quick {
 		c.Quick = true
 		c.Sizes = []int{10, 1_000, 2_000, 5_000}
 		c.OverheadCalls = 10
 		c.MicroTime = 20 * time.Millisecond
+		c.ExportSizes = []int{20_000, 100_000}
 	}
 	return c
 }
@@ -102,7 +109,7 @@ func realMain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	quick := fs.Bool("quick", false, "smoke mode: small datasets, few calls, short micro benchmarks")
 	out := fs.String("out", "docs/benchmarks.md", "markdown file to write (empty: do not write)")
 	profile := fs.String("profile", "", "directory for CPU profiles of the export server and the upstream during one extra large export")
-	parts := fs.String("parts", "1,2,3,4,5", "comma-separated parts to measure: 1 payload, 2 full retrieval, 3 tool overhead, 4 micro, 5 start-up")
+	parts := fs.String("parts", "1,2,3,4,5,6", "comma-separated parts to measure: 1 payload, 2 full retrieval, 3 tool overhead, 4 micro, 5 start-up, 6 export speed")
 	if err = fs.Parse(args); err != nil {
 		return err
 	}
@@ -161,6 +168,11 @@ func run(ctx context.Context, cfg config, log *slog.Logger) (*report, error) {
 			return nil, fmt.Errorf("start-up: %w", err)
 		}
 	}
+	if cfg.Parts[6] {
+		if err := exportSpeed(ctx, cfg, rep, log); err != nil {
+			return nil, fmt.Errorf("export speed: %w", err)
+		}
+	}
 	if !cfg.Parts[1] && !cfg.Parts[2] && !cfg.Parts[3] {
 		rep.total = time.Since(start)
 		return rep, nil
@@ -214,8 +226,8 @@ func parseParts(s string) (map[int]bool, error) {
 	parts := map[int]bool{}
 	for _, f := range strings.Split(s, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 1 || n > 5 {
-			return nil, fmt.Errorf("-parts must list parts 1 to 5 separated by commas (1 payload, 2 full retrieval, 3 tool overhead, 4 micro, 5 start-up); got %q", s)
+		if err != nil || n < 1 || n > 6 {
+			return nil, fmt.Errorf("-parts must list parts 1 to 6 separated by commas (1 payload, 2 full retrieval, 3 tool overhead, 4 micro, 5 start-up, 6 export speed); got %q", s)
 		}
 		parts[n] = true
 	}

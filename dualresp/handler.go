@@ -28,7 +28,9 @@ import (
 //	GET    /resources/{id}                     metadata
 //	GET    /resources/{id}?offset=&limit=      a page (skip= is a synonym of offset=)
 //	POST   /resources/{id}  {"offset","limit","sort"}  a page, optionally sorted
-//	GET    /resources/{id}/export?format=csv|ndjson|json  the whole result, streamed
+//	GET    /resources/{id}/export?format=csv|ndjson|json|parquet  the whole result, streamed
+//	       &offset=N    from row N on (the header X-Export-Offset says N)
+//	       &typed=true  json, ndjson: numbers and booleans from the column types
 //	       (csv: formula-leading text cells get a leading ', unless formulas=keep)
 //	PUT    /resources/{id}                     pin
 //	DELETE /resources/{id}                     delete (204)
@@ -49,7 +51,13 @@ import (
 //	json:   the same object as the array's last element
 //	csv:    a last record whose first field starts "#export_incomplete: N of T rows: "
 //
-// A failure before the first row is an error answer (502 query_failed).
+// A Parquet export that fails midway ends without its footer, so it never
+// opens as a whole file. A failure before the first row is an error answer
+// (502 query_failed).
+//
+// Exports, and pages of more than 1 KiB, are compressed as the request's
+// Accept-Encoding allows: zstd, else gzip (Content-Encoding, Vary). The
+// Client resumes an export cut midway with offset (see ExportWith).
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /resources/{id}", s.serveGet)
@@ -548,7 +556,7 @@ type ExportReport struct {
 	Offset  int64  // the first row sent (the export's offset parameter)
 	Rows    int64  // rows sent
 	Total   int64  // rows of the result
-	Bytes   int64  // bytes of the body sent
+	Bytes   int64  // bytes of the body sent (compressed, when it was)
 	Err     error  // why it did not complete; nil when it did
 }
 

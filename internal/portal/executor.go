@@ -55,16 +55,18 @@ const (
 	streamAhead = 2
 	// streamParallel is the most pages of one export fetched at once;
 	// fewer when the portal's concurrency bound is lower (it leaves one of
-	// the portal's requests to the tools). The page requests of a
+	// the portal's requests to the tools), one without a bound. The page requests of a
 	// sequential reader cost the portal's fixed cost of a request each, one
 	// after the other; a few at once pay it side by side.
 	streamParallel = 4
-	// streamSharedPages is the pool of pages beyond their own pipeline
-	// the exports of an Executor share: a page fetched ahead while the
-	// export's own pages are all taken holds one, until the reader has
-	// taken it. It bounds what concurrency adds to the memory of all
-	// exports, and shares the extra requests among them.
-	streamSharedPages = 8
+	// The exports of an Executor share a pool of page requests beyond one
+	// per export: an export's first request at a time is its own, each
+	// more at once takes a slot of the pool until it is answered. The pool
+	// holds one fewer than the portal's concurrency bound (so one export
+	// alone may use all but one of the portal's requests); without a
+	// bound, pages are fetched one at a time. It bounds what concurrency adds to
+	// the requests in flight (and their answers in memory) of all exports,
+	// and shares the extra requests among them.
 	// streamPageTimeout bounds each attempt at fetching one page (the
 	// socrata client's own timeout applies too).
 	streamPageTimeout = 2 * time.Minute
@@ -85,7 +87,7 @@ type streamOptions struct {
 	pageRows int64 // the most rows of one upstream request
 	ahead    int   // fetched pages waiting for the reader
 	// parallel is the most pages fetched at once (0: one); extra is the
-	// pool of pages beyond its own pipeline an export may take (nil: none).
+	// pool of requests beyond one per export (nil: one at a time).
 	parallel  int
 	extra     *semaphore.Weighted
 	pageBytes int64 // the bytes any page may hold (0: pageRows rows a page)
@@ -95,6 +97,9 @@ type streamOptions struct {
 	maxPageBytes int64
 	budget       *semaphore.Weighted
 	growFrom     int64 // the offset from which pages may grow
+	// largeFirst reads a result known to hold growFrom rows or more in
+	// large pages from its start.
+	largeFirst bool
 	// pageTimeout bounds each attempt at one page; attempts is how many
 	// times a page is asked for; backoff is the wait before attempt n+1
 	// (n from 1) when the portal gave no Retry-After.
@@ -162,9 +167,17 @@ func NewExecutor(r *Registry, opts ExecutorOptions) *Executor {
 		stream.backoff = opts.Backoff
 	}
 	stream.maxPageBytes, stream.budget, stream.growFrom = streamMaxPageBytes, semaphore.NewWeighted(streamBudgetBytes), streamGrowFrom
-	stream.parallel, stream.extra = streamParallel, semaphore.NewWeighted(streamSharedPages)
+	stream.parallel = 1
 	if bound := r.opts.Limits.MaxConcurrent; bound > 0 {
+		// A portal across the network: each request costs it a fixed
+		// time, which pages fetched at once, and large pages, pay less
+		// often. Without a bound (the offline portal, this process's own
+		// SQLite) a page costs CPU here: pages are fetched one at a time
+		// and grow only far into a result, as fetching more at once would
+		// only contend for that CPU.
 		stream.parallel = min(streamParallel, max(bound-1, 1))
+		stream.extra = semaphore.NewWeighted(int64(max(bound-1, 0)))
+		stream.largeFirst = true
 	}
 	return &Executor{portals: r, stream: stream}
 }
@@ -261,22 +274,21 @@ func (q *Query) Page(ctx context.Context, req dualresp.PageRequest) (dualresp.Pa
 // The result is read in pages, each page one upstream request (or a few,
 // see fetchRange) read whole with its own timeout (pageTimeout), so an
 // upstream request never waits on fn: a slow or stalled reader cannot make
-// the portal's answer time out. Up to e.parallel pages are fetched at once,
-// each into a slot of its own, and fn gets them in order. An export may
-// have e.ahead+2 pages fetched, being fetched or being read; more only
-// with a slot of the pool the exports of an Executor share (e.extra),
-// given back once the reader has taken the page. So a stalled reader holds
-// at most that many pages and no upstream request, and what all exports
-// hold beyond today's pipeline of each is bounded by the pool. A page
-// whose request fails (a timeout, a cut body, a 5xx or 429) is asked for
-// again at the same offset, e.attempts times in all: the stored query's
-// stable order (ORDER BY ... :id, see soql.WithStableOrder) makes that page
-// the same rows, so none is lost or sent twice. Only a page that still
-// fails after that ends the stream, with its error, once every row before
-// it has gone to fn. Each page aims at e.pageBytes of rows (its rows adapt
-// to the rows' width seen so far, between streamMinRows and e.pageRows); a
-// short page means the result ended. With req.Limit no page goes past its
-// end.
+// the portal's answer time out. Up to e.parallel pages are fetched at once
+// (the first request at a time is the export's own, each more takes a slot
+// of the pool the exports of an Executor share, e.extra, until it is
+// answered), each into a slot of its own, and fn gets them in order. An
+// export has at most e.ahead+2 pages fetched, being fetched or being read,
+// so a stalled reader holds that many pages and no upstream request. A
+// page whose request fails (a timeout, a cut body, a 5xx or 429) is asked
+// for again at the same offset, e.attempts times in all: the stored
+// query's stable order (ORDER BY ... :id, see soql.WithStableOrder) makes
+// that page the same rows, so none is lost or sent twice. Only a page that
+// still fails after that ends the stream, with its error, once every row
+// before it has gone to fn. Each page aims at e.pageBytes of rows (its rows
+// adapt to the rows' width seen so far, between streamMinRows and
+// e.pageRows); a short page means the result ended. With req.Limit no page
+// goes past its end.
 func (q *Query) Stream(ctx context.Context, req dualresp.PageRequest, fn func(json.RawMessage) error) error {
 	c, id, e := q.Portal.Client, q.DatasetID, q.stream
 	if e == nil {
@@ -342,13 +354,12 @@ func sendRows(rows []json.RawMessage, fn func(json.RawMessage) error) error {
 
 // fetchedPage is one page of a stream: its rows, or the error that ended
 // the stream; last marks a short page (the result ended). held is what it
-// reserved of the budget, extra whether it took a slot of the shared pool.
+// reserved of the budget.
 type fetchedPage struct {
-	rows  []json.RawMessage
-	held  int64
-	extra bool
-	last  bool
-	err   error
+	rows []json.RawMessage
+	held int64
+	last bool
+	err  error
 }
 
 // pageFetcher fetches the pages of one stream: run hands out their slots,
@@ -359,14 +370,17 @@ type pageFetcher struct {
 	id    string
 	q     *soql.Query
 	queue chan chan fetchedPage
-	room  chan struct{} // a token for each page of the stream's own pipeline
-	busy  chan struct{} // a token for each page being fetched
+	room  chan struct{} // a token for each page handed out and not yet read
+	busy  chan struct{} // a token for each page being fetched (sent by run only)
+	freed chan struct{} // a page's request was answered
 	wg    sync.WaitGroup
 
-	extras atomic.Int64 // slots of the shared pool held
-	most   atomic.Int64 // the most rows of a request, lowered for good when a page times out
-	width  atomic.Int64 // the bytes of a row, once a page has shown it
-	ended  atomic.Bool  // a page came back short
+	known     chan struct{} // closed once the width is known or the stream ended
+	knownOnce sync.Once
+
+	most  atomic.Int64 // the most rows of a request, lowered for good when a page times out
+	width atomic.Int64 // the bytes of a row, once a page has shown it
+	ended atomic.Bool  // a page came back short
 }
 
 func newPageFetcher(e *streamOptions, c *socrata.Client, id string, q *soql.Query) *pageFetcher {
@@ -375,7 +389,7 @@ func newPageFetcher(e *streamOptions, c *socrata.Client, id string, q *soql.Quer
 	f := &pageFetcher{e: e, c: c, id: id, q: q,
 		queue: make(chan chan fetchedPage, own+parallel),
 		room:  make(chan struct{}, own),
-		busy:  make(chan struct{}, parallel)}
+		busy:  make(chan struct{}, parallel), freed: make(chan struct{}, 1), known: make(chan struct{})}
 	f.most.Store(e.pageRows)
 	return f
 }
@@ -385,57 +399,83 @@ func (f *pageFetcher) release(page fetchedPage) {
 	if page.held > 0 {
 		f.e.budget.Release(page.held)
 	}
-	if page.extra {
-		f.extras.Add(-1)
-		f.e.extra.Release(1)
-	} else {
-		<-f.room
+	<-f.room
+}
+
+// request waits for the turn of one more page request: the export's own
+// when none is in flight, else, up to e.parallel at once, a slot of the
+// shared pool taken without waiting; otherwise it waits for a request to be
+// answered. It reports whether it took a shared slot; ok is false when ctx
+// ended.
+func (f *pageFetcher) request(ctx context.Context) (extra, ok bool) {
+	for {
+		switch n := len(f.busy); {
+		case n == 0:
+			f.busy <- struct{}{}
+			return false, true
+		case n < max(f.e.parallel, 1) && f.e.extra != nil && f.e.extra.TryAcquire(1):
+			f.busy <- struct{}{}
+			return true, true
+		}
+		select {
+		case <-f.freed:
+		case <-ctx.Done():
+			return false, false
+		}
 	}
 }
 
-// slot waits for room for one more page: a token of the stream's own, or
-// without waiting one of the shared pool (at most e.parallel-1 of them), so
-// that pages are fetched ahead at once when a page in flight leaves no
-// room. It reports whether it took a shared one; ok is false when ctx
-// ended.
-func (f *pageFetcher) slot(ctx context.Context) (extra, ok bool) {
+// answered ends a page request.
+func (f *pageFetcher) answered(extra bool) {
+	<-f.busy
+	if extra {
+		f.e.extra.Release(1)
+	}
 	select {
-	case f.room <- struct{}{}:
-		return false, true
+	case f.freed <- struct{}{}:
 	default:
-	}
-	if f.e.extra != nil && f.extras.Load() < int64(max(f.e.parallel, 1)-1) && f.e.extra.TryAcquire(1) {
-		f.extras.Add(1)
-		return true, true
-	}
-	select {
-	case f.room <- struct{}{}:
-		return false, true
-	case <-ctx.Done():
-		return false, false
 	}
 }
 
 // run hands out the pages of rows off .. end-1 in order until the result
-// ends, a page fails for good or ctx ends. The first page is fetched before
-// the others are sized: it shows the width of the rows.
+// ends, a page fails for good or ctx ends. Until a page has shown the
+// width of the rows, up to e.parallel pages of streamFirstRows are fetched
+// at once; the pages after them are sized by that width.
 func (f *pageFetcher) run(ctx context.Context, off, end int64) {
 	e := f.e
 	limit := e.pageBytes // the bytes the next page may hold
-	for first := true; off < end && !f.ended.Load(); first = false {
-		extra, ok := f.slot(ctx)
-		if !ok {
-			return
+	growFrom := e.growFrom
+	if e.largeFirst && end != math.MaxInt64 && end-off >= e.growFrom && e.budget != nil {
+		// A result known to be large is read in large pages from its
+		// start: each request costs the portal a fixed time, which few
+		// large pages pay few times (a small result ends soon on small
+		// ones, and holds no more than it did).
+		growFrom, limit = off, e.maxPageBytes
+	}
+	for firsts := 0; off < end && !f.ended.Load(); {
+		if e.pageBytes > 0 && f.width.Load() == 0 && firsts >= max(e.parallel, 1) {
+			// Pages are sized by the width of the rows: wait for one to
+			// show it.
+			select {
+			case <-f.known:
+			case <-ctx.Done():
+				return
+			}
+			continue
 		}
 		select {
-		case f.busy <- struct{}{}:
+		case f.room <- struct{}{}:
 		case <-ctx.Done():
-			f.release(fetchedPage{extra: extra})
+			return
+		}
+		extra, ok := f.request(ctx)
+		if !ok {
+			<-f.room
 			return
 		}
 		if f.ended.Load() {
-			<-f.busy
-			f.release(fetchedPage{extra: extra})
+			f.answered(extra)
+			<-f.room
 			return
 		}
 		size, held := min(f.most.Load(), end-off), int64(0)
@@ -443,9 +483,10 @@ func (f *pageFetcher) run(ctx context.Context, off, end int64) {
 		switch {
 		case e.pageBytes > 0 && width == 0:
 			size = min(size, streamFirstRows)
+			firsts++
 		case e.pageBytes > 0:
 			size, held = e.budgetRows(min(size, max(limit/width, streamMinRows)), width)
-			if e.budget != nil && off >= e.growFrom {
+			if e.budget != nil && off >= growFrom {
 				limit = min(2*limit, e.maxPageBytes)
 			}
 		}
@@ -455,17 +496,19 @@ func (f *pageFetcher) run(ctx context.Context, off, end int64) {
 		fetch := func() {
 			defer f.wg.Done()
 			page := f.fetchRange(ctx, from, size)
-			page.held, page.extra = held, extra
-			<-f.busy
+			page.held = held
+			f.answered(extra)
 			slot <- page
 		}
-		if first && e.pageBytes > 0 {
-			fetch()
-		} else {
-			go fetch()
-		}
+		go fetch()
 		off += size
 	}
+}
+
+// end stops handing out pages.
+func (f *pageFetcher) end() {
+	f.ended.Store(true)
+	f.knownOnce.Do(func() { close(f.known) })
 }
 
 // fetchRange reads rows off .. off+size-1 (fewer when the result ends),
@@ -476,7 +519,7 @@ func (f *pageFetcher) fetchRange(ctx context.Context, off, size int64) fetchedPa
 	for got := int64(0); got < size; {
 		rows, nbytes, asked, err := f.e.fetchPage(ctx, f.c, f.id, f.q, off+got, size-got)
 		if err != nil {
-			f.ended.Store(true)
+			f.end()
 			return fetchedPage{err: err}
 		}
 		if asked < size-got {
@@ -484,6 +527,7 @@ func (f *pageFetcher) fetchRange(ctx context.Context, off, size int64) fetchedPa
 		}
 		if nbytes > 0 {
 			f.width.Store(max(nbytes/int64(len(rows)), 1))
+			f.knownOnce.Do(func() { close(f.known) })
 		}
 		if page.rows == nil {
 			page.rows = rows
@@ -493,7 +537,7 @@ func (f *pageFetcher) fetchRange(ctx context.Context, off, size int64) fetchedPa
 		got += int64(len(rows))
 		if int64(len(rows)) < asked {
 			page.last = true
-			f.ended.Store(true)
+			f.end()
 			break
 		}
 	}
