@@ -67,6 +67,8 @@ type toolServer struct {
 	log     *slog.Logger
 	mcp     *server.MCPServer
 	session sessionResults
+	// indexes keeps the portals' ranked catalogs (searchindex.go).
+	indexes *catalogIndexes
 
 	// categories keeps the portal's categories (key "") for answers
 	// without hits, categoriesTTL long.
@@ -98,6 +100,7 @@ func newToolServer(opts toolServerOptions) (*toolServer, error) {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
+	s.indexes = newCatalogIndexes(s.log)
 	spillOpts := opts.Spill
 	if spillOpts.Hint == "" {
 		spillOpts.Hint = "Page through it at the url, or analyze it with analyze_results."

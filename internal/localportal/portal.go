@@ -127,6 +127,9 @@ type Portal struct {
 	// (domains.go); nil for most.
 	others *domainSet
 
+	// ranked is the search index of the last catalog searched (catalog.go).
+	ranked rankedCatalog
+
 	srvMu   sync.Mutex
 	httpSrv *http.Server
 	url     string

@@ -1,0 +1,198 @@
+package datasf
+
+import (
+	"context"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/singleflight"
+
+	"github.com/datasf-mcp/datasf-mcp/internal/rank"
+	"github.com/datasf-mcp/datasf-mcp/socrata"
+)
+
+// Search ranking: search_datasf ranks a portal's datasets itself (package
+// rank) over that portal's whole catalog, fetched from the Discovery API
+// (socrata.Client.AllDatasets) and kept here per portal: catalogTTL fresh,
+// then served as it is while a background refresh fetches it again. At
+// most maxCatalogPortals portals are kept (the least recently used goes)
+// and at most maxCatalogDatasets datasets of each (a portal of 10,000
+// datasets takes about 60 MB here, index included: TestCatalogIndexMemory).
+// When the catalog cannot be fetched, the search falls back to the
+// Discovery API's own ranking.
+const (
+	catalogTTL          = time.Hour
+	maxCatalogPortals   = 8
+	maxCatalogDatasets  = 20000
+	catalogFetchTimeout = 2 * time.Minute
+)
+
+// catalogIndex is one portal's ranked catalog.
+type catalogIndex struct {
+	ix      *rank.Index
+	ds      []socrata.CatalogDataset
+	built   time.Time
+	used    time.Time
+	refresh bool // a background refresh is running
+}
+
+// catalogIndexes keeps the portals' catalog indexes.
+type catalogIndexes struct {
+	now   func() time.Time // the clock (time.Now)
+	ttl   time.Duration
+	max   int // portals kept
+	log   *slog.Logger
+	fetch singleflight.Group
+
+	mu       sync.Mutex
+	byDomain map[string]*catalogIndex
+	bg       sync.WaitGroup // background refreshes, for tests
+}
+
+func newCatalogIndexes(log *slog.Logger) *catalogIndexes {
+	return &catalogIndexes{now: time.Now, ttl: catalogTTL, max: maxCatalogPortals, log: log, byDomain: map[string]*catalogIndex{}}
+}
+
+// rankedHit is one dataset a search found, with why it matched.
+type rankedHit struct {
+	socrata.Dataset
+	Fields  []string // the fields a query word matched
+	Columns []string // field names of the columns that matched
+	// FieldNames are the dataset's first field names.
+	FieldNames []string
+}
+
+// search ranks the catalog of the portal client serves for query. It
+// fetches the catalog on first use (the caller waits), and starts a
+// background refresh when it is older than the TTL.
+func (c *catalogIndexes) search(ctx context.Context, client *socrata.Client, domain, query string, limit int) ([]rankedHit, error) {
+	e, err := c.index(ctx, client, domain)
+	if err != nil {
+		return nil, err
+	}
+	return hitsOf(e.ix, e.ds, query, limit), nil
+}
+
+func hitsOf(ix *rank.Index, ds []socrata.CatalogDataset, query string, limit int) []rankedHit {
+	found := ix.Search(query, limit)
+	out := make([]rankedHit, 0, len(found))
+	for _, f := range found {
+		d := ds[f.Index]
+		out = append(out, rankedHit{Dataset: d.Dataset, Fields: f.Fields, Columns: f.Columns, FieldNames: d.Columns})
+	}
+	return out
+}
+
+// rerank orders datasets the Discovery API found on several portals with
+// the same ranker, over those candidates alone.
+func rerank(ds []socrata.Dataset, query string, limit int) []rankedHit {
+	cds := make([]socrata.CatalogDataset, len(ds))
+	for i, d := range ds {
+		cds[i] = socrata.CatalogDataset{Dataset: d}
+	}
+	ix := rank.New(rankDocs(cds))
+	hits := hitsOf(ix, cds, query, limit)
+	// Discovery's candidates that no query word matches (it matched them by
+	// something we do not see) keep their place after ours.
+	for _, d := range ds {
+		if len(hits) >= limit {
+			break
+		}
+		if !slices.ContainsFunc(hits, func(h rankedHit) bool { return h.ID == d.ID && h.Domain == d.Domain }) {
+			hits = append(hits, rankedHit{Dataset: d, FieldNames: d.Columns})
+		}
+	}
+	return hits
+}
+
+func (c *catalogIndexes) index(ctx context.Context, client *socrata.Client, domain string) (*catalogIndex, error) {
+	key := strings.ToLower(domain)
+	c.mu.Lock()
+	e := c.byDomain[key]
+	if e != nil {
+		e.used = c.now()
+		if c.now().Sub(e.built) >= c.ttl && !e.refresh {
+			e.refresh = true
+			c.bg.Add(1)
+			go c.refresh(client, key)
+		}
+		c.mu.Unlock()
+		return e, nil
+	}
+	c.mu.Unlock()
+	v, err, _ := c.fetch.Do(key, func() (any, error) {
+		// The fetch outlives the request that started it: others wait for
+		// it too.
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), catalogFetchTimeout)
+		defer cancel()
+		return c.build(fctx, client, key)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.(*catalogIndex), nil
+}
+
+func (c *catalogIndexes) refresh(client *socrata.Client, key string) {
+	defer c.bg.Done()
+	ctx, cancel := context.WithTimeout(context.Background(), catalogFetchTimeout)
+	defer cancel()
+	if _, err := c.build(ctx, client, key); err != nil {
+		c.log.Warn("search: refreshing the catalog failed; the older one is kept", "domain", key, "error", err)
+		c.mu.Lock()
+		if e := c.byDomain[key]; e != nil {
+			e.refresh = false
+			e.built = c.now() // try again after another TTL, not at every search
+		}
+		c.mu.Unlock()
+	}
+}
+
+// build fetches the portal's catalog, indexes it and keeps it.
+func (c *catalogIndexes) build(ctx context.Context, client *socrata.Client, key string) (*catalogIndex, error) {
+	var ds []socrata.CatalogDataset
+	for d, err := range client.AllDatasets(ctx, socrata.AllDatasetsOptions{Max: maxCatalogDatasets}) {
+		if err != nil {
+			return nil, err
+		}
+		ds = append(ds, d)
+	}
+	e := &catalogIndex{ix: rank.New(rankDocs(ds)), ds: ds, built: c.now(), used: c.now()}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.byDomain[key] = e
+	for len(c.byDomain) > c.max {
+		oldest := ""
+		for k, v := range c.byDomain {
+			if oldest == "" || v.used.Before(c.byDomain[oldest].used) {
+				oldest = k
+			}
+		}
+		delete(c.byDomain, oldest)
+	}
+	c.log.Debug("search: catalog indexed", "domain", key, "datasets", len(ds))
+	return e, nil
+}
+
+func rankDocs(ds []socrata.CatalogDataset) []rank.Doc {
+	docs := make([]rank.Doc, len(ds))
+	for i, d := range ds {
+		doc := rank.Doc{ID: d.ID, Name: d.Name, Description: d.Description, Category: d.Category,
+			Department: d.Attribution, Tags: d.Tags, UpdatedAt: d.UpdatedAt, PageViews: d.PageViews, Downloads: d.Downloads}
+		for j, f := range d.Columns {
+			col := rank.Column{FieldName: f}
+			if j < len(d.ColumnNames) {
+				col.Name = d.ColumnNames[j]
+			}
+			if j < len(d.ColumnDescriptions) {
+				col.Description = d.ColumnDescriptions[j]
+			}
+			doc.Columns = append(doc.Columns, col)
+		}
+		docs[i] = doc
+	}
+	return docs
+}
