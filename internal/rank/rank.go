@@ -120,79 +120,102 @@ const (
 	expansionWeight = 0.6
 )
 
-type docIndex struct {
-	tf      [numFields]map[string]int32
-	length  [numFields]int32
-	nameSeq []string // stems of the name, in order, for phrases
-	descSeq []string // stems of the description, in order
-	cols    []map[string]bool
+// posting is one dataset's counts of one term, per field (saturating at
+// 255: BM25 saturates long before).
+type posting struct {
+	doc int32
+	tf  [numFields]uint8
+}
+
+// docInfo is what the index keeps of a dataset besides its postings.
+type docInfo struct {
+	length  [numFields]uint32
+	nameSeq []int32   // term ids of the name, in order, for phrases
+	descSeq []int32   // term ids of the description, in order
+	cols    [][]int32 // term ids of each column's name and field name
 	prior   float64
 }
 
-// Index ranks the datasets it was built from. It is safe for concurrent
-// use: Search only reads it.
+// Index ranks the datasets it was built from: an inverted index (term ->
+// the datasets that have it, with counts per field), so a search reads
+// only the postings of its words. It is safe for concurrent use: Search
+// only reads it.
 type Index struct {
 	docs     []Doc
-	idx      []docIndex
-	df       map[string]int
+	info     []docInfo
+	terms    map[string]int32 // term -> id
+	postings [][]posting      // by term id, datasets in order
 	avgLen   [numFields]float64
 	acronyms map[string][]string // acronym -> the stems it stands for
-	expands  map[string][]string // stem -> acronyms that contain it, when the whole expansion matches
 }
 
 // New indexes docs. The slice is kept (not copied): do not change it
 // afterwards.
 func New(docs []Doc) *Index {
-	ix := &Index{docs: docs, idx: make([]docIndex, len(docs)), df: map[string]int{}}
+	ix := &Index{docs: docs, info: make([]docInfo, len(docs)), terms: map[string]int32{}}
 	ix.acronyms = catalogAcronyms(docs)
+	an := analyzer{stems: map[string]string{}}
+	id := func(term string) int32 {
+		if t, ok := ix.terms[term]; ok {
+			return t
+		}
+		t := int32(len(ix.postings))
+		ix.terms[term] = t
+		ix.postings = append(ix.postings, nil)
+		return t
+	}
+	counts := map[int32]*[numFields]uint8{}
 	var total [numFields]float64
 	for i := range docs {
 		d := &docs[i]
-		di := &ix.idx[i]
-		add := func(f field, toks []string) {
-			if di.tf[f] == nil {
-				di.tf[f] = map[string]int32{}
-			}
-			for _, t := range toks {
-				di.tf[f][t]++
-			}
-			di.length[f] += int32(len(toks))
-		}
-		di.nameSeq = Terms(d.Name)
-		add(fName, di.nameSeq)
-		for _, t := range d.Tags {
-			add(fTags, Terms(t))
-		}
-		add(fCategory, Terms(d.Category+" "+d.Department))
-		desc := plainText(d.Description)
-		di.descSeq = Terms(desc)
-		add(fDescription, di.descSeq)
-		di.cols = make([]map[string]bool, len(d.Columns))
-		for j, c := range d.Columns {
-			toks := Terms(c.Name + " " + c.FieldName)
-			set := map[string]bool{}
-			for _, t := range toks {
-				set[t] = true
-			}
-			add(fColumns, setTerms(set))
-			di.cols[j] = set
-			add(fColumnDescriptions, Terms(c.Description))
-		}
-		seen := map[string]bool{}
-		for f := range numFields {
-			total[f] += float64(di.length[f])
-			for t := range di.tf[f] {
-				if !seen[t] {
-					seen[t] = true
-					ix.df[t]++
+		di := &ix.info[i]
+		clear(counts)
+		add := func(f field, toks []string) []int32 {
+			ids := make([]int32, len(toks))
+			for k, tok := range toks {
+				t := id(tok)
+				ids[k] = t
+				c := counts[t]
+				if c == nil {
+					c = new([numFields]uint8)
+					counts[t] = c
+				}
+				if c[f] < 255 {
+					c[f]++
 				}
 			}
+			di.length[f] += uint32(len(toks))
+			return ids
+		}
+		di.nameSeq = add(fName, an.terms(d.Name))
+		for _, tag := range d.Tags {
+			add(fTags, an.terms(tag))
+		}
+		add(fCategory, an.terms(d.Category+" "+d.Department))
+		di.descSeq = add(fDescription, an.terms(plainText(d.Description)))
+		di.cols = make([][]int32, len(d.Columns))
+		for j, c := range d.Columns {
+			// A column named "Incident Category" with field name
+			// incident_category counts each word once.
+			toks := an.terms(c.Name + " " + c.FieldName)
+			slices.Sort(toks)
+			di.cols[j] = add(fColumns, slices.Compact(toks))
+			add(fColumnDescriptions, an.terms(c.Description))
+		}
+		for t, c := range counts {
+			ix.postings[t] = append(ix.postings[t], posting{doc: int32(i), tf: *c})
+		}
+		for f := range numFields {
+			total[f] += float64(di.length[f])
 		}
 		if n := d.PageViews + d.Downloads; n > 0 {
 			di.prior = math.Min(1+popularityWeight*math.Log1p(float64(n)), maxPopularity)
 		} else {
 			di.prior = 1
 		}
+	}
+	for t := range ix.postings {
+		ix.postings[t] = slices.Clip(ix.postings[t])
 	}
 	for f := range numFields {
 		if len(docs) > 0 {
@@ -202,13 +225,21 @@ func New(docs []Doc) *Index {
 	return ix
 }
 
-// setTerms lists a column's distinct terms once each: a column named
-// "Incident Category" with field name incident_category counts "incident"
-// once.
-func setTerms(set map[string]bool) []string {
-	out := make([]string, 0, len(set))
-	for t := range set {
-		out = append(out, t)
+// analyzer is Terms with a memo of stems, for indexing many texts.
+type analyzer struct{ stems map[string]string }
+
+func (a analyzer) terms(s string) []string {
+	var out []string
+	for _, w := range Words(s) {
+		if english.IsStopWord(w) || extraStopWords[w] {
+			continue
+		}
+		st, ok := a.stems[w]
+		if !ok {
+			st = english.Stem(w, true)
+			a.stems[w] = st
+		}
+		out = append(out, st)
 	}
 	return out
 }
@@ -235,53 +266,51 @@ func (ix *Index) Search(query string, limit int) []Hit {
 	}
 	terms := ix.expand(typed)
 	n := float64(len(ix.docs))
-	idf := make([]float64, len(terms))
-	for i, t := range terms {
-		df := float64(ix.df[t.stem])
-		idf[i] = math.Log(1 + (n-df+0.5)/(df+0.5))
-	}
-	var hits []Hit
-	for i := range ix.idx {
-		di := &ix.idx[i]
-		score := 0.0
-		var matched [numFields]bool
-		for qi, t := range terms {
-			if ix.df[t.stem] == 0 {
-				continue
-			}
-			tf := 0.0
-			for f := range numFields {
-				c := di.tf[f][t.stem]
-				if c == 0 {
-					continue
-				}
-				matched[f] = true
-				norm := 1 - fieldB[f] + fieldB[f]*float64(di.length[f])/ix.avgLen[f]
-				tf += fieldWeight[f] * float64(c) / norm
-			}
-			if tf > 0 {
-				score += t.weight * idf[qi] * tf * (k1 + 1) / (tf + k1)
-			}
-		}
-		if score == 0 {
+	scores := map[int32]float64{}
+	matched := map[int32]uint8{} // bit f: field f matched
+	var termIDs []int32
+	for _, qt := range terms {
+		t, ok := ix.terms[qt.stem]
+		if !ok {
 			continue
 		}
+		termIDs = append(termIDs, t)
+		ps := ix.postings[t]
+		df := float64(len(ps))
+		idf := math.Log(1 + (n-df+0.5)/(df+0.5))
+		for _, p := range ps {
+			di := &ix.info[p.doc]
+			tf := 0.0
+			for f := range numFields {
+				if p.tf[f] == 0 {
+					continue
+				}
+				matched[p.doc] |= 1 << f
+				norm := 1 - fieldB[f] + fieldB[f]*float64(di.length[f])/ix.avgLen[f]
+				tf += fieldWeight[f] * float64(p.tf[f]) / norm
+			}
+			scores[p.doc] += qt.weight * idf * tf * (k1 + 1) / (tf + k1)
+		}
+	}
+	hits := make([]Hit, 0, len(scores))
+	for doc, score := range scores {
+		di := &ix.info[doc]
 		score += ix.phrases(di, typed)
 		score *= di.prior
-		h := Hit{Index: i, Score: score}
+		h := Hit{Index: int(doc), Score: score}
 		for f := range numFields {
-			if matched[f] {
+			if matched[doc]&(1<<f) != 0 {
 				h.Fields = append(h.Fields, fieldNames[f])
 			}
 		}
-		if matched[fColumns] {
-			h.Columns = matchedColumns(&ix.docs[i], di, terms)
+		if matched[doc]&(1<<fColumns) != 0 {
+			h.Columns = ix.matchedColumns(int(doc), termIDs)
 		}
 		hits = append(hits, h)
 	}
 	slices.SortFunc(hits, func(a, b Hit) int {
-		if c := cmp.Compare(b.Score, a.Score); c != 0 && math.Abs(a.Score-b.Score) > 1e-9 {
-			return c
+		if math.Abs(a.Score-b.Score) > 1e-9 {
+			return cmp.Compare(b.Score, a.Score)
 		}
 		// A tie: the more recently updated first, then the id, so that the
 		// order never depends on the catalog's order.
@@ -298,15 +327,16 @@ func (ix *Index) Search(query string, limit int) []Hit {
 }
 
 // phrases is the phrase bonus of di for the typed query terms.
-func (ix *Index) phrases(di *docIndex, typed []string) float64 {
+func (ix *Index) phrases(di *docInfo, typed []string) float64 {
 	if len(typed) < 2 {
 		return 0
 	}
 	bonus := 0.0
 	n := float64(len(ix.docs))
 	for i := 0; i+1 < len(typed); i++ {
-		a, b := typed[i], typed[i+1]
-		if a == b {
+		a, okA := ix.terms[typed[i]]
+		b, okB := ix.terms[typed[i+1]]
+		if !okA || !okB || a == b {
 			continue
 		}
 		w := 0.0
@@ -317,14 +347,14 @@ func (ix *Index) phrases(di *docIndex, typed []string) float64 {
 			w = 0.25
 		}
 		if w > 0 {
-			df := float64(max(ix.df[a], ix.df[b]))
+			df := float64(max(len(ix.postings[a]), len(ix.postings[b])))
 			bonus += w * phraseBonus * math.Log(1+(n-df+0.5)/(df+0.5))
 		}
 	}
 	return bonus
 }
 
-func adjacent(seq []string, a, b string) bool {
+func adjacent(seq []int32, a, b int32) bool {
 	for i := 0; i+1 < len(seq); i++ {
 		if seq[i] == a && seq[i+1] == b {
 			return true
@@ -371,14 +401,14 @@ func (ix *Index) expand(typed []string) []queryTerm {
 	return out
 }
 
-// matchedColumns lists up to three field names of d's columns whose names
-// contain a query term.
-func matchedColumns(d *Doc, di *docIndex, terms []queryTerm) []string {
+// matchedColumns lists up to three field names of the dataset's columns
+// whose names contain one of the terms.
+func (ix *Index) matchedColumns(doc int, terms []int32) []string {
 	var out []string
-	for j, set := range di.cols {
+	for j, col := range ix.info[doc].cols {
 		for _, t := range terms {
-			if set[t.stem] {
-				out = append(out, d.Columns[j].FieldName)
+			if slices.Contains(col, t) {
+				out = append(out, ix.docs[doc].Columns[j].FieldName)
 				break
 			}
 		}
@@ -452,9 +482,6 @@ func plainText(s string) string {
 	return htmlEntity.Replace(htmlTag.ReplaceAllString(s, " "))
 }
 
-// acronymDef finds "Words Spelled Out (WSO)" in a catalog's text.
-var acronymDef = regexp.MustCompile(`((?:[A-Za-z][\w'’-]*[\s/&-]+){1,8})\(([A-Z][A-Za-z]{1,7})\)`)
-
 // catalogAcronyms reads the acronyms the catalog spells out in names and
 // descriptions: "(POPOS)" after "Privately-owned public open spaces". An
 // acronym counts when its letters are the initials of the words before it
@@ -464,19 +491,41 @@ func catalogAcronyms(docs []Doc) map[string][]string {
 	out := map[string][]string{}
 	for _, d := range docs {
 		for _, text := range []string{d.Name, plainText(d.Description)} {
-			for _, m := range acronymDef.FindAllStringSubmatch(text, -1) {
-				acr := strings.ToLower(m[2])
+			for before, after, ok := strings.Cut(text, "("); ok; before, after, ok = strings.Cut(after, "(") {
+				acr, _, closed := strings.Cut(after, ")")
+				if !closed || !isAcronym(acr) {
+					continue
+				}
+				acr = strings.ToLower(acr)
 				key := english.Stem(acr, true)
 				if _, ok := out[key]; ok || english.IsStopWord(acr) {
 					continue
 				}
-				if words := spelledOut(Words(m[1]), acr); words != nil {
+				// The words just before the parenthesis.
+				if len(before) > 160 {
+					before = before[len(before)-160:]
+				}
+				if words := spelledOut(Words(before), acr); words != nil {
 					out[key] = words
 				}
 			}
 		}
 	}
 	return out
+}
+
+// isAcronym reports whether s looks like an acronym: 2 to 8 ASCII
+// letters, the first upper-case ("POPOS", "PCI", "SFMTA").
+func isAcronym(s string) bool {
+	if len(s) < 2 || len(s) > 8 || s[0] < 'A' || s[0] > 'Z' {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if c := s[i]; (c < 'A' || c > 'Z') && (c < 'a' || c > 'z') {
+			return false
+		}
+	}
+	return true
 }
 
 // spelledOut returns the stems of the last words of words whose initials

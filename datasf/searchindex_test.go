@@ -1,0 +1,135 @@
+package datasf
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/datasf-mcp/datasf-mcp/socrata"
+	"github.com/datasf-mcp/datasf-mcp/socrata/socratatest"
+)
+
+// fakeClock is a clock tests move by hand.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *fakeClock) add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
+
+func loadCatalogLines(t *testing.T, srv *socratatest.Server, lines ...string) {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "catalog.jsonl")
+	if err := os.WriteFile(p, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.LoadCatalog(t.Context(), p); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func catalogLine(id, title, desc string) string {
+	return fmt.Sprintf(`{"endpoint":%q,"title":%q,"description":%q,"category":"Transportation","columns":[]}`, id, title, desc)
+}
+
+func ids(hits []rankedHit) []string {
+	out := make([]string, len(hits))
+	for i, h := range hits {
+		out[i] = h.ID
+	}
+	return out
+}
+
+// The portal's catalog is read once and ranked from memory; older than the
+// TTL it is still served while a background refresh reads it again, and
+// the next search sees the new catalog.
+func TestCatalogIndexTTLAndRefresh(t *testing.T) {
+	t.Parallel()
+	srv := socratatest.NewServer(t)
+	loadCatalogLines(t, srv, catalogLine("park-0001", "Parking Meters", "meters on streets"),
+		catalogLine("tree-0001", "Street Trees", "trees on sidewalks"))
+	client := srv.SocrataClient(socrata.Options{})
+	clock := &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	c := newCatalogIndexes(slog.New(slog.DiscardHandler))
+	c.now = clock.now
+
+	search := func(q string) []string {
+		t.Helper()
+		hits, err := c.search(t.Context(), client, "data.sfgov.org", q, 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ids(hits)
+	}
+	if got := search("parking"); strings.Join(got, ",") != "park-0001" {
+		t.Fatalf("search(parking) = %v; want [park-0001]", got)
+	}
+	first := srv.RequestCount("catalog")
+	if first == 0 {
+		t.Fatal("no catalog request")
+	}
+	loadCatalogLines(t, srv, catalogLine("park-0002", "Parking Garages", "garages"))
+	if got := search("parking"); len(got) != 1 || srv.RequestCount("catalog") != first {
+		t.Errorf("within the TTL: search(parking) = %v after %d catalog requests; want [park-0001] from memory (%d requests)", got, srv.RequestCount("catalog"), first)
+	}
+
+	clock.add(catalogTTL + time.Minute)
+	if got := search("parking"); len(got) != 1 {
+		t.Errorf("past the TTL, first search: %v; want the older catalog served at once", got)
+	}
+	c.bg.Wait()
+	if got := search("parking"); len(got) != 2 {
+		t.Errorf("after the background refresh: search(parking) = %v; want both parking datasets", got)
+	}
+	if srv.RequestCount("catalog") <= first {
+		t.Error("the background refresh made no catalog request")
+	}
+}
+
+// At most max portals' catalogs are kept: the least recently used goes.
+func TestCatalogIndexBound(t *testing.T) {
+	t.Parallel()
+	srv := socratatest.NewServer(t)
+	loadCatalogLines(t, srv, catalogLine("park-0001", "Parking Meters", "meters"))
+	client := srv.SocrataClient(socrata.Options{})
+	clock := &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	c := newCatalogIndexes(slog.New(slog.DiscardHandler))
+	c.now, c.max = clock.now, 2
+	for _, d := range []string{"a.example", "b.example", "a.example", "c.example"} {
+		clock.add(time.Second)
+		if _, err := c.search(t.Context(), client, d, "parking", 5); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.byDomain) != 2 || c.byDomain["b.example"] != nil {
+		var kept []string
+		for k := range c.byDomain {
+			kept = append(kept, k)
+		}
+		t.Errorf("kept %v; want 2 portals, b.example (least recently used) gone", kept)
+	}
+}
+
+// Over several portals, Discovery's candidates are put in our ranker's
+// order; a candidate no query word matches keeps its place after them.
+func TestRerankDiscoveryCandidates(t *testing.T) {
+	t.Parallel()
+	ds := []socrata.Dataset{
+		{ID: "desc-0001", Name: "Street Inventory", Description: "includes some parking details", Domain: "a.example"},
+		{ID: "none-0001", Name: "Something Else", Description: "matched by Discovery for its own reasons", Domain: "b.example"},
+		{ID: "name-0001", Name: "Parking Citations", Description: "citations", Domain: "b.example"},
+	}
+	got := ids(rerank(ds, "parking citations", 5))
+	want := "name-0001,desc-0001,none-0001"
+	if strings.Join(got, ",") != want {
+		t.Errorf("rerank = %v; want %s", got, want)
+	}
+}
