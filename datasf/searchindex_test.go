@@ -133,3 +133,48 @@ func TestRerankDiscoveryCandidates(t *testing.T) {
 		t.Errorf("rerank = %v; want %s", got, want)
 	}
 }
+
+// Without cachedContents, column statistics come from bounded queries: one
+// count of every column, one grouped query per text column (ids and free
+// text left out); a column of few values shows them, one of names none.
+func TestQueryStats(t *testing.T) {
+	t.Parallel()
+	srv := socratatest.NewServer(t)
+	kinds := []string{"Alpha", "Beta", "Gamma"}
+	schema := socratatest.Schema{ID: "stat-0001", Name: "Stats", Columns: []socratatest.Column{
+		{Name: "Kind", FieldName: "kind", DataType: "text"},
+		{Name: "Owner", FieldName: "owner", DataType: "text"},
+		{Name: "Case Number", FieldName: "case_number", DataType: "text"},
+		{Name: "Size", FieldName: "size", DataType: "number"},
+	}}
+	err := srv.AddGenerated(t.Context(), schema, 100, func(i int) map[string]any {
+		row := map[string]any{"owner": fmt.Sprintf("person %d", i), "case_number": fmt.Sprint(i), "size": i}
+		if i%10 != 0 {
+			row["kind"] = kinds[i%3]
+		}
+		return row
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := srv.SocrataClient(socrata.Options{})
+	sc := &socrata.Schema{ID: "stat-0001", Columns: schema.Columns}
+	srv.Reset()
+	st := queryStats(t.Context(), client, sc)
+	if got := srv.RequestCount(""); got != 3 {
+		t.Errorf("queryStats: %d requests; want 3 (counts, kind, owner)", got)
+	}
+	kind := st["kind"]
+	if kind == nil || kind.Null != 10 || kind.NonNull != 90 {
+		t.Fatalf("kind stats = %+v; want 10 null, 90 non-null", kind)
+	}
+	if got := fewValues(sc.Columns[0], kind); strings.Join(got, ",") != "Alpha,Beta,Gamma" && len(got) != 3 {
+		t.Errorf("fewValues(kind) = %q; want the three kinds", got)
+	}
+	if got := fewValues(sc.Columns[1], st["owner"]); got != nil {
+		t.Errorf("fewValues(owner) = %q; want none (a name per row)", got)
+	}
+	if ns := nullShare(kind); ns == nil || *ns != 0.1 {
+		t.Errorf("nullShare(kind) = %v; want 0.1", ns)
+	}
+}

@@ -69,6 +69,8 @@ type toolServer struct {
 	session sessionResults
 	// indexes keeps the portals' ranked catalogs (searchindex.go).
 	indexes *catalogIndexes
+	// valueStats keeps column statistics computed by queries (colvalues.go).
+	valueStats *valueStats
 
 	// categories keeps the portal's categories (key "") for answers
 	// without hits, categoriesTTL long.
@@ -101,6 +103,7 @@ func newToolServer(opts toolServerOptions) (*toolServer, error) {
 		s.log = slog.New(slog.DiscardHandler)
 	}
 	s.indexes = newCatalogIndexes(s.log)
+	s.valueStats = newValueStats()
 	spillOpts := opts.Spill
 	if spillOpts.Hint == "" {
 		spillOpts.Hint = "Page through it at the url, or analyze it with analyze_results."

@@ -129,6 +129,8 @@ type Portal struct {
 
 	// ranked is the search index of the last catalog searched (catalog.go).
 	ranked rankedCatalog
+	// stats are the loaded datasets' column statistics (colstats.go).
+	stats statsCache
 
 	srvMu   sync.Mutex
 	httpSrv *http.Server

@@ -15,11 +15,26 @@ func (s *Portal) serveViews(w http.ResponseWriter, r *http.Request) {
 			"message": "Cannot find view with id " + id})
 		return
 	}
-	writeJSON(w, http.StatusOK, viewDocument(sc))
+	// A dataset made or loaded on first use is made now: its statistics
+	// come from its rows (the count query get_schema sends with this
+	// request needs them anyway).
+	s.ensure(r.Context(), id) //nolint:errcheck // a failed load leaves the document without statistics
+	var stats map[string]*columnStats
+	s.mu.RLock()
+	ds := s.datasets[id]
+	s.mu.RUnlock()
+	if ds != nil {
+		var err error
+		if stats, err = s.columnStatsOf(r.Context(), ds); err != nil {
+			s.log.Warn("localportal: column statistics left out of the Views document", "dataset", id, "err", err)
+		}
+	}
+	writeJSON(w, http.StatusOK, viewDocument(sc, stats))
 }
 
-// viewDocument renders a schema in the Views API document shape.
-func viewDocument(sc Schema) map[string]any {
+// viewDocument renders a schema in the Views API document shape, with each
+// column's cachedContents from stats (by field name) when it has some.
+func viewDocument(sc Schema, stats map[string]*columnStats) map[string]any {
 	cols := make([]map[string]any, 0, len(sc.Columns))
 	for i, c := range sc.Columns {
 		col := map[string]any{
@@ -34,6 +49,9 @@ func viewDocument(sc Schema) map[string]any {
 		}
 		if c.Description != "" {
 			col["description"] = c.Description
+		}
+		if st := stats[c.FieldName]; st != nil {
+			col["cachedContents"] = st
 		}
 		cols = append(cols, col)
 	}
