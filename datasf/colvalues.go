@@ -164,3 +164,16 @@ func nullShare(st *socrata.ColumnStats) *float64 {
 	v := math.Round(100*float64(st.Null)/float64(st.Null+st.NonNull)) / 100
 	return &v
 }
+
+// displayNames maps each column's display name to its field name, for the
+// correction of a column asked for by the name the portal shows
+// ("Category" for service_name).
+func displayNames(sc *socrata.Schema) map[string]string {
+	out := make(map[string]string, len(sc.Columns))
+	for _, c := range sc.Columns {
+		if c.Name != "" && c.Name != c.FieldName {
+			out[c.Name] = c.FieldName
+		}
+	}
+	return out
+}

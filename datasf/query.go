@@ -15,8 +15,8 @@ import (
 	"github.com/datasf-mcp/datasf-mcp/internal/hints"
 	"github.com/datasf-mcp/datasf-mcp/internal/portal"
 	"github.com/datasf-mcp/datasf-mcp/internal/soql"
-	"github.com/datasf-mcp/datasf-mcp/validate"
 	"github.com/datasf-mcp/datasf-mcp/socrata"
+	"github.com/datasf-mcp/datasf-mcp/validate"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
@@ -73,9 +73,14 @@ func (s *toolServer) query(ctx context.Context, _ mcp.CallToolRequest, in *Query
 	if err != nil {
 		return upstreamError(err, datasetName(p, in.DatasetID), "Check the id with search_datasf."), nil
 	}
+	// A bare word compared with a text column is a value without quotes,
+	// not a column to correct (mistakes.go).
+	if res := unquotedValue(parsed, in.DatasetID, sc); res != nil {
+		return res, nil
+	}
 	fixed := fuzzymatch.Result{Query: in.SoQL}
 	if or(in.AutoCorrect, true) {
-		fixed = fuzzymatch.CorrectQuery(parsed, in.SoQL, fieldNames(sc), fuzzymatch.Options{})
+		fixed = fuzzymatch.CorrectQuery(parsed, in.SoQL, fieldNames(sc), fuzzymatch.Options{DisplayNames: displayNames(sc)})
 	}
 	corrections := fixed.Corrections
 	// What the portal would refuse is answered now, in its words
