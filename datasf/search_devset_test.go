@@ -153,3 +153,17 @@ func TestSearchAnswerForChoosing(t *testing.T) {
 		}
 	}
 }
+
+// A dataset named by its id comes first, alone or among words.
+func TestSearchByID(t *testing.T) {
+	t.Parallel()
+	h := sharedHarness(t)
+	for _, q := range []string{"wg3w-h783", "incidents WG3W-H783"} {
+		var out catalogOut
+		args := map[string]any{"query": q}
+		structured(t, "search_datasf", args, h.call(t, "search_datasf", args), &out)
+		if len(out.Results) == 0 || out.Results[0].ID != "wg3w-h783" {
+			t.Errorf("search_datasf(%q) = %+v; want wg3w-h783 first", q, out.Results)
+		}
+	}
+}

@@ -77,8 +77,9 @@ type Doc struct {
 type Hit struct {
 	Index int // the dataset's position in the slice given to New
 	Score float64
-	// Fields are the fields a query word matched, strongest first: "name",
-	// "tags", "columns", "category", "description", "column descriptions".
+	// Fields are the fields a query word matched, strongest first: "id"
+	// (the query names the dataset's id), "name", "tags", "columns",
+	// "category", "description", "column descriptions".
 	Fields []string
 	// Columns are up to three field names of the columns whose names
 	// matched a query word.
@@ -147,12 +148,16 @@ type Index struct {
 	postings [][]posting      // by term id, datasets in order
 	avgLen   [numFields]float64
 	acronyms map[string][]string // acronym -> the stems it stands for
+	byID     map[string]int32    // lower-case dataset id -> position
 }
 
 // New indexes docs. The slice is kept (not copied): do not change it
 // afterwards.
 func New(docs []Doc) *Index {
-	ix := &Index{docs: docs, info: make([]docInfo, len(docs)), terms: map[string]int32{}}
+	ix := &Index{docs: docs, info: make([]docInfo, len(docs)), terms: map[string]int32{}, byID: map[string]int32{}}
+	for i, d := range docs {
+		ix.byID[strings.ToLower(d.ID)] = int32(i)
+	}
 	ix.acronyms = catalogAcronyms(docs)
 	an := analyzer{stems: map[string]string{}}
 	id := func(term string) int32 {
@@ -260,8 +265,9 @@ type queryTerm struct {
 // least one of its words, best first, at most limit (all when limit <= 0).
 // A query with no searchable word (only stop words) matches nothing.
 func (ix *Index) Search(query string, limit int) []Hit {
+	ids := ix.namedIDs(query)
 	typed := Terms(query)
-	if len(typed) == 0 || len(ix.docs) == 0 {
+	if (len(typed) == 0 && len(ids) == 0) || len(ix.docs) == 0 {
 		return nil
 	}
 	terms := ix.expand(typed)
@@ -292,7 +298,8 @@ func (ix *Index) Search(query string, limit int) []Hit {
 			scores[p.doc] += qt.weight * idf * tf * (k1 + 1) / (tf + k1)
 		}
 	}
-	hits := make([]Hit, 0, len(scores))
+	hits := make([]Hit, 0, len(scores)+len(ids))
+	top := 0.0
 	for doc, score := range scores {
 		di := &ix.info[doc]
 		score += ix.phrases(di, typed)
@@ -306,7 +313,18 @@ func (ix *Index) Search(query string, limit int) []Hit {
 		if matched[doc]&(1<<fColumns) != 0 {
 			h.Columns = ix.matchedColumns(int(doc), termIDs)
 		}
+		top = max(top, score)
 		hits = append(hits, h)
+	}
+	// A dataset named by its id comes first, whatever its words.
+	for k, doc := range ids {
+		i := slices.IndexFunc(hits, func(h Hit) bool { return h.Index == int(doc) })
+		if i < 0 {
+			hits = append(hits, Hit{Index: int(doc)})
+			i = len(hits) - 1
+		}
+		hits[i].Score = top + float64(len(ids)-k)
+		hits[i].Fields = append([]string{"id"}, hits[i].Fields...)
 	}
 	slices.SortFunc(hits, func(a, b Hit) int {
 		if math.Abs(a.Score-b.Score) > 1e-9 {
@@ -324,6 +342,21 @@ func (ix *Index) Search(query string, limit int) []Hit {
 		hits = hits[:limit]
 	}
 	return hits
+}
+
+// namedIDs are the datasets whose ids (4x4, "wg3w-h783") the query
+// names, in the query's order.
+func (ix *Index) namedIDs(query string) []int32 {
+	var out []int32
+	words := Words(query)
+	for i := 0; i+1 < len(words); i++ {
+		if len(words[i]) == 4 && len(words[i+1]) == 4 {
+			if doc, ok := ix.byID[words[i]+"-"+words[i+1]]; ok && !slices.Contains(out, doc) {
+				out = append(out, doc)
+			}
+		}
+	}
+	return out
 }
 
 // phrases is the phrase bonus of di for the typed query terms.

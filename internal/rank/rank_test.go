@@ -44,6 +44,8 @@ func TestSearch(t *testing.T) {
 		{"popularity lifts among equals, then recency", "parking", []string{"park-0003", "park-0002", "park-0001"}},
 		{"column names count", "fine amount", []string{"park-0001"}},
 		{"phrase in the name first", "film locations", []string{"film-0001", "film-0002"}},
+		{"a dataset id comes first", "parking park-0001", []string{"park-0001"}},
+		{"an id alone", "film-0002", []string{"film-0002"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
