@@ -83,9 +83,10 @@ func TestSchemaColumnValues(t *testing.T) {
 	}
 }
 
-// The offline incidents (250,000 generated rows, ten text columns of few
-// values): get_schema shows incident_category's values as the data writes
-// them, and values and null shares stay within their budget.
+// The offline incidents, made on first use: its Views document has no
+// cachedContents yet (a Views request does not make the dataset), so the
+// values come from the bounded queries get_schema makes; it shows
+// incident_category's values as the data writes them, within the budget.
 func TestOfflineSchemaValuesTokens(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the offline incidents dataset")

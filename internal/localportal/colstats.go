@@ -13,7 +13,8 @@ import (
 // the same way for loaded datasets, computed once per dataset (one scan for
 // the counts, one grouped query per text column, at most maxStatsColumns
 // of them) and kept until the dataset is replaced. A catalog entry without
-// data has none, as a portal whose statistics are not computed yet.
+// data, or a dataset not made yet (they are made on first query), has
+// none, as a portal whose statistics are not computed yet.
 const (
 	maxStatsColumns = 40
 	statsTop        = 20

@@ -15,10 +15,10 @@ func (s *Portal) serveViews(w http.ResponseWriter, r *http.Request) {
 			"message": "Cannot find view with id " + id})
 		return
 	}
-	// A dataset made or loaded on first use is made now: its statistics
-	// come from its rows (the count query get_schema sends with this
-	// request needs them anyway).
-	s.ensure(r.Context(), id) //nolint:errcheck // a failed load leaves the document without statistics
+	// Statistics come from rows: a dataset made or loaded on first use
+	// (and not used yet) has none, as a real portal's new dataset has no
+	// cachedContents until it computes them. A Views request does not
+	// make the dataset.
 	var stats map[string]*columnStats
 	s.mu.RLock()
 	ds := s.datasets[id]
