@@ -50,7 +50,7 @@ test-deps:
 			echo "test-deps: npm ci in interop/ failed: the Node tests will skip"; [ "$$CI" != true ] || exit 1; }; \
 	fi
 
-# The command line's smoke queries against data.sfgov.org (cmd/smoke),
+# The command line's smoke queries against data.sf.gov (cmd/smoke), also through its old name data.sfgov.org,
 # each checked for shape and exact totals; one line saying so, and exit 0,
 # when the portal cannot be reached. `make smoke OFFLINE=1` runs the same
 # checks against the built-in offline portal (--offline), as CI does.

@@ -1,5 +1,5 @@
 // Package datasf is the MCP server for San Francisco's open data portal
-// (data.sfgov.org) and any other Socrata portal.
+// (data.sf.gov, formerly data.sfgov.org) and any other Socrata portal.
 //
 // New is the product's one composition root: from a Config it builds the
 // Socrata client (against the real portal, or the local one of package

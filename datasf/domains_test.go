@@ -24,14 +24,13 @@ import (
 
 	"github.com/datasf-mcp/datasf-mcp/datasf"
 	"github.com/datasf-mcp/datasf-mcp/datasf/datasftest"
-	"github.com/datasf-mcp/datasf-mcp/internal/localportal"
 	"github.com/datasf-mcp/datasf-mcp/socrata"
 	"github.com/datasf-mcp/datasf-mcp/socrata/socratatest"
 )
 
 // The portals of the multi-domain fake: the configured one and two more.
 const (
-	sfDomain  = "data.sfgov.org"
+	sfDomain  = "data.sf.gov"
 	chiDomain = "data.cityofchicago.org"
 	nycDomain = "data.cityofnewyork.us"
 	// sharedID is a dataset id that exists on SF and on Chicago, with
@@ -132,28 +131,27 @@ func newDomainsEnv(t *testing.T, cfg datasf.Config) *domainsEnv {
 	t.Helper()
 	ctx := t.Context()
 	fake := socratatest.NewServer(t)
-	load := func(p *localportal.Portal, id, name string, n int) {
+	load := func(domain, id, name string, n int) {
 		t.Helper()
-		schema := localportal.Schema{ID: id, Name: name, Category: "Service Requests", Description: "311 service requests of " + p.Domain(),
-			Columns: []socrata.Column{{Name: "Status", FieldName: "status", DataType: "text"}, {Name: "Ward", FieldName: "ward", DataType: "number"}}}
-		err := p.AddGenerated(ctx, schema, n, func(i int) map[string]any {
+		schema := socratatest.Schema{ID: id, Name: name, Category: "Service Requests", Description: "311 service requests of " + stdcmp.Or(domain, fake.Domain()),
+			Columns: []socrata.Column{{Name: "Status", FieldName: "status", DataType: "text"}, {Name: "Ward", FieldName: "ward", DataType: "number"}}, Domain: domain}
+		err := fake.AddGenerated(ctx, schema, n, func(i int) map[string]any {
 			return map[string]any{"status": []string{"Open", "Closed", "Duplicate"}[i%3], "ward": i % 7}
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	load(fake.Portal(), sharedID, "311 Cases", rowsOf[sfDomain])
+	load("", sharedID, "311 Cases", rowsOf[sfDomain])
 	for _, d := range []string{chiDomain, nycDomain} {
-		p, err := fake.Portal().AddDomain(d)
-		if err != nil {
+		if err := fake.AddDomain(d); err != nil {
 			t.Fatal(err)
 		}
 		id := sharedID
 		if d == nycDomain {
 			id = "erm2-nwe9"
 		}
-		load(p, id, "311 Service Requests", rowsOf[d])
+		load(d, id, "311 Service Requests", rowsOf[d])
 	}
 	w := &wire{next: fake.Client().Transport}
 	if w.next == nil {
@@ -354,7 +352,9 @@ func TestQueryOnSecondDomain(t *testing.T) {
 				if len(rows)-1 != want {
 					t.Errorf("export of the %q query: %d rows; want %d", domain, len(rows)-1, want)
 				}
-				wantHost := stdcmp.Or(domain, strings.TrimPrefix(e.fake.URL(), "http://"))
+				// Every request names its portal in Host, the configured
+				// one's too: one server answers for every domain.
+				wantHost := stdcmp.Or(domain, sfDomain)
 				for _, r := range e.wire.requests()[before:] {
 					if r.host != wantHost {
 						t.Errorf("export of the %q query sent a request to %s%s; want %s", domain, r.host, r.path, wantHost)
@@ -564,7 +564,7 @@ func TestAppTokenOnlyToItsDomain(t *testing.T) {
 	}
 	// The fake's own log agrees: a token only on requests for SF and Chicago.
 	for _, r := range e.fake.Requests() {
-		if r.AppTokenSent && r.Host != chiDomain && r.Host != ownHost {
+		if r.AppTokenSent && r.Host != chiDomain && r.Host != sfDomain {
 			t.Errorf("the portal saw a token on a request for %s %s", r.Host, r.Path)
 		}
 		if r.Host == nycDomain && r.AppTokenSent {

@@ -1,12 +1,14 @@
 package datasf
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"net"
+	"net/http"
 	"regexp"
 	"strings"
 
@@ -73,8 +75,11 @@ func upstreamError(err error, what string, hint string) *mcp.CallToolResult {
 		to   *socrata.TimeoutError
 		api  *socrata.APIError
 		de   *socrata.DomainError
+		mv   *socrata.MovedError
 	)
 	switch {
+	case errors.As(err, &mv):
+		return movedError(mv, what)
 	case errors.As(err, &de):
 		return domainRefused(de)
 	case errors.Is(err, socrata.ErrNonPublicAddress):
@@ -100,10 +105,26 @@ func upstreamError(err error, what string, hint string) *mcp.CallToolResult {
 		if secs < 1 {
 			secs = 1
 		}
+		msg := fmt.Sprintf("The portal is rate limiting requests. Wait %d seconds and try again.", secs)
+		if rl.StatusCode == http.StatusTooEarly {
+			// data.sf.gov's CDN answers bursts with an empty 425, token
+			// or not (find_string ids 68959116828, 68284003677).
+			msg = fmt.Sprintf("The portal refused a burst of requests (HTTP 425 Too Early, from the network in front of it) for %s, and kept refusing after this server's retries. Wait %d seconds and try again, with fewer calls at once.", what, secs)
+		}
 		return toolError{
-			Error:     fmt.Sprintf("The portal is rate limiting requests. Wait %d seconds and try again.", secs),
+			Error:     msg,
 			ErrorType: errRateLimit,
-			Details:   map[string]any{"retry_after_seconds": secs},
+			Details:   map[string]any{"retry_after_seconds": secs, "status": cmp.Or(rl.StatusCode, http.StatusTooManyRequests)},
+		}.result()
+	case errors.As(err, &api) && api.Code == socrata.CodeAuthenticationRequired:
+		// Anonymous throttling: "Anonymous throttling on NYC comes back as
+		// 403 authentication_required, not 429" (find_string id
+		// 67605731364); an app token lifts it.
+		return toolError{
+			Error: "The portal refused the request for " + what + " without an app token (HTTP 403 authentication_required: " + api.Message +
+				"). It throttles anonymous requests: wait a minute and try again; an app token lifts the throttle (the server's operator sets SOCRATA_APP_TOKEN, or DATASF_APP_TOKENS for other portals).",
+			ErrorType: errRateLimit, Code: api.Code,
+			Details: map[string]any{"status": api.StatusCode, "code": api.Code, "socrata_message": api.Message},
 		}.result()
 	case errors.As(err, &to), errors.Is(err, context.DeadlineExceeded):
 		return toolError{
@@ -127,8 +148,13 @@ func upstreamError(err error, what string, hint string) *mcp.CallToolResult {
 		} else {
 			msg += fmt.Sprintf(" (HTTP %d)", api.StatusCode)
 		}
-		if strings.HasPrefix(api.Code, "query.") {
+		switch {
+		case strings.HasPrefix(api.Code, "query."):
 			msg += ". Fix the SoQL and try again; get_schema lists the real column names."
+		case api.Code == "html_response" || api.Code == "empty_response" || api.Code == "redirect":
+			// Not Socrata's answer: nothing the model can change; the
+			// user can run the checks.
+			msg += ". This is not a problem with the query or a token: tell the user, who can run `datasf-mcp doctor` to check the portal."
 		}
 		return toolError{Error: msg, ErrorType: errAPI, Code: api.Code, Details: details}.result()
 	default:
@@ -143,6 +169,30 @@ func upstreamError(err error, what string, hint string) *mcp.CallToolResult {
 		}
 		return toolError{Error: "The request for " + what + " failed: " + err.Error(), ErrorType: errAPI}.result()
 	}
+}
+
+// CodeMoved is the code of a tool error for a portal that moved to a host
+// this server does not follow it to, or whose old address refused a query.
+const CodeMoved = "portal_moved"
+
+// movedError answers a portal that moved and was not followed.
+func movedError(mv *socrata.MovedError, what string) *mcp.CallToolResult {
+	details := map[string]any{"domain": mv.Domain, "moved_to": mv.To, "status": mv.StatusCode}
+	var de *socrata.DomainError
+	switch {
+	case errors.As(mv.Refused, &de):
+		details["reason"] = de.Reason
+		return toolError{Error: fmt.Sprintf("The portal %s has moved to %s, which this server refuses (%s), so %s could not be read. Tell the user; the server's operator can allow %s (DATASF_DOMAINS).",
+			mv.Domain, mv.To, de.Reason, what, mv.To), ErrorType: errValidation, Code: CodeMoved, Details: details}.result()
+	case mv.Refused != nil:
+		return toolError{Error: fmt.Sprintf("The portal %s has moved to %s, which could not be used for %s: %v.",
+			mv.Domain, mv.To, what, mv.Refused), ErrorType: errAPI, Code: CodeMoved, Details: details}.result()
+	case mv.StatusCode == http.StatusForbidden:
+		return toolError{Error: fmt.Sprintf("The old address of this portal (%s) refused the query for %s (HTTP 403, an HTML page, not a credentials problem): it has moved to %s. Call again with domain %q.",
+			mv.Domain, what, mv.To, mv.To), ErrorType: errAPI, Code: CodeMoved, Details: details}.result()
+	}
+	return toolError{Error: fmt.Sprintf("The portal %s has moved to %s (HTTP %d) for %s. Call again with domain %q.",
+		mv.Domain, mv.To, mv.StatusCode, what, mv.To), ErrorType: errAPI, Code: CodeMoved, Details: details}.result()
 }
 
 // CodeDomainRefused is the code of a tool error for a domain argument that

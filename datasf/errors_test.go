@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/datasf-mcp/datasf-mcp/socrata"
 )
 
 // TestUpstreamErrorUnreachablePortal: a portal that cannot be reached (its
@@ -48,5 +50,57 @@ func TestUpstreamErrorUnreachablePortal(t *testing.T) {
 				t.Errorf("upstreamError(%v).error = %q; want it to say the portal at %s could not be reached (%s)", tc.err, body.Error, tc.host, tc.wantText)
 			}
 		})
+	}
+}
+
+// The upstream answers of the live portals, as the evidence file
+// describes them, reach the model named for what they are: never as a
+// token problem unless the portal says the token is invalid.
+func TestLivePortalErrorWords(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name      string
+		err       error
+		errorType string
+		words     []string
+	}{
+		{"old host's 403 (find_string id 67089408387)",
+			&socrata.MovedError{Endpoint: "resource", Domain: "data.sfgov.org", To: "data.sf.gov", StatusCode: 403},
+			errAPI, []string{"old address of this portal (data.sfgov.org) refused the query", "not a credentials problem", `domain "data.sf.gov"`}},
+		{"move refused by the allowlist",
+			&socrata.MovedError{Endpoint: "views", Domain: "data.old.example", To: "data.new.example", StatusCode: 301,
+				Refused: &socrata.DomainError{Domain: "data.new.example", Reason: "this server serves only data.old.example", NotServed: true}},
+			errValidation, []string{"has moved to data.new.example, which this server refuses", "DATASF_DOMAINS"}},
+		{"425 burst (ids 68959116828, 68284003677)",
+			&socrata.RateLimitError{Endpoint: "resource", StatusCode: 425},
+			errRateLimit, []string{"HTTP 425 Too Early", "Wait 1 seconds"}},
+		{"anonymous throttle (id 67605731364)",
+			&socrata.APIError{Endpoint: "resource", StatusCode: 403, Code: "authentication_required", Message: "This request must be authenticated or have an application token"},
+			errRateLimit, []string{"without an app token", "an app token lifts the throttle"}},
+		{"HTML page", &socrata.APIError{Endpoint: "resource", StatusCode: 403, Code: "html_response",
+			Message: `the portal answered HTTP 403 with an HTML page, not Socrata's API ("403 Forbidden")`},
+			errAPI, []string{"HTML page, not Socrata's API"}},
+		{"coordinator envelope (id 69388266164)", &socrata.APIError{Endpoint: "resource", StatusCode: 400, Code: "query.soql.no-such-column",
+			Message: "No such column: x", Data: map[string]any{"position": map[string]any{"line": 1, "column": 8}}},
+			errAPI, []string{"No such column: x", "query.soql.no-such-column"}},
+	}
+	for _, tt := range tests {
+		res := upstreamError(tt.err, "the query on dataset abcd-1234", "")
+		text := res.Content[0].(mcp.TextContent).Text
+		var body toolError
+		if err := json.Unmarshal([]byte(text), &body); err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		if body.ErrorType != tt.errorType {
+			t.Errorf("%s: error_type %q; want %q (%s)", tt.name, body.ErrorType, tt.errorType, text)
+		}
+		for _, w := range tt.words {
+			if !strings.Contains(body.Error+" "+body.Code, w) {
+				t.Errorf("%s: %s; want it to say %q", tt.name, text, w)
+			}
+		}
+		if strings.Contains(strings.ToLower(body.Error), "token is") || strings.Contains(strings.ToLower(body.Error), "check your app token") {
+			t.Errorf("%s: %q speaks of a bad token", tt.name, body.Error)
+		}
 	}
 }

@@ -48,11 +48,12 @@ func (s *toolServer) list(ctx context.Context, _ mcp.CallToolRequest, in *ListIn
 	if err != nil {
 		return upstreamError(err, "the domain", ""), nil
 	}
-	domain := otherDomain(p)
 	ds, err := p.Client.List(ctx, in.Category, limit)
 	if err != nil {
 		return upstreamError(err, "the catalog listing", ""), nil
 	}
+	p, moved := s.portals.Moved(ctx, strings.TrimSpace(in.Domain), p)
+	domain := otherDomain(p)
 	out := catalogResult{Category: in.Category, Domain: domain, Results: datasetItems(ds, limit, domain)}
 	out.Count = len(out.Results)
 	if in.Category != "" {
@@ -69,6 +70,8 @@ func (s *toolServer) list(ctx context.Context, _ mcp.CallToolRequest, in *ListIn
 			out.Summary += " The portal's categories are below: call list_datasf with one of them."
 		}
 	}
+	out.Summary = s.sourceNotes(out.Summary, moved)
+	s.offlineLinks(out.Results)
 	return render(responseFormat(ctx, in.Format), out, out.Summary, table), nil
 }
 

@@ -68,11 +68,14 @@ func (s *toolServer) query(ctx context.Context, _ mcp.CallToolRequest, in *Query
 	if err != nil {
 		return upstreamError(err, "the domain", ""), nil
 	}
-	domain := otherDomain(p)
 	sc, _, err := p.Schemas.Schema(ctx, in.DatasetID)
 	if err != nil {
 		return upstreamError(err, datasetName(p, in.DatasetID), "Check the id with search_datasf."), nil
 	}
+	// A portal that moved (known, or learnt by the schema read) runs on
+	// its new host, and the answer says so.
+	p, moved := s.portals.Moved(ctx, strings.TrimSpace(in.Domain), p)
+	domain := otherDomain(p)
 	// A bare word compared with a text column is a value without quotes,
 	// not a column to correct (mistakes.go).
 	if res := unquotedValue(parsed, in.DatasetID, sc); res != nil {
@@ -113,11 +116,22 @@ func (s *toolServer) query(ctx context.Context, _ mcp.CallToolRequest, in *Query
 		meta["original_query"] = in.SoQL
 	}
 	// Provenance (provenance.go): how fresh the rows are, and the URL that
-	// runs this query on the portal.
-	portalURL := portalQueryURL(p.Domain, in.DatasetID, stable.String())
-	meta["portal_url"] = portalURL
+	// runs this query on the portal; offline, where the data comes from.
+	footer := s.offline
+	if footer == "" {
+		portalURL := portalQueryURL(p.Domain, in.DatasetID, stable.String())
+		meta["portal_url"] = portalURL
+		footer = provenanceLine(sc.UpdatedAt, portalURL)
+	} else {
+		meta["data_source"] = footer
+	}
 	if !sc.UpdatedAt.IsZero() {
 		meta["as_of"] = sc.UpdatedAt.UTC().Format(time.RFC3339)
+	}
+	notes := correctionNotes(corrections, fixed.Query)
+	if moved != "" {
+		meta["moved"] = moved
+		notes = append(notes, moved)
 	}
 	// One call: the count and the sample run concurrently (two upstream
 	// requests) on the resolved portal with the parsed tree, and the
@@ -131,8 +145,8 @@ func (s *toolServer) query(ctx context.Context, _ mcp.CallToolRequest, in *Query
 		SampleSize:  sampleSize,
 		Metadata:    meta,
 		Owner:       recordOwner(ctx),
-		Notes:       correctionNotes(corrections, fixed.Query),
-		Footer:      provenanceLine(sc.UpdatedAt, portalURL),
+		Notes:       notes,
+		Footer:      footer,
 		QueryStated: true,
 	})
 	var store *dualresp.StorageError
@@ -145,6 +159,9 @@ func (s *toolServer) query(ctx context.Context, _ mcp.CallToolRequest, in *Query
 	s.session.add(ctx, resp.ID())
 	if hints.Empty(resp, parsed) {
 		resp = resp.WithHints(hints.Find(ctx, p.Client, in.DatasetID, parsed, sc, s.log)...)
+	}
+	if plan.Stale() {
+		resp = resp.WithHints(newStaleHint(p.Domain))
 	}
 	res := mcpgo.CallToolResult(resp)
 	if responseFormat(ctx, in.Format) == FormatJSON {

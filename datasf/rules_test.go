@@ -81,8 +81,8 @@ func TestRulesThroughTool(t *testing.T) {
 		}
 		pu, _ := meta["portal_url"].(string)
 		u, err := url.Parse(pu)
-		if err != nil || u.Scheme != "https" || u.Host != "data.sfgov.org" || u.Path != "/resource/form-0001.json" || !strings.HasPrefix(u.Query().Get("$query"), tt.soql) {
-			t.Errorf("query_datasf(%q) metadata.portal_url = %q; want https://data.sfgov.org/resource/form-0001.json?$query=<the query run>", tt.soql, pu)
+		if err != nil || u.Scheme != "https" || u.Host != "data.sf.gov" || u.Path != "/resource/form-0001.json" || !strings.HasPrefix(u.Query().Get("$query"), tt.soql) {
+			t.Errorf("query_datasf(%q) metadata.portal_url = %q; want https://data.sf.gov/resource/form-0001.json?$query=<the query run>", tt.soql, pu)
 		}
 		if q, ok := meta["query"]; ok {
 			t.Errorf("query_datasf(%q) metadata.query = %v; want the query said once, in portal_url", tt.soql, q)

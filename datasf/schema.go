@@ -67,6 +67,7 @@ func (s *toolServer) schema(ctx context.Context, _ mcp.CallToolRequest, in *Sche
 	if err != nil {
 		return upstreamError(err, datasetName(p, in.DatasetID), "Check the id with search_datasf."), nil
 	}
+	p, moved := s.portals.Moved(ctx, strings.TrimSpace(in.Domain), p)
 	out := schemaResult{
 		DatasetID: in.DatasetID, Domain: otherDomain(p), Name: sc.Name, Description: sc.Description, Category: sc.Category,
 		RowCount: sc.RowCount, Cached: cached, Columns: make([]schemaColumn, 0, len(sc.Columns)),
@@ -99,6 +100,7 @@ func (s *toolServer) schema(ctx context.Context, _ mcp.CallToolRequest, in *Sche
 	if out.Domain != "" {
 		out.Summary = fmt.Sprintf("%s (%s on %s): %d columns, %d rows. Use the fieldName values in query_datasf, with domain %s.", sc.Name, in.DatasetID, out.Domain, len(out.Columns), sc.RowCount, out.Domain)
 	}
+	out.Summary = s.sourceNotes(out.Summary, moved)
 	var table strings.Builder
 	table.WriteString("| fieldName | type | name | nulls | values |\n|---|---|---|---|---|\n")
 	for _, c := range out.Columns {

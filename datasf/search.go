@@ -65,6 +65,7 @@ func (s *toolServer) search(ctx context.Context, _ mcp.CallToolRequest, in *Sear
 		hits   []rankedHit
 		domain string        // "" on the configured portal alone
 		schema schemaFetcher // the portal's schemas, for row counts; nil over several portals
+		moved  string        // the line saying the portal moved
 	)
 	switch d := strings.TrimSpace(in.Domain); {
 	case d == "*" || strings.Contains(d, ","):
@@ -100,6 +101,7 @@ func (s *toolServer) search(ctx context.Context, _ mcp.CallToolRequest, in *Sear
 			}
 			hits = rerank(ds, in.Query, limit)
 		}
+		_, moved = s.portals.Moved(ctx, d, p)
 	}
 	out := catalogResult{Query: in.Query, Domain: domain, Results: searchItems(hits, limit, domain)}
 	if schema != nil {
@@ -122,6 +124,8 @@ func (s *toolServer) search(ctx context.Context, _ mcp.CallToolRequest, in *Sear
 	default:
 		out.Summary += " Call get_schema with a dataset id to see its columns."
 	}
+	out.Summary = s.sourceNotes(out.Summary, moved)
+	s.offlineLinks(out.Results)
 	return render(responseFormat(ctx, in.Format), out, out.Summary, table), nil
 }
 

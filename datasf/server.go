@@ -54,6 +54,9 @@ type toolServerOptions struct {
 	Version string
 	// ServerOptions are passed to mcp-go (for example server.WithOutputSchemaValidation()).
 	ServerOptions []server.ServerOption
+	// Offline, when set, is the sentence answers say in place of a live
+	// portal's URL: where the local portal's data comes from.
+	Offline string
 }
 
 // toolServer holds the tool handlers and the mcp-go server they are
@@ -71,6 +74,7 @@ type toolServer struct {
 	indexes *catalogIndexes
 	// valueStats keeps column statistics computed by queries (colvalues.go).
 	valueStats *valueStats
+	offline string // toolServerOptions.Offline
 
 	// categories keeps the portal's categories (key "") for answers
 	// without hits, categoriesTTL long.
@@ -97,6 +101,7 @@ func newToolServer(opts toolServerOptions) (*toolServer, error) {
 		schemas: opts.Portals.Default().Schemas,
 		sample:  opts.DefaultSampleSize,
 		log:     opts.Logger,
+		offline: opts.Offline,
 	}
 	s.categories = expirable.NewLRU[string, []categoryCount](1, nil, categoriesTTL)
 	if s.log == nil {

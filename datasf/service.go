@@ -26,7 +26,7 @@ import (
 	"github.com/datasf-mcp/datasf-mcp/socrata"
 )
 
-// Config configures New. The zero value serves data.sfgov.org, with links
+// Config configures New. The zero value serves data.sf.gov, with links
 // on DefaultPublicURL; every zero field means the default.
 type Config struct {
 	// Socrata configures the portal client (domain, app token, URLs,
@@ -238,24 +238,22 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 		copts.HTTPClient = hc
 		served = isServed
 	}
-	if copts.AppToken == "" {
-		copts.AppToken = cfg.AppTokens[strings.ToLower(strings.TrimSpace(copts.Domain))]
-	}
 	limits := cfg.Upstream.Resolve(cfg.Offline != nil)
 	copts.OnRequest, copts.OnWait = svc.metrics.OnRequest, svc.metrics.OnWait
-	limits.Apply(&copts)
-	svc.client = socrata.NewClient(copts)
 	lookup := cfg.LookupIP
 	if lookup == nil && copts.BaseURL == "" {
 		lookup = func(ctx context.Context, host string) ([]netip.Addr, error) {
 			return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
 		}
 	}
-	def := &portal.Portal{Client: svc.client, Schemas: schemacache.New(svc.client, schemacache.Options{})}
-	if svc.portals, err = portal.New(portal.Options{Default: def, Socrata: copts, Allow: cfg.Domains,
+	// The registry makes the configured portal's client as it makes every
+	// other's: its new name after a known move, the Host header when one
+	// server answers for every domain, moves followed by the registry.
+	if svc.portals, err = portal.New(portal.Options{Socrata: copts, Allow: cfg.Domains,
 		Tokens: cfg.AppTokens, LookupIP: lookup, Served: served, Logger: svc.log, Limits: limits}); err != nil {
 		return svc, err
 	}
+	svc.client = svc.portals.Default().Client
 
 	blobs := spill.NewStore(spill.StoreOptions{})
 	ropts := dualresp.Options{
@@ -286,6 +284,7 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 		DefaultSampleSize: cfg.SampleSize,
 		Logger:            svc.log,
 		ServerOptions:     append([]server.ServerOption{server.WithToolHandlerMiddleware(svc.metrics.ToolMiddleware)}, cfg.MCPOptions...),
+		Offline:           offlineNote(svc.portals.Default().Domain, cfg.Offline),
 	})
 	if err != nil {
 		return svc, err
@@ -308,6 +307,19 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 		svc.metrics.EvictionCounters(mem.Evictions)
 	}
 	return svc, nil
+}
+
+// offlineNote is what offline answers say of their data ("" online).
+func offlineNote(domain string, o *OfflineConfig) string {
+	if o == nil {
+		return ""
+	}
+	var files []string
+	if o.DataDir != "" {
+		files = append(files, o.DataDir)
+	}
+	files = append(files, o.Data...)
+	return offlineSource(domain, files)
 }
 
 // ignoreClosed makes closing an already closed listener a success.

@@ -156,7 +156,7 @@ func TestQuerySODA3(t *testing.T) {
 func TestQuerySODA3Fallback(t *testing.T) {
 	t.Parallel()
 	portal := datasftest.FixturePortal(t)
-	portal.Portal().SetSODA3(false)
+	portal.SetSODA3(false)
 	env := soda3Env(t, portal, "tok")
 	const q = "SELECT facilitytype, count(*) AS n GROUP BY facilitytype ORDER BY facilitytype"
 	first, rows := soda3Query(t, env, "rqzj-sfat", q)

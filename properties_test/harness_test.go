@@ -21,7 +21,6 @@ import (
 	"github.com/datasf-mcp/datasf-mcp/datasf"
 	"github.com/datasf-mcp/datasf-mcp/datasf/datasftest"
 	"github.com/datasf-mcp/datasf-mcp/internal/fixtures"
-	"github.com/datasf-mcp/datasf-mcp/internal/localportal"
 	"github.com/datasf-mcp/datasf-mcp/socrata"
 	"github.com/datasf-mcp/datasf-mcp/socrata/socratatest"
 )
@@ -194,7 +193,7 @@ func buildEnv(catalogDir, datasetsDir string) (e *env, closeAll func(), err erro
 			}
 		}
 	}
-	if _, err := e.fake.LoadFiles(context.Background(), []string{datasetsDir}, localportal.LoadOptions{}); err != nil {
+	if err := e.fake.LoadFiles(context.Background(), datasetsDir); err != nil {
 		return nil, closeAll, err
 	}
 	if err := e.fake.AddGenerated(context.Background(), peopleSchema, peopleRows, peopleRow); err != nil {

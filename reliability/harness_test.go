@@ -21,7 +21,6 @@ import (
 	"github.com/datasf-mcp/datasf-mcp/datasf/datasftest"
 	"github.com/datasf-mcp/datasf-mcp/dualresp"
 	"github.com/datasf-mcp/datasf-mcp/internal/fixtures"
-	"github.com/datasf-mcp/datasf-mcp/internal/localportal"
 	"github.com/datasf-mcp/datasf-mcp/socrata"
 	"github.com/datasf-mcp/datasf-mcp/socrata/socratatest"
 )
@@ -185,7 +184,7 @@ func newStack(t *testing.T, opts stackOptions) *stack {
 	log := slog.New(slog.NewTextHandler(st.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	st.fake = socratatest.NewServer(t, socratatest.WithLogger(log))
 	catalog := fixtures.Path(t, "catalog", "transparentsf__datasf-catalog-metadata__630-datasets__2025-05.jsonl")
-	if _, err := st.fake.LoadFiles(t.Context(), []string{catalog, fixtures.Path(t, "datasets")}, localportal.LoadOptions{}); err != nil {
+	if err := st.fake.LoadFiles(t.Context(), catalog, fixtures.Path(t, "datasets")); err != nil {
 		t.Fatal(err)
 	}
 	if opts.generated > 0 {

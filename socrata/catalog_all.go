@@ -85,9 +85,11 @@ func (c *Client) AllDatasets(ctx context.Context, opts AllDatasetsOptions) iter.
 				yield(CatalogDataset{}, err)
 				return
 			}
+			// The portal's current name, after a move (as catalogParams).
+			domain := c.target().domain
 			v := url.Values{}
-			v.Set("domains", c.domain)
-			v.Set("search_context", c.domain)
+			v.Set("domains", domain)
+			v.Set("search_context", domain)
 			v.Set("only", "dataset")
 			v.Set("order", "dataset_id")
 			v.Set("limit", strconv.Itoa(min(size, limit-n)))

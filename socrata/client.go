@@ -1,5 +1,5 @@
 // Package socrata is a client for Socrata open data portals such as
-// data.sfgov.org: the Discovery API (catalog search), the Views API (dataset
+// data.sf.gov (DataSF, formerly data.sfgov.org): the Discovery API (catalog search), the Views API (dataset
 // metadata) and the Resource API (SoQL queries).
 //
 // Every method takes a context first. Failures come back as typed errors:
@@ -7,7 +7,17 @@
 // (with errors.As); one function makes them all. Transient failures (429,
 // 502, 503, 504, and 202 while Socrata is still processing a query) are
 // retried with exponential backoff and jitter, honouring Retry-After, within a
-// bounded number of attempts and a bounded total wait. The app token is sent
+// bounded number of attempts and a bounded total wait; so are 425 (Too
+// Early, which data.sf.gov's CDN answers to bursts with an empty body) and
+// an anonymous 403 "authentication_required" (how some portals throttle
+// requests without an app token).
+//
+// The client follows no redirect itself. A portal that answers that it
+// moved (a redirect to the same API on another host, or the HTML 403 the
+// old host of a known move gives to queries; see KnownMove) is a
+// *MovedError, unless Options.OnMoved is set: then the client asks it for
+// the new host's client, sends the request there, and sends every later
+// request there too. The app token is sent
 // as X-App-Token and never appears in a log line or an error text.
 // Options.MaxConcurrent and Options.RequestRate make a client polite: a
 // request waits for its turn, and one that would wait too long fails with
@@ -39,9 +49,9 @@ import (
 // Version is sent in the default User-Agent.
 const Version = "0.1.0"
 
-// Options configures a Client. The zero value talks to data.sfgov.org.
+// Options configures a Client. The zero value talks to data.sf.gov.
 type Options struct {
-	// Domain is the portal, e.g. "data.sfgov.org" (the default).
+	// Domain is the portal, e.g. "data.sf.gov" (DefaultDomain).
 	Domain string
 	// BaseURL is the scheme and host of the Views and Resource APIs.
 	// Default "https://" + Domain.
@@ -53,8 +63,10 @@ type Options struct {
 	// logged and never part of an error.
 	AppToken string
 	// HTTPClient does the requests. Default: a client whose Timeout is
-	// Timeout. A caller's client is used as is, unless Timeout is also set:
-	// then a copy with that Timeout is used.
+	// Timeout. A caller's client is copied, with Timeout when set, and
+	// with a CheckRedirect that follows no redirect: a portal's move is
+	// followed by OnMoved, where the new host is checked, never by the
+	// HTTP client.
 	HTTPClient *http.Client
 	// Timeout bounds each request, body included (default 30s).
 	Timeout time.Duration
@@ -90,6 +102,13 @@ type Options struct {
 	// metrics and must return quickly.
 	OnWait    func(WaitInfo)
 	OnRequest func(RequestInfo)
+	// OnMoved, when set, is asked for the client of the host a portal
+	// moved to (see MovedError): from is this client's domain (or that of
+	// a client it moved to before), to the new host's name. It checks the
+	// new host as any domain is checked and returns its client (with that
+	// host's own token and limits), or an error, which the request
+	// returns. The move is remembered by the client that followed it.
+	OnMoved func(ctx context.Context, from, to string) (*Client, error)
 }
 
 // RequestInfo describes one attempt of a request, for Options.OnRequest.
@@ -111,6 +130,11 @@ type Client struct {
 	limit                   *limiter // nil: no limits
 	onWait                  func(WaitInfo)
 	onRequest               func(RequestInfo)
+	onMoved                 func(ctx context.Context, from, to string) (*Client, error)
+
+	// moved is the client of the host this portal moved to, once a
+	// request learnt it: every later request goes there.
+	moved atomic.Pointer[Client]
 
 	// soda3Off is set once the portal answered a SODA3 query with 404 or
 	// 405 and SODA 2.1 served it: later queries go straight to 2.1.
@@ -136,12 +160,13 @@ func NewClient(opts Options) *Client {
 		limit:        newLimiter(opts),
 		onWait:       opts.OnWait,
 		onRequest:    opts.OnRequest,
+		onMoved:      opts.OnMoved,
 		sleep:        sleepCtx,
 		now:          time.Now,
 		jitter:       func(n time.Duration) time.Duration { return rand.N(n + 1) },
 	}
 	if c.domain == "" {
-		c.domain = "data.sfgov.org"
+		c.domain = DefaultDomain
 	}
 	if c.base == "" {
 		c.base = "https://" + c.domain
@@ -152,20 +177,15 @@ func NewClient(opts Options) *Client {
 	if c.userAgent == "" {
 		c.userAgent = "datasf-mcp/" + Version
 	}
-	switch {
-	case opts.HTTPClient == nil:
-		timeout := opts.Timeout
-		if timeout <= 0 {
-			timeout = 30 * time.Second
-		}
-		c.http = &http.Client{Timeout: timeout}
-	case opts.Timeout > 0:
-		hc := *opts.HTTPClient
-		hc.Timeout = opts.Timeout
-		c.http = &hc
-	default:
-		c.http = opts.HTTPClient
+	hc := http.Client{Timeout: 30 * time.Second}
+	if opts.HTTPClient != nil {
+		hc = *opts.HTTPClient
 	}
+	if opts.Timeout > 0 {
+		hc.Timeout = opts.Timeout
+	}
+	hc.CheckRedirect = noRedirect
+	c.http = &hc
 	switch {
 	case c.maxRetries == 0:
 		c.maxRetries = 3
@@ -181,8 +201,35 @@ func NewClient(opts Options) *Client {
 	return c
 }
 
-// Domain returns the portal's domain.
+// Domain returns the portal's domain, as the client was made for it.
 func (c *Client) Domain() string { return c.domain }
+
+// Moved returns the domain this portal moved to (the last of a chain),
+// once a request followed the move, else "".
+func (c *Client) Moved() string {
+	if t := c.target(); t != c {
+		return t.domain
+	}
+	return ""
+}
+
+// target returns the client requests go to: c, or the client of the host
+// c moved to (the end of a bounded chain).
+func (c *Client) target() *Client {
+	t := c
+	for range MaxMoves {
+		m := t.moved.Load()
+		if m == nil {
+			break
+		}
+		t = m
+	}
+	return t
+}
+
+// noRedirect is every HTTP client's CheckRedirect: the answer is the
+// redirect itself, for the client to read (see MovedError).
+func noRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
@@ -196,36 +243,48 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 }
 
 // retryable reports whether an answer with this status is worth another try:
-// rate limiting, gateway trouble, and 202 (Socrata still processing).
+// rate limiting, gateway trouble, and 202 (Socrata still processing). 425
+// is how data.sf.gov answers bursts ("DataSF answers empty-body HTTP 425
+// under bursts, even with an app token", find_string ids 68959116828,
+// 68284003677).
 func retryable(status int) bool {
 	switch status {
 	case http.StatusTooManyRequests, http.StatusAccepted, http.StatusBadGateway,
-		http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		http.StatusServiceUnavailable, http.StatusGatewayTimeout, http.StatusTooEarly:
 		return true
 	}
 	return false
 }
 
+// throttled reports whether err is an anonymous request refused with 403
+// "authentication_required": "Anonymous throttling on NYC comes back as 403
+// authentication_required, not 429 ... the 403 clears on its own"
+// (find_string id 67605731364). With a token sent, the 403 is a refusal,
+// not a throttle, and is not retried.
+func (c *Client) throttled(err error) bool {
+	var api *APIError
+	return c.token == "" && errors.As(err, &api) && api.StatusCode == http.StatusForbidden && api.Code == CodeAuthenticationRequired
+}
+
 // maxErrorBody bounds how much of an error answer is read.
 const maxErrorBody = 64 << 10
 
-// get performs a GET with retries and returns a successful (2xx, not 202)
-// response, whose body the caller must close. Anything else becomes a typed
-// error through toError.
-func (c *Client) get(ctx context.Context, endpoint, u string) (*http.Response, error) {
-	return c.send(ctx, endpoint, http.MethodGet, u, nil)
-}
-
-// send performs one request (a GET, or a POST of a JSON body) with the
-// retries and answers of get. Every method the client uses is read-only, so
-// a POST is retried like a GET.
+// send performs one request (a GET, or a POST of a JSON body) with
+// retries and returns a successful (2xx, not 202) response, whose body the
+// caller must close. Anything else becomes a typed error through toError.
+// Every method the client uses is read-only, so a POST is retried like a
+// GET. u begins with the client's base URL; once the portal has moved
+// (see MovedError) the request goes to the new host's client, with its
+// own token and limits, and does not count as a retry.
 func (c *Client) send(ctx context.Context, endpoint, method, u string, body []byte) (*http.Response, error) {
+	t, u := c.follow(u)
 	var waited time.Duration
+	hops := 0
 	for attempt := 0; ; attempt++ {
 		if err := ctx.Err(); err != nil {
-			return nil, c.toError(ctx, endpoint, reply{err: err})
+			return nil, t.toError(ctx, endpoint, reply{err: err})
 		}
-		resp, err := c.once(ctx, endpoint, method, u, body, attempt)
+		resp, err := t.once(ctx, endpoint, method, u, body, attempt)
 		var (
 			fail      error
 			again     bool
@@ -236,7 +295,7 @@ func (c *Client) send(ctx context.Context, endpoint, method, u string, body []by
 			return nil, busy // not sent: retrying here would only wait longer
 		}
 		if err != nil {
-			fail = c.toError(ctx, endpoint, reply{err: err})
+			fail = t.toError(ctx, endpoint, reply{err: err})
 			var te *TimeoutError
 			// Transport failures (connection refused or reset) are retried;
 			// timeouts and cancellations are not: the caller's time is up.
@@ -248,12 +307,39 @@ func (c *Client) send(ctx context.Context, endpoint, method, u string, body []by
 			body, rerr := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 			resp.Body.Close()
 			if rerr != nil && len(body) == 0 && !retryable(resp.StatusCode) {
-				fail = c.toError(ctx, endpoint, reply{err: rerr, status: resp.StatusCode})
+				fail = t.toError(ctx, endpoint, reply{err: rerr, status: resp.StatusCode})
 			} else {
-				fail = c.toError(ctx, endpoint, reply{status: resp.StatusCode, header: resp.Header, body: body})
+				fail = t.toError(ctx, endpoint, reply{status: resp.StatusCode, header: resp.Header, body: body, url: resp.Request.URL})
 			}
-			again = retryable(resp.StatusCode)
+			again = retryable(resp.StatusCode) || t.throttled(fail)
 			retryWait = retryAfter(resp.Header.Get("Retry-After"), c.now())
+		}
+		var moved *MovedError
+		if errors.As(fail, &moved) && t.onMoved != nil && strings.HasPrefix(u, t.base) {
+			// The portal moved: the request goes to the new host, checked
+			// by OnMoved, a bounded number of hops.
+			if hops++; hops > MaxMoves {
+				return nil, fmt.Errorf("socrata: %s moved more than %d times in a row; not followed further: %w", c.domain, MaxMoves, fail)
+			}
+			next, err := t.onMoved(ctx, t.domain, moved.To)
+			if err != nil {
+				moved.Refused = err
+				return nil, moved
+			}
+			if next == c || next.target() == c || next == t {
+				return nil, fmt.Errorf("socrata: %s and %s redirect to each other; the portal cannot be reached: %w", t.domain, moved.To, fail)
+			}
+			t.moved.Store(next)
+			t, u = next, next.base+strings.TrimPrefix(u, t.base)
+			attempt--
+			continue
+		}
+		if m := t.moved.Load(); m != nil && strings.HasPrefix(u, t.base) {
+			// Another request learnt of a move while this one was on
+			// its way to the old host: it goes to the new one.
+			t, u = c.follow(u)
+			attempt--
+			continue
 		}
 		if !again || attempt >= c.maxRetries {
 			return nil, fail
@@ -269,10 +355,20 @@ func (c *Client) send(ctx context.Context, endpoint, method, u string, body []by
 		}
 		c.log.DebugContext(ctx, "socrata: retrying", "endpoint", endpoint, "attempt", attempt+1, "wait", d, "reason", fail.Error())
 		if err := c.sleep(ctx, d); err != nil {
-			return nil, c.toError(ctx, endpoint, reply{err: err})
+			return nil, t.toError(ctx, endpoint, reply{err: err})
 		}
 		waited += d
 	}
+}
+
+// follow returns the client a request for u goes to (see target) and u
+// on that client's base URL.
+func (c *Client) follow(u string) (*Client, string) {
+	t := c.target()
+	if t != c && strings.HasPrefix(u, c.base) {
+		u = t.base + strings.TrimPrefix(u, c.base)
+	}
+	return t, u
 }
 
 // once sends one request.
@@ -346,7 +442,7 @@ const maxJSONBody = 64 << 20
 // getJSON GETs u and decodes the JSON object it answers into v. An error
 // envelope or an HTML page served with 200 is an error too.
 func (c *Client) getJSON(ctx context.Context, endpoint, u string, v any) error {
-	resp, err := c.get(ctx, endpoint, u)
+	resp, err := c.send(ctx, endpoint, http.MethodGet, u, nil)
 	if err != nil {
 		return err
 	}

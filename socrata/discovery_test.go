@@ -129,7 +129,7 @@ func TestListWithoutCategory(t *testing.T) {
 	if err != nil || len(ds) != 0 {
 		t.Fatalf("List = %v, %v; want no datasets", ds, err)
 	}
-	if _, ok := got["categories"]; ok || got.Get("domains") != "data.sfgov.org" || got.Get("limit") != "3" {
+	if _, ok := got["categories"]; ok || got.Get("domains") != "data.sf.gov" || got.Get("search_context") != "data.sf.gov" || got.Get("limit") != "3" {
 		t.Errorf("parameters = %v; want the default domain, limit 3 and no categories", got)
 	}
 }

@@ -2,6 +2,7 @@ package socrata
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -28,7 +29,7 @@ var ErrNotFound = errors.New("socrata: not found")
 type APIError struct {
 	Endpoint   string         // "catalog", "views", "resource" (SODA 2.1) or "query" (SODA3)
 	StatusCode int            // HTTP status (200 for an error envelope or a broken body served with 200)
-	Code       string         // Socrata's errorCode or code, e.g. "query.soql.no-such-column", "query.compiler.malformed"; or one of ours: "html_response", "invalid_response", "truncated_response", "still_processing"
+	Code       string         // Socrata's errorCode or code, e.g. "query.soql.no-such-column", "query.compiler.malformed"; or one of ours: "html_response", "empty_response", "redirect", "invalid_response", "truncated_response", "still_processing"
 	Message    string         // Socrata's message, or ours when it gave none
 	Data       map[string]any // Socrata's data object (column, position, …), when given
 	RequestID  string         // X-Socrata-RequestId, when present
@@ -54,21 +55,29 @@ func (e *APIError) Is(target error) bool {
 	switch e.Code {
 	case "dataset.missing", "query.dataset.does-not-exist":
 		return true
-	case "html_response", "invalid_response", "truncated_response":
+	case "html_response", "empty_response", "redirect", "invalid_response", "truncated_response":
 		return false
 	}
 	return e.StatusCode == http.StatusNotFound
 }
 
-// RateLimitError is a 429 answer that the retries did not get past.
+// CodeAuthenticationRequired is Socrata's code for a request that needs
+// an app token: an anonymous 403 with it is how some portals throttle
+// (find_string ids 67605731364, 61845906916); an app token lifts it.
+const CodeAuthenticationRequired = "authentication_required"
+
+// RateLimitError is a 429, or a 425 (Too Early, data.sf.gov's answer to
+// bursts), that the retries did not get past.
 type RateLimitError struct {
 	Endpoint   string
+	StatusCode int           // 429 or 425
 	RetryAfter time.Duration // from Retry-After (seconds or an HTTP date); zero when not given
 	Message    string        // Socrata's message, when given
 }
 
 func (e *RateLimitError) Error() string {
-	msg := "socrata: " + e.Endpoint + " API answered HTTP 429 (rate limited)"
+	status := cmp.Or(e.StatusCode, http.StatusTooManyRequests)
+	msg := fmt.Sprintf("socrata: %s API answered HTTP %d (rate limited)", e.Endpoint, status)
 	if e.Message != "" {
 		msg += ": " + e.Message
 	}
@@ -102,6 +111,7 @@ type reply struct {
 	status int
 	header http.Header
 	body   []byte
+	url    *url.URL // the request's, when known
 }
 
 // envelope holds both of Socrata's error envelopes.
@@ -146,14 +156,39 @@ func (c *Client) toError(ctx context.Context, endpoint string, r reply) error {
 	// Redact before anything is parsed or clipped: a token cut in two by
 	// clip would no longer match the redaction.
 	trimmed := bytes.TrimSpace(c.redactBytes(r.body))
+	if r.url != nil {
+		if to, ok := movedTo(c.domain, r.url, r.status, r.header); ok {
+			return &MovedError{Endpoint: endpoint, Domain: c.domain, To: to, StatusCode: r.status}
+		}
+	}
+	// The old host of a known move refuses queries with an nginx 403
+	// page: "data.sfgov.org answers 403 to any request whose query
+	// contains $select=" (find_string id 67089408387; "the legacy nginx
+	// 403", ids 68351227217, 71253749410).
+	if to := KnownMove(c.domain); to != "" && r.status == http.StatusForbidden && isHTML(r.header, trimmed) {
+		return &MovedError{Endpoint: endpoint, Domain: c.domain, To: to, StatusCode: r.status}
+	}
 	switch {
+	case r.status >= 300 && r.status < 400:
+		e.Code = "redirect"
+		e.Message = fmt.Sprintf("the portal answered HTTP %d, a redirect", r.status)
+		if loc := r.header.Get("Location"); loc != "" {
+			e.Message += " to " + clip(stripQuery(loc), 200)
+		}
+		e.Message += ", not Socrata's API; this client follows only a move to the same API on another host"
 	case isHTML(r.header, trimmed):
+		// Gateways answer with pages: nginx, a CDN, FortiWeb's "Web Page
+		// Blocked!" (find_string id 69388266164), a meta redirect
+		// (id 70115185163), a login page.
 		e.Code = "html_response"
-		e.Message = fmt.Sprintf("the portal answered HTTP %d with an HTML page instead of JSON", r.status)
+		e.Message = fmt.Sprintf("the portal answered HTTP %d with an HTML page, not Socrata's API", r.status)
 		if t := htmlTitle(trimmed); t != "" {
 			e.Message += fmt.Sprintf(" (%q)", t)
 		}
-		e.Message += "; the portal may be down for maintenance, or a proxy or login page is in the way"
+		e.Message += "; a gateway, proxy or login page answered instead of the portal's API, or the portal moved or is down: check the domain"
+	case len(trimmed) == 0 && r.status >= 400:
+		e.Code = "empty_response"
+		e.Message = fmt.Sprintf("the portal answered HTTP %d (%s) with an empty body, not Socrata's API: a gateway in front of it refused the request", r.status, http.StatusText(r.status))
 	case len(trimmed) > 0 && trimmed[0] == '{':
 		var env envelope
 		if err := json.Unmarshal(trimmed, &env); err == nil {
@@ -188,8 +223,12 @@ func (c *Client) toError(ctx context.Context, endpoint string, r reply) error {
 	e.Data = c.redactData(e.Data)
 
 	switch r.status {
-	case http.StatusTooManyRequests:
-		return &RateLimitError{Endpoint: endpoint, RetryAfter: retryAfter(r.header.Get("Retry-After"), c.now()), Message: e.Message}
+	case http.StatusTooManyRequests, http.StatusTooEarly:
+		msg := e.Message
+		if e.Code == "empty_response" {
+			msg = ""
+		}
+		return &RateLimitError{Endpoint: endpoint, StatusCode: r.status, RetryAfter: retryAfter(r.header.Get("Retry-After"), c.now()), Message: msg}
 	case http.StatusAccepted:
 		e.Code = "still_processing"
 		e.Message = "the portal is still processing the query (HTTP 202); try again shortly"
@@ -257,6 +296,12 @@ type strippedURLError struct {
 func (e *strippedURLError) Error() string { return e.op + ": " + e.err.Error() }
 func (e *strippedURLError) Unwrap() error { return e.err }
 func (e *strippedURLError) Timeout() bool { return isNetTimeout(e.err) }
+
+// stripQuery drops the query of a URL: it repeats ours.
+func stripQuery(u string) string {
+	before, _, _ := strings.Cut(u, "?")
+	return before
+}
 
 // redact removes the app token from a text.
 func (c *Client) redact(s string) string {

@@ -195,8 +195,8 @@ func TestHTMLAndBrokenBodies(t *testing.T) {
 		wantInMsg   string
 	}{
 		{"html 200 resource", 200, "text/html; charset=utf-8", page, "query", "html_response", "Site Maintenance"},
-		{"html 200 views", 200, "text/html", page, "schema", "html_response", "HTML page instead of JSON"},
-		{"html 200 catalog", 200, "text/html", page, "search", "html_response", "HTML page instead of JSON"},
+		{"html 200 views", 200, "text/html", page, "schema", "html_response", "HTML page, not Socrata's API"},
+		{"html 200 catalog", 200, "text/html", page, "search", "html_response", "HTML page, not Socrata's API"},
 		{"html labelled json", 200, "application/json", page, "query", "html_response", "Site Maintenance"},
 		{"html 500", 500, "text/html", page, "query", "html_response", "HTTP 500"},
 		{"html 404 is not 'not found'", 404, "text/html", page, "schema", "html_response", "HTML page"},

@@ -34,7 +34,7 @@ func fakePortal(t *testing.T) (*socratatest.Server, *socrata.Client) {
 		t.Fatalf("no catalog fixtures: %v", err)
 	}
 	srv := socratatest.NewServer(t)
-	if _, err := srv.LoadFiles(t.Context(), append(catalogs, fixtures.Path(t, "datasets")), localportal.LoadOptions{}); err != nil {
+	if err := srv.LoadFiles(t.Context(), append(catalogs, fixtures.Path(t, "datasets"))...); err != nil {
 		t.Fatalf("LoadFiles: %v", err)
 	}
 	c := srv.SocrataClient(socrata.Options{})
@@ -75,7 +75,7 @@ func TestSearchFake(t *testing.T) {
 	if !ok || r.Endpoint != "catalog" || r.Path != "/api/catalog/v1" {
 		t.Fatalf("last request = %+v; want the catalog endpoint", r)
 	}
-	for k, v := range map[string]string{"domains": "data.sfgov.org", "search_context": "data.sfgov.org", "only": "dataset", "q": "mobile food", "limit": "5"} {
+	for k, v := range map[string]string{"domains": "data.sf.gov", "search_context": "data.sf.gov", "only": "dataset", "q": "mobile food", "limit": "5"} {
 		if got := r.Query[k]; len(got) != 1 || got[0] != v {
 			t.Errorf("catalog param %s = %q; want [%q]", k, got, v)
 		}

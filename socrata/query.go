@@ -19,6 +19,9 @@ type Result struct {
 	Rows   []Row
 	Fields []string // X-SODA2-Fields: the result's field names
 	Types  []string // X-SODA2-Types: their SODA2 types (text, number, floating_timestamp, boolean, point, …)
+	// Stale is X-SODA2-Data-Out-Of-Date: true, the replica that answered
+	// says its data is behind the dataset's.
+	Stale bool
 }
 
 // Query runs one SoQL query and returns all its rows. The SoQL goes in a
@@ -32,7 +35,7 @@ func (c *Client) Query(ctx context.Context, datasetID, soql string) (*Result, er
 		return nil, err
 	}
 	defer s.Close()
-	res := &Result{Fields: s.Fields, Types: s.Types, Rows: []Row{}}
+	res := &Result{Fields: s.Fields, Types: s.Types, Stale: s.Stale, Rows: []Row{}}
 	for {
 		row, err := s.Next()
 		if err == io.EOF {
@@ -51,6 +54,9 @@ func (c *Client) Query(ctx context.Context, datasetID, soql string) (*Result, er
 type RowStream struct {
 	Fields []string // X-SODA2-Fields
 	Types  []string // X-SODA2-Types
+	// Stale is X-SODA2-Data-Out-Of-Date: true: "Stale replicas send the
+	// X-SODA2-Data-Out-Of-Date: true header" (find_string id 70838373565).
+	Stale bool
 
 	c        *Client
 	ctx      context.Context
@@ -80,6 +86,7 @@ func (c *Client) QueryStream(ctx context.Context, datasetID, soql string) (*RowS
 	s := &RowStream{
 		Fields: headerList(resp.Header.Get("X-SODA2-Fields")),
 		Types:  headerList(resp.Header.Get("X-SODA2-Types")),
+		Stale:  strings.EqualFold(strings.TrimSpace(resp.Header.Get("X-SODA2-Data-Out-Of-Date")), "true"),
 		c:      c, ctx: ctx, endpoint: endpoint, status: resp.StatusCode, body: resp.Body,
 	}
 	br := bufio.NewReaderSize(resp.Body, 64<<10)

@@ -261,7 +261,7 @@ func TestNewClientDefaults(t *testing.T) {
 		want func(c *Client) string // "" when fine
 	}{
 		{"zero value", Options{}, func(c *Client) string {
-			if c.Domain() != "data.sfgov.org" || c.base != "https://data.sfgov.org" || c.discovery != "https://api.us.socrata.com" ||
+			if c.Domain() != "data.sf.gov" || c.base != "https://data.sf.gov" || c.discovery != "https://api.us.socrata.com" ||
 				c.userAgent != "datasf-mcp/"+Version || c.maxRetries != 3 || c.maxRetryWait != 30*time.Second || c.http.Timeout != 30*time.Second {
 				return fmt.Sprintf("%+v", c)
 			}
@@ -273,9 +273,9 @@ func TestNewClientDefaults(t *testing.T) {
 			}
 			return ""
 		}},
-		{"own client kept", Options{HTTPClient: own}, func(c *Client) string {
-			if c.http != own {
-				return "the caller's client was replaced"
+		{"own client copied, following no redirect", Options{HTTPClient: own}, func(c *Client) string {
+			if c.http == own || c.http.Transport != own.Transport || c.http.CheckRedirect == nil || own.CheckRedirect != nil {
+				return "want a copy of the caller's client, with its transport, following no redirect, the caller's client untouched"
 			}
 			return ""
 		}},

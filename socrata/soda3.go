@@ -84,14 +84,16 @@ func (c *Client) soda3URL(datasetID string) string {
 // UsesSODA3 reports whether the client sends its next query to SODA3: it
 // has an app token and the portal has not shown that it lacks SODA3.
 func (c *Client) UsesSODA3() bool {
+	c = c.target()
 	return c.token != "" && !c.soda3Off.Load()
 }
 
 // openQuery sends one query and returns the successful response and the
 // endpoint that answered it: "query" (SODA3) or "resource" (SODA 2.1).
 func (c *Client) openQuery(ctx context.Context, datasetID, soql string) (*http.Response, string, error) {
+	c = c.target() // a portal that moved: its new host's token decides
 	if !c.UsesSODA3() {
-		resp, err := c.get(ctx, "resource", c.resourceURL(datasetID, soql))
+		resp, err := c.send(ctx, "resource", http.MethodGet, c.resourceURL(datasetID, soql), nil)
 		return resp, "resource", err
 	}
 	resp, err := c.send(ctx, "query", http.MethodPost, c.soda3URL(datasetID), soda3Body(soql))
@@ -102,7 +104,7 @@ func (c *Client) openQuery(ctx context.Context, datasetID, soql string) (*http.R
 	if !errors.As(err, &api) || (api.StatusCode != http.StatusNotFound && api.StatusCode != http.StatusMethodNotAllowed) {
 		return nil, "query", err
 	}
-	resp, err2 := c.get(ctx, "resource", c.resourceURL(datasetID, soql))
+	resp, err2 := c.send(ctx, "resource", http.MethodGet, c.resourceURL(datasetID, soql), nil)
 	if api.StatusCode == http.StatusMethodNotAllowed || err2 == nil {
 		if c.soda3Off.CompareAndSwap(false, true) {
 			c.log.InfoContext(ctx, "socrata: the portal has no SODA3 query API; using SODA 2.1 from now on",

@@ -171,6 +171,22 @@ while it runs, so query --server URL and fetch work against it.`,
 		}),
 	},
 	{
+		name:  "doctor",
+		short: "check the portal: its name, TLS, a move, Discovery, a schema, a query, a count, the token, the limits",
+		long: `Doctor checks what a user runs into when the portal misbehaves and prints one
+line a check: ok, FAIL with the fix, or skip with why. It exits 0 only when
+no check failed. It reads --domain (default data.sf.gov), and a dataset of
+it (--dataset; default one Discovery lists).`,
+		example: `datasf-mcp doctor --domain data.sf.gov`,
+		flags: func(p *parser, cmd *cobra.Command) {
+			group(cmd, groupArguments, func(fs *pflag.FlagSet) {
+				fs.StringVar(&p.cfg.Dataset, "dataset", "", "read the dataset `ID` (default: wg3w-h783 on data.sf.gov, else one Discovery lists)")
+			})
+			p.portalFlags(cmd)
+		},
+		run: runDoctor,
+	},
+	{
 		name:    "version",
 		short:   "print the version, commit and build of this binary",
 		example: "datasf-mcp version",

@@ -12,7 +12,7 @@ import (
 // stays DATASF_DOMAIN's.
 func (p *parser) toolDomain() {
 	p.cfg.ToolArgs["domain"] = p.cfg.Domain
-	p.cfg.Domain = p.env("DATASF_DOMAIN", "data.sfgov.org")
+	p.cfg.Domain = p.env("DATASF_DOMAIN", socrata.DefaultDomain)
 }
 
 // appTokens reads DATASF_APP_TOKENS: DOMAIN=TOKEN entries separated by

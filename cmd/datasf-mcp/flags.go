@@ -178,7 +178,7 @@ func (p *parser) portalFlags(cmd *cobra.Command) {
 			"with --offline: keep the datasets built into SQLite files in `DIR` for later starts; rebuilt when their source changes (env DATASF_CACHE_DIR)")
 		fs.BoolVar(&c.NoCache, "no-cache", p.envBool("DATASF_NO_CACHE"),
 			"with --offline: build the datasets in a temporary directory for this process only (env DATASF_NO_CACHE=true)")
-		fs.StringVar(&c.Domain, "domain", p.env("DATASF_DOMAIN", "data.sfgov.org"), "the Socrata portal's `DOMAIN`, the tools' default (env DATASF_DOMAIN); search also takes a,b or * (every portal), list * (the portals)")
+		fs.StringVar(&c.Domain, "domain", p.env("DATASF_DOMAIN", socrata.DefaultDomain), "the Socrata portal's `DOMAIN`, the tools' default (env DATASF_DOMAIN); search also takes a,b or * (every portal), list * (the portals)")
 		fs.StringVar(&c.Domains, "domains", p.env("DATASF_DOMAINS", ""), "allow the tools only these other portal `DOMAINS` (comma-separated); default any public Socrata portal (env DATASF_DOMAINS)")
 		fs.StringVar(&c.BaseURL, "base-url", p.env("DATASF_BASE_URL", ""), "base `URL` of the portal's APIs (default https://DOMAIN; env DATASF_BASE_URL)")
 		fs.StringVar(&c.DiscoveryURL, "discovery-url", p.env("DATASF_DISCOVERY_URL", "https://api.us.socrata.com"), "Socrata Discovery API base `URL` (env DATASF_DISCOVERY_URL)")

@@ -24,7 +24,7 @@ func offlineHTTP(t *testing.T, cfg config) *httptest.Server {
 	ts := httptest.NewServer(outer)
 	t.Cleanup(ts.Close)
 	cfg.Offline = true
-	cfg.Store, cfg.Expiration, cfg.SampleSize, cfg.Domain = "memory", 15*time.Minute, 15, "data.sfgov.org"
+	cfg.Store, cfg.Expiration, cfg.SampleSize, cfg.Domain = "memory", 15*time.Minute, 15, "data.sf.gov"
 	cfg.PublicURL = ts.URL
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	svc, err := newService(t.Context(), cfg, nil, log)

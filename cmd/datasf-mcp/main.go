@@ -1,5 +1,5 @@
 // Command datasf-mcp is an MCP server for San Francisco's open data portal
-// (data.sfgov.org) and any other Socrata portal, with dual responses: the
+// (data.sf.gov, formerly data.sfgov.org) and any other Socrata portal, with dual responses: the
 // model gets a sample, the exact total and a link; the full result is served
 // over REST.
 //
@@ -14,6 +14,7 @@
 //	datasf-mcp results [flags]              list_results
 //	datasf-mcp analyze SQL --results T=ID   analyze_results
 //	datasf-mcp fetch URL [--format csv|ndjson|json] [-o FILE]
+//	datasf-mcp doctor [--domain D]          check the portal: one line a check, with the fix
 //	datasf-mcp version | help [COMMAND] | completion SHELL
 //
 // Each tool command takes the tool's arguments as flags (sample_size is
@@ -58,7 +59,7 @@ func main() {
 
 // config is everything run needs. parseConfig builds it from flags and env.
 type config struct {
-	// Command is "" (stdio), "serve", "fetch", "version" or a tool
+	// Command is "" (stdio), "serve", "fetch", "doctor", "version" or a tool
 	// command: "search", "list", "schema", "query", "results", "analyze".
 	Command string
 	Args    []string // positional arguments of fetch (the URL)
@@ -75,6 +76,7 @@ type config struct {
 	All bool
 
 	Domain       string
+	Dataset      string // doctor's --dataset
 	BaseURL      string
 	DiscoveryURL string
 	AppToken     string

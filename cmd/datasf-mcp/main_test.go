@@ -23,7 +23,7 @@ func TestParseConfig(t *testing.T) {
 		{
 			name: "defaults",
 			check: func(t *testing.T, cfg config) {
-				if cfg.Command != "" || cfg.Domain != "data.sfgov.org" || cfg.RESTAddr != "127.0.0.1:8765" || cfg.Store != "memory" || cfg.SampleSize != 15 || cfg.Expiration != 15*time.Minute {
+				if cfg.Command != "" || cfg.Domain != "data.sf.gov" || cfg.RESTAddr != "127.0.0.1:8765" || cfg.Store != "memory" || cfg.SampleSize != 15 || cfg.Expiration != 15*time.Minute {
 					t.Errorf("defaults = %+v", cfg)
 				}
 			},

@@ -29,6 +29,11 @@ import (
 // sharing one Redis, and a restart after SIGKILL with the SQLite store.
 
 var buildOnce = sync.OnceValues(func() (string, error) {
+	// DATASF_MCP_TEST_BINARY runs the tests against another build (say,
+	// an older one, to see a new test fail on it).
+	if bin := os.Getenv("DATASF_MCP_TEST_BINARY"); bin != "" {
+		return bin, nil
+	}
 	dir, err := os.MkdirTemp("", "datasf-mcp-bin-")
 	if err != nil {
 		return "", err
@@ -67,7 +72,7 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	os.RemoveAll(cache)
-	if bin, err := buildOnce(); err == nil {
+	if bin, err := buildOnce(); err == nil && os.Getenv("DATASF_MCP_TEST_BINARY") == "" {
 		os.RemoveAll(filepath.Dir(bin))
 	}
 	os.Exit(code)

@@ -1,6 +1,7 @@
 // Command smoke runs the command line's smoke queries against
-// data.sfgov.org, as a user would, and checks each answer's shape and its
-// exact totals against a second, independent query:
+// data.sf.gov (DataSF, formerly data.sfgov.org), as a user would, and
+// checks each answer's shape and its exact totals against a second,
+// independent query:
 //
 //   - search: the SFPD incident reports dataset is found, count = the hits;
 //   - list: count = the datasets listed, each with a 4x4 id;
@@ -10,7 +11,16 @@
 //   - query --all -o FILE.csv: a few thousand rows; the file holds exactly
 //     count(*) records, and total_count says the same;
 //   - a second portal via --domain (data.cityofchicago.org): its schema, and
-//     a grouped count that adds up to count(*).
+//     a grouped count that adds up to count(*);
+//   - the old name (--domain data.sfgov.org): the same count as on
+//     data.sf.gov, the answer saying the portal moved and where it ran.
+//     The old host refuses every query with an HTML 403
+//     (../shared/evidence/live-portals-2026.jsonl); offline, the local
+//     portal plays that old host;
+//   - with -offline, a portal that moved to a name no table knows, played
+//     by a local fake portal (an old host answering 301 to reads and an
+//     nginx 403 to queries): the query through the old name is followed to
+//     the new host and says so.
 //
 // When the portal cannot be reached it prints one line saying so and exits 0.
 // With -offline the same checks run against the built-in offline portal
@@ -38,10 +48,14 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/datasf-mcp/datasf-mcp/internal/localportal"
+	"github.com/datasf-mcp/datasf-mcp/socrata"
 )
 
 const (
-	sfDomain  = "data.sfgov.org"
+	sfDomain  = "data.sf.gov"
+	sfOldName = "data.sfgov.org" // DataSF's name until 2026-09
 	chiDomain = "data.cityofchicago.org"
 	incidents = "wg3w-h783" // Police Department Incident Reports: 2018 to Present
 	chi311    = "v6vf-nfxy" // Chicago 311 Service Requests
@@ -112,6 +126,13 @@ func main() {
 		{"grouped query", s.grouped},
 		{"--all CSV export", s.export},
 		{"second portal (--domain " + chiDomain + ")", s.secondPortal},
+		{"old name (--domain " + sfOldName + ")", s.oldName},
+	}
+	if s.offline {
+		checks = append(checks, struct {
+			name string
+			run  func() (string, error)
+		}{"moved portal in a fake (--domain " + movedOld + ")", s.movedFake})
 	}
 	failed := 0
 	for _, c := range checks {
@@ -163,12 +184,15 @@ func (s *smoke) run(args ...string) ([]byte, error) {
 
 // answer is the JSON a tool command prints (the fields the checks read).
 type answer struct {
+	Summary  string           `json:"summary"`
 	Count    *int             `json:"count"`
 	Results  []map[string]any `json:"results"`
 	Columns  []column         `json:"columns"`
 	Metadata *struct {
-		TotalCount *int `json:"total_count"`
-		Truncated  bool `json:"truncated"`
+		TotalCount *int   `json:"total_count"`
+		Truncated  bool   `json:"truncated"`
+		Moved      string `json:"moved"`
+		PortalURL  string `json:"portal_url"`
 	} `json:"metadata"`
 }
 
@@ -450,4 +474,91 @@ func (s *smoke) secondPortal() (string, error) {
 		}
 	}
 	return fmt.Sprintf("%s on %s: %d statuses whose counts add up to count(*) = %d", chi311, chiDomain, len(got), total), nil
+}
+
+// oldName queries through the portal's old name: the same count as on its
+// new one, and the answer says it moved and ran there.
+func (s *smoke) oldName() (string, error) {
+	where := s.window()
+	a, err := s.query(incidents, "SELECT count(*) AS n WHERE "+where, "--domain", sfOldName)
+	if err != nil {
+		return "", err
+	}
+	n, err := intField(a.Results[0], "n")
+	if err != nil {
+		return "", err
+	}
+	total, err := s.count(incidents, where)
+	if err != nil {
+		return "", err
+	}
+	want := sfOldName + " has moved to " + sfDomain + "; this ran there."
+	switch {
+	case n != total:
+		return "", fmt.Errorf("count(*) through %s is %d; on %s %d", sfOldName, n, sfDomain, total)
+	case a.Metadata.Moved != want || !strings.Contains(a.Summary, want):
+		return "", fmt.Errorf("the answer through %s says moved %q, summary %q; want %q", sfOldName, a.Metadata.Moved, a.Summary, want)
+	case !s.offline && !strings.HasPrefix(a.Metadata.PortalURL, "https://"+sfDomain+"/"):
+		return "", fmt.Errorf("portal_url %q; want it on https://%s/", a.Metadata.PortalURL, sfDomain)
+	}
+	return fmt.Sprintf("count(*) = %d as on %s; the answer says %q", n, sfDomain, want), nil
+}
+
+// The portal of the movedFake check: it moved from movedOld to movedNew,
+// a move no table knows.
+const (
+	movedOld = "data.oldcity.example"
+	movedNew = "data.newcity.example"
+)
+
+// movedFake runs a query against a local fake portal whose old host
+// answers as data.sfgov.org's does: the server follows the move.
+func (s *smoke) movedFake() (string, error) {
+	ctx := context.Background()
+	fake, err := localportal.New(localportal.Options{Domain: "api.us.socrata.com"})
+	if err != nil {
+		return "", err
+	}
+	defer fake.Close()
+	p, err := fake.AddDomain(movedNew)
+	if err != nil {
+		return "", err
+	}
+	const rows = 30
+	if err := p.AddGenerated(ctx, localportal.Schema{ID: "abcd-1234", Name: "Moved",
+		Columns: []socrata.Column{{Name: "N", FieldName: "n", DataType: "number"}}}, rows,
+		func(i int) map[string]any { return map[string]any{"n": i} }); err != nil {
+		return "", err
+	}
+	if err := fake.SetMoved(movedOld, movedNew); err != nil {
+		return "", err
+	}
+	if err := fake.Start(); err != nil {
+		return "", err
+	}
+	cctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(cctx, s.bin, "query", "abcd-1234", "SELECT count(*) AS n", "--domain", movedOld, "--json",
+		"--base-url", fake.URL(), "--discovery-url", fake.URL())
+	cmd.Env = append(os.Environ(), "DATASF_LOG_LEVEL=error", "DATASF_OFFLINE=")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("datasf-mcp query --domain %s: %v\n%s%s", movedOld, err, stderr.Bytes(), stdout.Bytes())
+	}
+	var a answer
+	if err := json.Unmarshal(stdout.Bytes(), &a); err != nil || a.Metadata == nil || len(a.Results) != 1 {
+		return "", fmt.Errorf("no answer (%v): %.300s", err, stdout.Bytes())
+	}
+	n, err := intField(a.Results[0], "n")
+	want := movedOld + " has moved to " + movedNew + "; this ran there."
+	switch {
+	case err != nil:
+		return "", err
+	case n != rows:
+		return "", fmt.Errorf("count(*) through the move is %d; the fake holds %d", n, rows)
+	case a.Metadata.Moved != want:
+		return "", fmt.Errorf("the answer says moved %q; want %q", a.Metadata.Moved, want)
+	}
+	return fmt.Sprintf("count(*) = %d on %s, followed from %s; the answer says so", n, movedNew, movedOld), nil
 }

@@ -26,7 +26,6 @@ import (
 
 	"github.com/datasf-mcp/datasf-mcp/datasf"
 	"github.com/datasf-mcp/datasf-mcp/internal/fixtures"
-	"github.com/datasf-mcp/datasf-mcp/internal/localportal"
 	"github.com/datasf-mcp/datasf-mcp/socrata/socratatest"
 )
 
@@ -209,6 +208,5 @@ func LoadFixtures(ctx context.Context, portal *socratatest.Server, catalogDir, d
 	if len(catalogs) == 0 {
 		return fmt.Errorf("no catalog *.jsonl in %s", catalogDir)
 	}
-	_, err = portal.LoadFiles(ctx, append(catalogs, datasetsDir), localportal.LoadOptions{})
-	return err
+	return portal.LoadFiles(ctx, append(catalogs, datasetsDir)...)
 }

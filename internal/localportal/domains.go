@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/datasf-mcp/datasf-mcp/socrata"
 )
 
 // A Portal can serve several portal domains at once, as the Socrata
@@ -180,7 +182,11 @@ func SplitDomainSpec(spec string) (domain, rest string) {
 	if !ok || after == "" || isDatasetID(before) || !looksLikeDomain(before) {
 		return "", spec
 	}
-	return strings.ToLower(before), after
+	domain = strings.ToLower(before)
+	if to := socrata.KnownMove(domain); to != "" {
+		domain = to // a portal's old name is its new one's
+	}
+	return domain, after
 }
 
 // looksLikeDomain reports whether s is a host name with at least two

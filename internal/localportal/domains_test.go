@@ -62,10 +62,10 @@ func TestPortalServesSeveralDomains(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := p.AddDomain("data.sfgov.org"); err == nil {
+	if _, err := p.AddDomain("data.sf.gov"); err == nil {
 		t.Errorf("AddDomain(its own domain) succeeded; want an error")
 	}
-	if diff := cmp.Diff([]string{"data.sfgov.org", "data.cityofchicago.org"}, p.Domains()); diff != "" {
+	if diff := cmp.Diff([]string{"data.sf.gov", "data.cityofchicago.org"}, p.Domains()); diff != "" {
 		t.Errorf("Domains() (-want +got):\n%s", diff)
 	}
 
@@ -78,7 +78,7 @@ func TestPortalServesSeveralDomains(t *testing.T) {
 		}
 		return status, rows[0]["c"]
 	}
-	for host, want := range map[string]string{"": "3", "data.sfgov.org": "3", "data.cityofchicago.org:443": "7", "DATA.CITYOFCHICAGO.ORG": "7"} {
+	for host, want := range map[string]string{"": "3", "data.sf.gov": "3", "data.cityofchicago.org:443": "7", "DATA.CITYOFCHICAGO.ORG": "7"} {
 		if status, got := count(host); status != http.StatusOK || got != want {
 			t.Errorf("count of abcd-1234 at Host %q = %d %s; want %s", host, status, got, want)
 		}
@@ -86,7 +86,7 @@ func TestPortalServesSeveralDomains(t *testing.T) {
 	if status, _ := getHost(t, p, "data.cityofnewyork.us", "/api/views/abcd-1234.json"); status != http.StatusNotFound {
 		t.Errorf("a request for a domain not served: status %d; want 404", status)
 	}
-	if status, _ := getHost(t, p, "data.sfgov.org", "/api/views/wxyz-9876.json"); status != http.StatusNotFound {
+	if status, _ := getHost(t, p, "data.sf.gov", "/api/views/wxyz-9876.json"); status != http.StatusNotFound {
 		t.Errorf("Chicago's dataset asked of SF: status %d; want 404", status)
 	}
 
@@ -122,10 +122,10 @@ func TestPortalServesSeveralDomains(t *testing.T) {
 		query string
 		want  map[string][]string
 	}{
-		{"", map[string][]string{"data.sfgov.org": {"abcd-1234"}, "data.cityofchicago.org": {"abcd-1234", "wxyz-9876"}}},
-		{"&q=trees", map[string][]string{"data.sfgov.org": {"abcd-1234"}, "data.cityofchicago.org": {"abcd-1234"}}},
+		{"", map[string][]string{"data.sf.gov": {"abcd-1234"}, "data.cityofchicago.org": {"abcd-1234", "wxyz-9876"}}},
+		{"&q=trees", map[string][]string{"data.sf.gov": {"abcd-1234"}, "data.cityofchicago.org": {"abcd-1234"}}},
 		{"&domains=data.cityofchicago.org", map[string][]string{"data.cityofchicago.org": {"abcd-1234", "wxyz-9876"}}},
-		{"&domains=data.sfgov.org&search_context=data.sfgov.org", map[string][]string{"data.sfgov.org": {"abcd-1234"}}},
+		{"&domains=data.sf.gov&search_context=data.sf.gov", map[string][]string{"data.sf.gov": {"abcd-1234"}}},
 		{"&domains=data.ny.gov", map[string][]string{}},
 	}
 	for _, tt := range tests {
@@ -146,7 +146,7 @@ func TestPortalServesSeveralDomains(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, _ := json.Marshal(list)
-	if want := `{"results":[{"domain":"data.cityofchicago.org","count":2},{"domain":"data.sfgov.org","count":1}],"resultSetSize":2}`; string(got) != want {
+	if want := `{"results":[{"domain":"data.cityofchicago.org","count":2},{"domain":"data.sf.gov","count":1}],"resultSetSize":2}`; string(got) != want {
 		t.Errorf("domains = %s; want %s", got, want)
 	}
 }

@@ -11,12 +11,16 @@ import (
 	"time"
 
 	"github.com/datasf-mcp/datasf-mcp/internal/localportal/sampledata"
+	"github.com/datasf-mcp/datasf-mcp/socrata"
 )
 
 // OfflineOptions configures StartOffline. The zero value serves the sample
 // datasets alone.
 type OfflineOptions struct {
-	// Domain is the portal domain (Options.Domain). Default "data.sfgov.org".
+	// Domain is the portal domain (Options.Domain). Default
+	// socrata.DefaultDomain (data.sf.gov). A known old name
+	// (socrata.KnownMove) is served under its new name, and the old name
+	// answers as the old host does (see Portal.SetMoved).
 	Domain string
 	// Secret is Options.Secret: when set, the listener answers only
 	// requests that carry it (Portal.Client sends it).
@@ -66,6 +70,9 @@ func StartOffline(ctx context.Context, opts OfflineOptions) (*Portal, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	if to := socrata.KnownMove(opts.Domain); to != "" {
+		opts.Domain = to
+	}
 	p, err := New(Options{Domain: opts.Domain, Logger: log, Secret: opts.Secret})
 	if err != nil {
 		return nil, err
@@ -87,6 +94,11 @@ func StartOffline(ctx context.Context, opts OfflineOptions) (*Portal, error) {
 	files, err := p.planOffline(ctx, opts)
 	if err == nil && len(others) > 0 {
 		err = p.startOtherDomains(ctx, others, opts.Strict)
+	}
+	for _, d := range p.Domains() {
+		if old := socrata.KnownOldName(d); err == nil && old != "" {
+			err = p.SetMoved(old, d) // the offline portal imitates the live one
+		}
 	}
 	if err == nil && opts.Strict {
 		err = p.loadStrict(ctx, files)

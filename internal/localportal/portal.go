@@ -72,12 +72,14 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/datasf-mcp/datasf-mcp/socrata"
 )
 
 // Options configures a Portal. The zero value is valid.
 type Options struct {
 	// Domain is the portal domain reported in Discovery results and
-	// permalinks. Default "data.sfgov.org".
+	// permalinks. Default socrata.DefaultDomain (data.sf.gov).
 	Domain string
 	// Addr is the listen address used by Start. Default "127.0.0.1:0".
 	Addr string
@@ -133,6 +135,7 @@ type Portal struct {
 	stats statsCache
 
 	srvMu   sync.Mutex
+	moves   map[string]string // SetMoved: old host name to new
 	httpSrv *http.Server
 	url     string
 	client  *http.Client
@@ -144,7 +147,7 @@ type Portal struct {
 // Close releases the database.
 func New(opts Options) (*Portal, error) {
 	if opts.Domain == "" {
-		opts.Domain = "data.sfgov.org"
+		opts.Domain = socrata.DefaultDomain
 	}
 	if opts.Addr == "" {
 		opts.Addr = "127.0.0.1:0"
@@ -300,6 +303,12 @@ func (s *Portal) knownHost(host string) bool {
 	if host == "localhost" || host == strings.ToLower(s.opts.Domain) {
 		return true
 	}
+	s.srvMu.Lock()
+	_, moved := s.moves[host]
+	s.srvMu.Unlock()
+	if moved {
+		return true
+	}
 	_, ok := s.DomainPortal(host)
 	return ok
 }
@@ -350,6 +359,10 @@ func Endpoint(path string) string {
 }
 
 func (s *Portal) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	if to := s.movedTo(r); to != "" && Endpoint(r.URL.Path) != EndpointCatalog {
+		serveMoved(w, r, to)
+		return
+	}
 	if p := s.route(r); p != s {
 		if p == nil {
 			writeJSON(w, http.StatusNotFound, map[string]any{"code": "not_found", "error": true,

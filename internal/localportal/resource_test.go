@@ -585,10 +585,10 @@ func TestDiscovery(t *testing.T) {
 		}
 		return body.Results, body.ResultSetSize
 	}
-	res, total := search(url.Values{"q": {"mobile food facility"}, "domains": {"data.sfgov.org"}, "search_context": {"data.sfgov.org"}, "only": {"dataset"}, "limit": {"5"}})
+	res, total := search(url.Values{"q": {"mobile food facility"}, "domains": {"data.sf.gov"}, "search_context": {"data.sf.gov"}, "only": {"dataset"}, "limit": {"5"}})
 	if len(res) == 0 || res[0].Resource.ID != "rqzj-sfat" {
 		t.Errorf("search 'mobile food facility': first result %v, want rqzj-sfat", res)
-	} else if res[0].Resource.Type != "dataset" || res[0].Metadata.Domain != "data.sfgov.org" || res[0].Permalink != "https://data.sfgov.org/d/rqzj-sfat" ||
+	} else if res[0].Resource.Type != "dataset" || res[0].Metadata.Domain != "data.sf.gov" || res[0].Permalink != "https://data.sf.gov/d/rqzj-sfat" ||
 		!contains(res[0].Resource.ColumnsFieldName, "facilitytype") {
 		t.Errorf("result shape: %+v", res[0])
 	}

@@ -27,9 +27,9 @@ func TestSecretAndHost(t *testing.T) {
 		want   int
 	}{
 		{"no secret", http.DefaultClient, "", http.StatusForbidden},
-		{"no secret, portal host", http.DefaultClient, "data.sfgov.org", http.StatusForbidden},
+		{"no secret, portal host", http.DefaultClient, "data.sf.gov", http.StatusForbidden},
 		{"secret, loopback host", p.Client(), "", http.StatusOK},
-		{"secret, portal host", p.Client(), "data.sfgov.org", http.StatusOK},
+		{"secret, portal host", p.Client(), "data.sf.gov", http.StatusOK},
 		{"secret, other host", p.Client(), "evil.example", http.StatusForbidden},
 	} {
 		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, p.URL()+"/api/catalog/v1", nil)

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/semaphore"
@@ -100,7 +101,15 @@ type Query struct {
 	Tree      *soql.Query
 
 	stream *streamOptions // nil: defaultStream
+	// stale is set when an answer to Count or Page carried
+	// X-SODA2-Data-Out-Of-Date: true (see Stale).
+	stale atomic.Bool
 }
+
+// Stale reports whether the portal said, in an answer to q's Count or
+// Page, that its replica's data is out of date: "Stale replicas send the
+// X-SODA2-Data-Out-Of-Date: true header" (find_string id 70838373565).
+func (q *Query) Stale() bool { return q.stale.Load() }
 
 // Stored is the dualresp query definition kept for q: its text, its
 // dataset and, for a portal other than the configured one, its domain.
@@ -177,7 +186,11 @@ func (e *Executor) Stream(ctx context.Context, q dualresp.Query, req dualresp.Pa
 
 // Count returns the exact number of rows of q: `<q> |> SELECT count(*)`.
 func (q *Query) Count(ctx context.Context) (int64, error) {
-	return countRows(ctx, q.Portal.Client, q.DatasetID, q.Tree)
+	n, stale, err := countRows(ctx, q.Portal.Client, q.DatasetID, q.Tree)
+	if stale {
+		q.stale.Store(true)
+	}
+	return n, err
 }
 
 // Page returns one page of q's rows, as raw JSON objects, with the
@@ -185,7 +198,10 @@ func (q *Query) Count(ctx context.Context) (int64, error) {
 // headers: one upstream request.
 func (q *Query) Page(ctx context.Context, req dualresp.PageRequest) (dualresp.PageResult, error) {
 	tree := withOrder(q.Tree, req.Order)
-	rows, cols, err := rawRows(ctx, q.Portal.Client, q.DatasetID, tree.WithPage(req.Offset, req.Limit))
+	rows, cols, stale, err := rawRows(ctx, q.Portal.Client, q.DatasetID, tree.WithPage(req.Offset, req.Limit))
+	if stale {
+		q.stale.Store(true)
+	}
 	return dualresp.PageResult{Rows: rows, Columns: cols}, err
 }
 
@@ -483,34 +499,38 @@ func orderable(dataType string) bool {
 	return true
 }
 
-// countRows runs `<q> |> SELECT count(*)` and returns the count.
-func countRows(ctx context.Context, c *socrata.Client, datasetID string, q *soql.Query) (int64, error) {
+// countRows runs `<q> |> SELECT count(*)` and returns the count (a
+// string, as the portal sends it: "A count(*) query returns the count as a
+// string", find_string id 68959116828) and whether the answer was stale.
+func countRows(ctx context.Context, c *socrata.Client, datasetID string, q *soql.Query) (int64, bool, error) {
 	res, err := c.Query(ctx, datasetID, q.CountQuery().String())
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	if len(res.Rows) != 1 {
-		return 0, fmt.Errorf("portal: count query returned %d rows, want 1", len(res.Rows))
+		return 0, res.Stale, fmt.Errorf("portal: count query returned %d rows, want 1", len(res.Rows))
 	}
 	for _, v := range res.Rows[0] {
 		switch v := v.(type) {
 		case string:
-			return strconv.ParseInt(v, 10, 64)
+			n, err := strconv.ParseInt(v, 10, 64)
+			return n, res.Stale, err
 		case float64:
-			return int64(v), nil
+			return int64(v), res.Stale, nil
 		case json.Number:
-			return v.Int64()
+			n, err := v.Int64()
+			return n, res.Stale, err
 		}
 	}
-	return 0, errors.New("portal: count query returned no count")
+	return 0, res.Stale, errors.New("portal: count query returned no count")
 }
 
 // rawRows runs q and returns its rows as raw JSON objects plus the result's
 // columns from the X-SODA2-Fields and X-SODA2-Types headers.
-func rawRows(ctx context.Context, c *socrata.Client, datasetID string, q *soql.Query) ([]json.RawMessage, []dualresp.Column, error) {
+func rawRows(ctx context.Context, c *socrata.Client, datasetID string, q *soql.Query) ([]json.RawMessage, []dualresp.Column, bool, error) {
 	stream, err := c.QueryStream(ctx, datasetID, q.String())
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, false, err
 	}
 	defer stream.Close()
 	cols := make([]dualresp.Column, len(stream.Fields))
@@ -524,10 +544,10 @@ func rawRows(ctx context.Context, c *socrata.Client, datasetID string, q *soql.Q
 	for {
 		raw, err := stream.NextRaw()
 		if errors.Is(err, io.EOF) {
-			return rows, cols, nil
+			return rows, cols, stream.Stale, nil
 		}
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, stream.Stale, err
 		}
 		rows = append(rows, raw)
 	}

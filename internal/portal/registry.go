@@ -11,6 +11,7 @@
 package portal
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -19,6 +20,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -31,7 +33,7 @@ import (
 )
 
 // Every portal tool takes a domain: the configured one (Config.Socrata's
-// Domain, data.sfgov.org by default) when the call names none, else any
+// Domain, data.sf.gov by default) when the call names none, else any
 // public Socrata portal, or only those of Config.Domains. A domain is
 // checked before anything is sent (socrata.CheckDomain: a DNS host name
 // and nothing else; then, where the portals are reached directly, its
@@ -41,6 +43,17 @@ import (
 // from Config.AppTokens, retries and 429 back-off) and its own schema
 // cache; at most MaxDomains of them are kept, the least recently used
 // going first.
+//
+// A portal that moved is followed here, never by an HTTP client (each
+// follows no redirect): a known move (socrata.KnownMove, the old name of
+// DataSF) is resolved before anything is sent, wherever a domain is named
+// (the tool argument, the configured domain, the allowlist, the app
+// tokens' keys, a stored query); a move a portal answers (a redirect to
+// the same API on another host, see socrata.MovedError) is followed by
+// Follow, which checks the new host as Get checks any domain (its name,
+// the allowlist, public addresses) and gives it its own client, limits and
+// token. A move is remembered for the process, logged once, and an answer
+// says it in one line (Moved).
 
 // MaxDomains bounds the other portals whose clients and schema caches a
 // server keeps at once (without an allowlist).
@@ -75,8 +88,11 @@ type Portal struct {
 
 // Options configures New.
 type Options struct {
-	// Default is the configured portal (required): its Domain, Client and
-	// Schemas.
+	// Default is the configured portal: its Domain, Client and Schemas.
+	// Nil, or without a Client: the registry makes it from Socrata (its
+	// Domain, after a known move; its AppToken, else Tokens') as it makes
+	// every other portal, so that it is reached the same way (the Host
+	// header, the public-address dialer, proxies, moves followed).
 	Default *Portal
 	// Socrata is the configured client's options: the other portals'
 	// clients copy their timeouts, retries, user agent, logger and
@@ -114,19 +130,20 @@ type Registry struct {
 
 	mu     sync.Mutex // serialises making a portal (not its address look-up)
 	others *lru.Cache[string, *Portal]
+
+	// given is the configured domain as the configuration named it (an
+	// old name, possibly).
+	given string
+	// moves are the moves portals answered (old name to new), learnt by
+	// Follow, for the process; guarded by movesMu.
+	movesMu sync.Mutex
+	moves   map[string]string
 }
 
 // New returns the Registry of opts.Default and the other portals opts
 // allows.
 func New(opts Options) (*Registry, error) {
-	if opts.Default == nil || opts.Default.Client == nil {
-		return nil, errors.New("portal: Options.Default with a Client is required")
-	}
-	opts.Default.Configured = true
-	if opts.Default.Domain == "" {
-		opts.Default.Domain = opts.Default.Client.Domain()
-	}
-	p := &Registry{def: opts.Default, opts: opts, log: opts.Logger}
+	p := &Registry{opts: opts, log: opts.Logger, moves: map[string]string{}}
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
 	}
@@ -138,15 +155,56 @@ func New(opts Options) (*Registry, error) {
 			if err != nil {
 				return nil, fmt.Errorf("the allowlist of domains: %w", err)
 			}
-			p.allow[checked] = true
+			// Either name of a portal that moved permits it.
+			p.allow[current(checked)] = true
 		}
 		size = max(len(p.allow), 1)
 	}
-	for d := range opts.Tokens {
-		if _, err := socrata.CheckDomain(d); err != nil {
+	tokens := map[string]string{}
+	for d, tok := range opts.Tokens {
+		checked, err := socrata.CheckDomain(d)
+		if err != nil {
 			return nil, fmt.Errorf("the app tokens by domain: %w", err)
 		}
+		if now := current(checked); now != checked {
+			// An old name's token is the new name's, unless that has
+			// its own.
+			if _, own := opts.Tokens[now]; own {
+				continue
+			}
+			checked = now
+		}
+		tokens[checked] = tok
 	}
+	p.opts.Tokens = tokens
+	p.opts.Socrata.OnMoved = p.Follow
+	switch {
+	case opts.Default != nil && opts.Default.Client != nil:
+		p.def = opts.Default
+		if p.def.Domain == "" {
+			p.def.Domain = p.def.Client.Domain()
+		}
+		p.given = p.def.Domain
+	default:
+		p.given = cmp.Or(strings.TrimSpace(opts.Socrata.Domain), socrata.DefaultDomain)
+		d, err := socrata.CheckDomain(p.given)
+		if err != nil && opts.Socrata.BaseURL == "" {
+			return nil, fmt.Errorf("the configured domain: %w", err)
+		}
+		if err != nil {
+			d = strings.ToLower(p.given) // one server answers for it (tests)
+		}
+		d = current(d)
+		p.def = p.newPortal(d, cmp.Or(opts.Socrata.AppToken, tokens[d]), schemacache.Options{})
+		if old := strings.ToLower(p.given); old != d {
+			p.log.Info("the configured portal has moved; using its new name", "domain", old, "moved_to", d)
+		}
+		if opts.Default != nil {
+			*opts.Default = *p.def
+			p.def = opts.Default
+		}
+	}
+	p.def.Configured = true
 	var err error
 	p.others, err = lru.NewWithEvict(size, func(_ string, v *Portal) {
 		if v.transport != nil {
@@ -156,12 +214,85 @@ func New(opts Options) (*Registry, error) {
 	if err != nil {
 		return nil, err
 	}
-	copts := opts.Socrata
+	copts := p.opts.Socrata
 	copts.AppToken = ""
-	copts.Domain = opts.Default.Domain
+	copts.Domain = p.def.Domain
+	copts.OnMoved = nil
 	opts.Limits.Apply(&copts)
 	p.Catalog = socrata.NewClient(copts)
 	return p, nil
+}
+
+// current returns the name a portal has now: domain, or where the table
+// of known moves says it went (a bounded chain).
+func current(domain string) string {
+	for range socrata.MaxMoves {
+		to := socrata.KnownMove(domain)
+		if to == "" {
+			break
+		}
+		domain = to
+	}
+	return domain
+}
+
+// current returns the name a portal has now, after the known moves and
+// those portals answered.
+func (p *Registry) current(domain string) string {
+	p.movesMu.Lock()
+	defer p.movesMu.Unlock()
+	for range socrata.MaxMoves {
+		to := socrata.KnownMove(domain)
+		if to == "" {
+			to = p.moves[domain]
+		}
+		if to == "" {
+			break
+		}
+		domain = to
+	}
+	return domain
+}
+
+// Follow is every portal client's socrata.Options.OnMoved: the portal
+// from answered that it moved to to. It returns to's client when the
+// tools may talk to to (checked as Get checks a domain), and remembers
+// the move for the process, logged once.
+func (p *Registry) Follow(ctx context.Context, from, to string) (*socrata.Client, error) {
+	v, err := p.Get(ctx, to)
+	if err != nil {
+		return nil, err
+	}
+	p.movesMu.Lock()
+	known := p.moves[from] == v.Domain
+	p.moves[from] = v.Domain
+	p.movesMu.Unlock()
+	if !known {
+		p.log.Warn("a portal answered that it has moved; following it for the rest of this process",
+			"domain", from, "moved_to", v.Domain)
+	}
+	return v.Client, nil
+}
+
+// Moved returns the portal a tool's domain argument given ("" for the
+// configured portal) runs on now, and the one line its answer says when
+// that portal has moved ("data.sfgov.org has moved to data.sf.gov; this
+// ran there."), else "". p is the portal Get gave for given: a move one
+// of its requests learnt since is resolved here.
+func (p *Registry) Moved(ctx context.Context, given string, v *Portal) (*Portal, string) {
+	name := strings.ToLower(strings.TrimSpace(given))
+	if name == "" {
+		name = strings.ToLower(p.given)
+	}
+	if v.Client.Moved() != "" || p.current(v.Domain) != v.Domain {
+		if now, err := p.Get(ctx, given); err == nil {
+			v = now
+		}
+	}
+	if name == v.Domain {
+		return v, ""
+	}
+	return v, name + " has moved to " + v.Domain + "; this ran there."
 }
 
 // Default returns the configured portal.
@@ -178,14 +309,15 @@ func (p *Registry) allowed() []string {
 // check returns the domain in canonical form when the tools may talk to
 // it; the error is a *socrata.DomainError. Nothing is sent anywhere.
 func (p *Registry) check(domain string) (string, error) {
-	if domain == "" {
-		return p.def.Domain, nil
+	d := p.def.Domain
+	if domain != "" {
+		checked, err := socrata.CheckDomain(domain)
+		if err != nil {
+			return "", err
+		}
+		d = checked
 	}
-	d, err := socrata.CheckDomain(domain)
-	if err != nil {
-		return "", err
-	}
-	if d == p.def.Domain {
+	if d = p.current(d); d == p.def.Domain {
 		return d, nil
 	}
 	if p.allow != nil && !p.allow[d] {
@@ -233,7 +365,7 @@ func (p *Registry) Get(ctx context.Context, domain string) (*Portal, error) {
 	if v, ok := p.others.Get(d); ok {
 		return v, nil
 	}
-	v := p.newPortal(d)
+	v := p.newPortal(d, p.opts.Tokens[d], schemacache.Options{Size: domainSchemaCacheSize})
 	p.others.Add(d, v)
 	p.log.Debug("datasf: portal client made", "domain", d)
 	return v, nil
@@ -262,11 +394,11 @@ func (p *Registry) lookup(ctx context.Context, given, d string) error {
 	return nil
 }
 
-// newPortal makes the client and schema cache of domain d.
-func (p *Registry) newPortal(d string) *Portal {
+// newPortal makes the client and schema cache of domain d, with token.
+func (p *Registry) newPortal(d, token string, cache schemacache.Options) *Portal {
 	copts := p.opts.Socrata
 	copts.Domain = d
-	copts.AppToken = p.opts.Tokens[d]
+	copts.AppToken = token
 	p.opts.Limits.Apply(&copts)
 	v := &Portal{Domain: d}
 	if copts.BaseURL != "" {
@@ -284,31 +416,76 @@ func (p *Registry) newPortal(d string) *Portal {
 		hc.Transport = hostTransport{host: d, next: next}
 		copts.HTTPClient = &hc
 	} else {
-		tr := &http.Transport{
-			DialContext:           socrata.PublicDialContext(&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}),
-			ForceAttemptHTTP2:     true,
-			MaxIdleConnsPerHost:   4,
-			IdleConnTimeout:       90 * time.Second,
-			TLSHandshakeTimeout:   10 * time.Second,
-			ExpectContinueTimeout: time.Second,
-		}
-		timeout := copts.Timeout
-		if timeout <= 0 && copts.HTTPClient != nil {
-			timeout = copts.HTTPClient.Timeout
-		}
-		copts.HTTPClient = &http.Client{Transport: tr, Timeout: timeout,
-			// A portal's redirect must not lead the client to another host.
-			CheckRedirect: func(req *http.Request, via []*http.Request) error {
-				if len(via) >= 5 || req.URL.Hostname() != d || req.URL.Scheme != "https" {
-					return http.ErrUseLastResponse
-				}
-				return nil
-			}}
+		tr := directTransport()
+		copts.HTTPClient = directClient(copts, tr)
 		v.transport = tr
 	}
 	v.Client = socrata.NewClient(copts)
-	v.Schemas = schemacache.New(v.Client, schemacache.Options{Size: domainSchemaCacheSize})
+	v.Schemas = schemacache.New(v.Client, cache)
 	return v
+}
+
+// directTransport is the transport of a portal reached over the network:
+// HTTPS_PROXY, HTTP_PROXY and NO_PROXY apply (http.ProxyFromEnvironment),
+// and every connection the server itself makes to a portal goes to a
+// public address only (socrata.PublicDialContext), checked after DNS,
+// so a name that comes to resolve to a private address is refused. A
+// connection to the proxy the environment names is the user's choice and
+// is not checked: the proxy reaches the portal.
+func directTransport() *http.Transport {
+	d := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
+	public := socrata.PublicDialContext(d)
+	var proxies sync.Map // "host:port" of the proxies the environment named
+	return &http.Transport{
+		Proxy: func(req *http.Request) (*url.URL, error) {
+			u, err := http.ProxyFromEnvironment(req)
+			if u != nil {
+				proxies.Store(proxyAddr(u), true)
+			}
+			return u, err
+		},
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			if _, ok := proxies.Load(addr); ok {
+				return d.DialContext(ctx, network, addr)
+			}
+			return public(ctx, network, addr)
+		},
+		ForceAttemptHTTP2:     true,
+		MaxIdleConnsPerHost:   4,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ExpectContinueTimeout: time.Second,
+	}
+}
+
+// proxyAddr is the "host:port" a transport dials for proxy u.
+func proxyAddr(u *url.URL) string {
+	if u.Port() != "" {
+		return u.Host
+	}
+	port := "80"
+	switch u.Scheme {
+	case "https":
+		port = "443"
+	case "socks5", "socks5h":
+		port = "1080"
+	}
+	return net.JoinHostPort(u.Hostname(), port)
+}
+
+// directClient is the HTTP client of a portal reached over the network
+// (tr; a new directTransport when nil), with copts' timeout. It follows
+// no redirect: a move is followed by Follow, never by the client.
+func directClient(copts socrata.Options, tr *http.Transport) *http.Client {
+	if tr == nil {
+		tr = directTransport()
+	}
+	timeout := copts.Timeout
+	if timeout <= 0 && copts.HTTPClient != nil {
+		timeout = copts.HTTPClient.Timeout
+	}
+	return &http.Client{Transport: tr, Timeout: timeout,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 }
 
 // hostTransport sends every request with its Host header set to host.
@@ -356,7 +533,7 @@ func (p *Registry) Domains(ctx context.Context, arg string) ([]string, error) {
 
 // Permitted reports whether the tools may show a dataset of domain d.
 func (p *Registry) Permitted(d string) bool {
-	d = strings.ToLower(d)
+	d = p.current(strings.ToLower(d))
 	return p.allow == nil || d == p.def.Domain || p.allow[d]
 }
 

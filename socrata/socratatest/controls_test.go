@@ -14,7 +14,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/datasf-mcp/datasf-mcp/internal/localportal"
 	"github.com/datasf-mcp/datasf-mcp/socrata"
 )
 
@@ -224,7 +223,7 @@ func TestSocrataClient(t *testing.T) {
 
 func TestNewOutsideTests(t *testing.T) {
 	t.Parallel()
-	srv, err := New(Options{Portal: localportal.Options{Domain: "data.example.org"}})
+	srv, err := New(Options{Domain: "data.example.org"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,33 +1,40 @@
 // Package socratatest provides a fake Socrata server for tests, in the mould
 // of net/http/httptest.
 //
-// The fake is a local portal (package
-// [github.com/datasf-mcp/datasf-mcp/localportal], which executes SoQL on
-// SQLite and serves the Discovery, Views and Resource APIs on real data)
-// served by an httptest server through a handler that adds what only tests
-// need:
+// The fake is a local portal (the module's SoQL-on-SQLite portal, which
+// serves the Discovery, Views and Resource APIs on real data) served by an
+// httptest server through a handler that adds what only tests need:
 //
 //   - fault controls that make the server misbehave on purpose:
-//     [Server.FailNext], [Server.SetLatency], [Server.CutBodyAfter],
-//     [Server.RequireAppToken];
+//     [Server.FailNext], [Server.Fail], [Server.SetBurst],
+//     [Server.SetLatency], [Server.CutBodyAfter], [Server.RequireAppToken];
+//   - the live portals' ways, as people who probed them in 2026 describe
+//     them (../shared/evidence/live-portals-2026.jsonl): a portal that
+//     moved ([Server.SetMoved]: 301 for plain reads, an nginx 403 page for
+//     queries), empty-body 425s under bursts ([Server.SetBurst]), stale
+//     replicas ([Server.SetStale]), anonymous throttling as a 403
+//     authentication_required ([Fault] with [BodyAuthRequired]); counts
+//     come back as strings and errors in both of Socrata's envelopes, as
+//     the portal itself answers them;
 //   - a request log: [Server.RequestCount], [Server.Requests],
 //     [Server.LastRequest]. The log keeps the newest Options.MaxRequests
 //     requests; RequestCount counts all of them.
 //
-// The loaders ([Server.LoadFiles], [Server.LoadCatalog],
-// [Server.AddGenerated], ...) are those of the portal, which
-// [Server.Portal] returns.
+// Data comes from [Server.LoadFiles] (the portal's exports as a user
+// downloads them), [Server.LoadCatalog] and [Server.AddGenerated]; one
+// server answers for several domains, named by the request's Host
+// ([Server.AddDomain]).
 //
 // In a test:
 //
 //	srv := socratatest.NewServer(t)
-//	if _, err := srv.LoadFiles(t.Context(), []string{dir}, localportal.LoadOptions{}); err != nil { t.Fatal(err) }
+//	if err := srv.LoadFiles(t.Context(), dir); err != nil { t.Fatal(err) }
 //	client := srv.SocrataClient(socrata.Options{})
 //
 // A fake shared by many tests (from TestMain, say) is made with [Start] and
 // released with [Server.Close]; [New] makes one that is not yet listening.
-// Code that is not a test (the product's --offline mode,
-// the benchmarks) uses localportal directly: this package imports testing.
+// Code that is not a test (the product's --offline mode, the benchmarks)
+// runs the module's local portal directly: this package imports testing.
 package socratatest
 
 import (
@@ -46,8 +53,29 @@ import (
 	"github.com/datasf-mcp/datasf-mcp/socrata"
 )
 
-// Schema describes one dataset of the fake; see [localportal.Schema].
-type Schema = localportal.Schema
+// Schema describes one dataset of the fake.
+type Schema struct {
+	ID          string
+	Name        string
+	Description string
+	Category    string
+	Department  string   // publishing department, shown in Discovery metadata
+	Columns     []Column // DataType is the Views dataTypeName ("text", "number", "calendar_date", "checkbox", "point", ...)
+	UpdatedAt   time.Time
+	// Domain is the portal that serves the dataset: the server's own
+	// (Options.Domain) when empty, else one of AddDomain.
+	Domain string
+}
+
+func (s Schema) local() localportal.Schema {
+	return localportal.Schema{ID: s.ID, Name: s.Name, Description: s.Description, Category: s.Category,
+		Department: s.Department, Columns: s.Columns, UpdatedAt: s.UpdatedAt}
+}
+
+func fromLocal(l localportal.Schema, domain string) Schema {
+	return Schema{ID: l.ID, Name: l.Name, Description: l.Description, Category: l.Category,
+		Department: l.Department, Columns: l.Columns, UpdatedAt: l.UpdatedAt, Domain: domain}
+}
 
 // Column is one dataset column, the client's own type.
 type Column = socrata.Column
@@ -58,10 +86,15 @@ const DefaultMaxRequests = 10_000
 
 // Options configures a Server. The zero value is valid.
 type Options struct {
-	// Portal configures the portal behind the server: Domain (reported in
-	// Discovery results and permalinks), Addr (where Start listens), Logger
-	// (request and load logs) and Now, with the portal's defaults.
-	Portal localportal.Options
+	// Domain is the portal's domain, reported in Discovery results and
+	// permalinks (default socrata.DefaultDomain).
+	Domain string
+	// Addr is where Start listens (default "127.0.0.1:0").
+	Addr string
+	// Logger receives request and load logs (default: discard).
+	Logger *slog.Logger
+	// Now is the clock of load times (default time.Now).
+	Now func() time.Time
 	// MaxRequests is how many of the newest requests the request log keeps
 	// (default DefaultMaxRequests; negative keeps none). RequestCount counts
 	// every request whatever the limit.
@@ -71,14 +104,14 @@ type Options struct {
 // Option changes Options; it is how NewServer is configured.
 type Option func(*Options)
 
-// WithDomain sets Options.Portal.Domain.
-func WithDomain(domain string) Option { return func(o *Options) { o.Portal.Domain = domain } }
+// WithDomain sets Options.Domain.
+func WithDomain(domain string) Option { return func(o *Options) { o.Domain = domain } }
 
-// WithLogger sets Options.Portal.Logger.
-func WithLogger(l *slog.Logger) Option { return func(o *Options) { o.Portal.Logger = l } }
+// WithLogger sets Options.Logger.
+func WithLogger(l *slog.Logger) Option { return func(o *Options) { o.Logger = l } }
 
-// WithClock sets Options.Portal.Now.
-func WithClock(now func() time.Time) Option { return func(o *Options) { o.Portal.Now = now } }
+// WithClock sets Options.Now.
+func WithClock(now func() time.Time) Option { return func(o *Options) { o.Now = now } }
 
 // WithMaxRequests sets Options.MaxRequests.
 func WithMaxRequests(n int) Option { return func(o *Options) { o.MaxRequests = n } }
@@ -95,9 +128,9 @@ type Server struct {
 }
 
 // New returns a server that is not yet listening. Call Start to listen on
-// Options.Portal.Addr, or serve Handler yourself; Close releases it.
+// Options.Addr, or serve Handler yourself; Close releases it.
 func New(opts Options) (*Server, error) {
-	p, err := localportal.New(opts.Portal)
+	p, err := localportal.New(localportal.Options{Domain: opts.Domain, Addr: opts.Addr, Logger: opts.Logger, Now: opts.Now})
 	if err != nil {
 		return nil, fmt.Errorf("socratatest: %w", err)
 	}
@@ -113,7 +146,7 @@ func New(opts Options) (*Server, error) {
 	return s, nil
 }
 
-// Start returns a server listening on Options.Portal.Addr, for a fake shared by
+// Start returns a server listening on Options.Addr, for a fake shared by
 // many tests (from TestMain, say); Close releases it. In one test, use
 // NewServer.
 func Start(opts Options) (*Server, error) {
@@ -147,7 +180,7 @@ func NewServer(tb testing.TB, opts ...Option) *Server {
 	return s
 }
 
-// Start listens on Options.Portal.Addr and serves Handler in the
+// Start listens on Options.Addr and serves Handler in the
 // background.
 func (s *Server) Start() error {
 	s.mu.Lock()
@@ -196,10 +229,10 @@ func (s *Server) Client() *http.Client {
 func (s *Server) SocrataClient(opts socrata.Options) *socrata.Client {
 	opts.BaseURL = s.URL()
 	opts.DiscoveryURL = opts.BaseURL
-	opts.HTTPClient = s.Client()
 	if opts.Domain == "" {
 		opts.Domain = s.portal.Options().Domain
 	}
+	opts.HTTPClient = s.Client()
 	return socrata.NewClient(opts)
 }
 
@@ -222,8 +255,47 @@ func (s *Server) Close() {
 	s.portal.Close()
 }
 
-// Portal returns the local portal that holds the server's data.
-func (s *Server) Portal() *localportal.Portal { return s.portal }
+// Domain returns the server's own portal domain (Options.Domain).
+func (s *Server) Domain() string { return s.portal.Domain() }
+
+// AddDomain makes the server answer for another portal domain too,
+// empty until data is loaded into it (Schema.Domain, LoadFilesOn). A
+// request names its portal in the Host header; the Discovery API answers
+// for every domain.
+func (s *Server) AddDomain(domain string) error {
+	_, err := s.portal.AddDomain(domain)
+	return err
+}
+
+// domainPortal returns the portal of domain ("" for the server's own).
+func (s *Server) domainPortal(domain string) (*localportal.Portal, error) {
+	if domain == "" {
+		return s.portal, nil
+	}
+	if p, ok := s.portal.DomainPortal(domain); ok {
+		return p, nil
+	}
+	return nil, fmt.Errorf("socratatest: domain %s is not served; call AddDomain first", domain)
+}
+
+// SetSODA3 turns the SODA3 query API on (the default) or off: off, the
+// server answers /api/v3 as a portal without it.
+func (s *Server) SetSODA3(on bool) {
+	s.portal.SetSODA3(on)
+	for _, d := range s.portal.Domains()[1:] {
+		if p, ok := s.portal.DomainPortal(d); ok {
+			p.SetSODA3(on)
+		}
+	}
+}
+
+// SetMoved makes the server answer for the host old as a portal that
+// moved to the host to does (to, "" forgets it): a query (any $select or
+// $query) gets a bare nginx 403 HTML page, anything else a 301 to
+// https://to with the same path and query. Serve to's data with
+// AddDomain (or as the server's own domain). This is DataSF's move from
+// data.sfgov.org to data.sf.gov as the evidence describes it.
+func (s *Server) SetMoved(old, to string) error { return s.portal.SetMoved(old, to) }
 
 // Handler returns the HTTP handler serving the fake APIs: the portal's,
 // behind the fault controls and the request log.
@@ -231,28 +303,52 @@ func (s *Server) Handler() http.Handler {
 	return http.HandlerFunc(s.serveHTTP)
 }
 
-// LoadCatalog is [localportal.Portal.LoadCatalog].
+// LoadCatalog loads a catalog JSONL file (one dataset's Views-like
+// metadata a line) into the server's own domain: the datasets Discovery
+// lists and Views describes, with no rows until data is loaded.
 func (s *Server) LoadCatalog(ctx context.Context, jsonlPath string) error {
 	return s.portal.LoadCatalog(ctx, jsonlPath)
 }
 
-// LoadFiles is [localportal.Portal.LoadFiles]: the portal's exports as
-// downloaded (CSV, JSON, GeoJSON, rows.json), files, directories or
-// "ID=FILE", with a report per file.
-func (s *Server) LoadFiles(ctx context.Context, specs []string, opts localportal.LoadOptions) ([]localportal.FileReport, error) {
-	return s.portal.LoadFiles(ctx, specs, opts)
+// LoadFiles loads the portal's exports as a user downloads them (CSV,
+// JSON, GeoJSON, rows.json with its view.json; files, directories or
+// "ID=FILE") into the server's own domain. A value of the wrong type is
+// stored as null, and a file that does not load is skipped (logged).
+func (s *Server) LoadFiles(ctx context.Context, specs ...string) error {
+	return s.LoadFilesOn(ctx, "", specs...)
 }
 
-// AddGenerated is [localportal.Portal.AddGenerated].
+// LoadFilesOn is LoadFiles into the portal of domain (see AddDomain).
+func (s *Server) LoadFilesOn(ctx context.Context, domain string, specs ...string) error {
+	p, err := s.domainPortal(domain)
+	if err != nil {
+		return err
+	}
+	if _, err := p.LoadFiles(ctx, specs, localportal.LoadOptions{}); err != nil {
+		return fmt.Errorf("socratatest: %w", err)
+	}
+	return nil
+}
+
+// AddGenerated adds a dataset of n rows, row i being gen(i), to the portal
+// of schema.Domain.
 func (s *Server) AddGenerated(ctx context.Context, schema Schema, n int, gen func(i int) map[string]any) error {
-	return s.portal.AddGenerated(ctx, schema, n, gen)
+	p, err := s.domainPortal(schema.Domain)
+	if err != nil {
+		return err
+	}
+	return p.AddGenerated(ctx, schema.local(), n, gen)
 }
 
 // Datasets returns the ids of the datasets with loaded data, sorted.
 func (s *Server) Datasets() []string { return s.portal.Datasets() }
 
-// Schema returns the schema of a loaded dataset or catalog entry.
-func (s *Server) Schema(id string) (Schema, bool) { return s.portal.Schema(id) }
+// Schema returns the schema of a loaded dataset or catalog entry of the
+// server's own domain.
+func (s *Server) Schema(id string) (Schema, bool) {
+	l, ok := s.portal.Schema(id)
+	return fromLocal(l, ""), ok
+}
 
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	d := s.ctl.record(r, localportal.Endpoint(r.URL.Path))
@@ -269,9 +365,15 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	rw := &responseBuffer{header: http.Header{}, status: http.StatusOK}
+	if d.stale {
+		rw.header.Set("X-SODA2-Data-Out-Of-Date", "true")
+	}
 	switch {
 	case d.fail != nil:
 		writeFailure(rw, *d.fail)
+	case d.tokenWrong:
+		localportal.WriteJSON(rw, http.StatusForbidden, map[string]any{"code": "permission_denied", "error": true,
+			"message": "Invalid app_token specified"})
 	case d.tokenMissing:
 		localportal.WriteJSON(rw, http.StatusForbidden, map[string]any{"error": true,
 			"message": "You must be logged in to access this resource"})

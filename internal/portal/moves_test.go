@@ -1,0 +1,123 @@
+package portal
+
+import (
+	"bytes"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/datasf-mcp/datasf-mcp/dualresp"
+	"github.com/datasf-mcp/datasf-mcp/socrata"
+	"github.com/datasf-mcp/datasf-mcp/socrata/socratatest"
+)
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// A move a portal answers is followed by the registry, remembered for the
+// process (the old name resolves to the new portal, whose client has its
+// own token) and logged once; a known move is resolved before any request,
+// for the configured domain, the allowlist and the tokens' keys alike.
+func TestRegistryFollowsMoves(t *testing.T) {
+	t.Parallel()
+	fake := socratatest.NewServer(t, socratatest.WithDomain("api.us.socrata.com"))
+	for _, d := range []string{"data.sf.gov", "data.new.example"} {
+		if err := fake.AddDomain(d); err != nil {
+			t.Fatal(err)
+		}
+		if err := fake.AddGenerated(t.Context(), socratatest.Schema{ID: "abcd-1234", Name: "x", Domain: d,
+			Columns: []socratatest.Column{{Name: "A", FieldName: "a", DataType: "text"}}}, 3,
+			func(i int) map[string]any { return map[string]any{"a": "v"} }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := fake.SetMoved("data.old.example", "data.new.example"); err != nil {
+		t.Fatal(err)
+	}
+	var logs syncBuffer
+	reg, err := New(Options{
+		Socrata: socrata.Options{Domain: "data.sfgov.org", BaseURL: fake.URL(), DiscoveryURL: fake.URL(), HTTPClient: fake.Client(), MaxRetries: -1},
+		Allow:   []string{"data.sfgov.org", "data.old.example", "data.new.example"},
+		Tokens:  map[string]string{"data.sfgov.org": "sf-token", "data.new.example": "new-token"},
+		Logger:  slog.New(slog.NewTextHandler(&logs, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := reg.Default(); d.Domain != "data.sf.gov" || !reg.Permitted("data.sfgov.org") {
+		t.Fatalf("configured data.sfgov.org: default portal %s, old name permitted %v; want data.sf.gov, true", d.Domain, reg.Permitted("data.sfgov.org"))
+	}
+	if _, note := reg.Moved(t.Context(), "", reg.Default()); note != "data.sfgov.org has moved to data.sf.gov; this ran there." {
+		t.Errorf("Moved(configured) note %q", note)
+	}
+	old, err := reg.Get(t.Context(), "data.old.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if _, err := old.Client.Schema(t.Context(), "abcd-1234"); err != nil {
+			t.Fatalf("Schema through the move: %v", err)
+		}
+	}
+	now, note := reg.Moved(t.Context(), "data.old.example", old)
+	if now.Domain != "data.new.example" || note != "data.old.example has moved to data.new.example; this ran there." {
+		t.Errorf("Moved = %s, %q", now.Domain, note)
+	}
+	if again, _ := reg.Get(t.Context(), "data.old.example"); again != now {
+		t.Errorf("Get(old name) after the move = %s; want the new portal", again.Domain)
+	}
+	if n := strings.Count(logs.String(), "domain=data.old.example moved_to=data.new.example"); n != 1 {
+		t.Errorf("the move was logged %d times; want once:\n%s", n, logs.String())
+	}
+	sentSF, sentNew := false, false
+	for _, r := range fake.Requests() {
+		switch {
+		case r.Host == "data.new.example" && r.AppTokenSent:
+			sentNew = true
+		case r.Host == "data.old.example" && r.AppTokenSent:
+			t.Errorf("a token went to the old host %s", r.Path)
+		}
+	}
+	if _, err := reg.Default().Client.Schema(t.Context(), "abcd-1234"); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range fake.Requests() {
+		if r.Host == "data.sf.gov" && r.AppTokenSent {
+			sentSF = true
+		}
+		if r.Host == "data.sfgov.org" {
+			t.Errorf("a request went to the old name data.sfgov.org: %s", r.Path)
+		}
+	}
+	if !sentSF || !sentNew {
+		t.Errorf("tokens: data.sf.gov got the old name's %v, data.new.example its own %v; want both", sentSF, sentNew)
+	}
+	// A result stored by an earlier version names data.sfgov.org: it runs
+	// on data.sf.gov.
+	before := len(fake.Requests())
+	n, err := NewExecutor(reg).Count(t.Context(), dualresp.Query{Kind: QueryKind, Text: "SELECT a",
+		Params: map[string]string{"dataset_id": "abcd-1234", "domain": "data.sfgov.org"}})
+	if err != nil || n != 3 {
+		t.Fatalf("a stored query of data.sfgov.org counted %d, %v; want 3", n, err)
+	}
+	for _, r := range fake.Requests()[before:] {
+		if r.Host != "data.sf.gov" {
+			t.Errorf("the stored query sent a request to %s; want data.sf.gov", r.Host)
+		}
+	}
+}
