@@ -74,7 +74,7 @@ type toolServer struct {
 	indexes *catalogIndexes
 	// valueStats keeps column statistics computed by queries (colvalues.go).
 	valueStats *valueStats
-	offline string // toolServerOptions.Offline
+	offline    string // toolServerOptions.Offline
 
 	// categories keeps the portal's categories (key "") for answers
 	// without hits, categoriesTTL long.
