@@ -68,21 +68,27 @@ func hasStats(sc *socrata.Schema) bool {
 
 // queryStats computes column statistics with bounded queries, for a
 // dataset whose Views document has none. A failed query means fewer
-// statistics, not an error.
-func queryStats(ctx context.Context, client *socrata.Client, sc *socrata.Schema) map[string]*socrata.ColumnStats {
+// statistics, not an error; complete is false then (the answer is not
+// worth keeping).
+func queryStats(ctx context.Context, client *socrata.Client, sc *socrata.Schema) (stats map[string]*socrata.ColumnStats, complete bool) {
 	ctx, cancel := context.WithTimeout(ctx, valueQueryTimeout)
 	defer cancel()
 	out := map[string]*socrata.ColumnStats{}
 	if len(sc.Columns) == 0 {
-		return out
+		return out, true
 	}
+	failed := false
 	cols := sc.Columns[:min(len(sc.Columns), 60)]
 	var sel strings.Builder
 	sel.WriteString("SELECT count(*) AS n")
 	for i, c := range cols {
 		fmt.Fprintf(&sel, ", count(`%s`) AS c%d", c.FieldName, i)
 	}
-	if res, err := client.Query(ctx, sc.ID, sel.String()); err == nil && len(res.Rows) == 1 {
+	res, err := client.Query(ctx, sc.ID, sel.String())
+	if err != nil || len(res.Rows) != 1 {
+		return out, false
+	}
+	{
 		total := intOf(res.Rows[0]["n"])
 		for i, c := range cols {
 			nn := intOf(res.Rows[0]["c"+strconv.Itoa(i)])
@@ -103,6 +109,9 @@ func queryStats(ctx context.Context, client *socrata.Client, sc *socrata.Schema)
 			q := fmt.Sprintf("SELECT `%[1]s` AS v, count(*) AS n WHERE `%[1]s` IS NOT NULL GROUP BY `%[1]s` ORDER BY n DESC LIMIT 20", c.FieldName)
 			res, err := client.Query(ctx, sc.ID, q)
 			if err != nil {
+				mu.Lock()
+				failed = true
+				mu.Unlock()
 				return
 			}
 			var top []socrata.TopValue
@@ -117,7 +126,7 @@ func queryStats(ctx context.Context, client *socrata.Client, sc *socrata.Schema)
 		})
 	}
 	wg.Wait()
-	return out
+	return out, !failed
 }
 
 // manyValuesName matches field names of columns that hold a different

@@ -81,8 +81,10 @@ func (s *toolServer) schema(ctx context.Context, _ mcp.CallToolRequest, in *Sche
 		key := p.Domain + "/" + sc.ID + "/" + sc.UpdatedAt.String()
 		var ok bool
 		if stats, ok = s.valueStats.Get(key); !ok {
-			stats = queryStats(ctx, p.Client, sc)
-			s.valueStats.Add(key, stats)
+			var complete bool
+			if stats, complete = queryStats(ctx, p.Client, sc); complete {
+				s.valueStats.Add(key, stats)
+			}
 		}
 	}
 	withValues := 0

@@ -160,7 +160,10 @@ func TestQueryStats(t *testing.T) {
 	client := srv.SocrataClient(socrata.Options{})
 	sc := &socrata.Schema{ID: "stat-0001", Columns: schema.Columns}
 	srv.Reset()
-	st := queryStats(t.Context(), client, sc)
+	st, complete := queryStats(t.Context(), client, sc)
+	if !complete {
+		t.Error("queryStats: not complete; want every query answered")
+	}
 	if got := srv.RequestCount(""); got != 3 {
 		t.Errorf("queryStats: %d requests; want 3 (counts, kind, owner)", got)
 	}
