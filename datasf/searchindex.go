@@ -19,8 +19,9 @@ import (
 // (socrata.Client.AllDatasets) and kept here per portal: catalogTTL fresh,
 // then served as it is while a background refresh fetches it again. At
 // most maxCatalogPortals portals are kept (the least recently used goes)
-// and at most maxCatalogDatasets datasets of each (a portal of 10,000
-// datasets takes about 60 MB here, index included: TestCatalogIndexMemory).
+// and at most maxCatalogDatasets datasets of each (the index of 10,000
+// datasets larger than DataSF's average takes about 100 MiB:
+// internal/rank's TestIndexMemory10000).
 // When the catalog cannot be fetched, the search falls back to the
 // Discovery API's own ranking.
 const (
