@@ -93,9 +93,10 @@ func (s *toolServer) search(ctx context.Context, _ mcp.CallToolRequest, in *Sear
 		schema = p.Schemas
 		var err error
 		if hits, err = s.indexes.search(ctx, p.Client, p.Domain, in.Query, limit); err != nil {
-			// Without the catalog, the Discovery API's own ranking.
-			s.log.Warn("search: the portal's catalog could not be read; using the Discovery API's ranking", "domain", p.Domain, "error", err)
-			ds, serr := p.Client.Search(ctx, in.Query, limit)
+			// Without the catalog, the Discovery API's candidates,
+			// reranked.
+			s.log.Warn("search: the portal's catalog is not kept; reranking the Discovery API's candidates", "domain", p.Domain, "error", err)
+			ds, serr := p.Client.Search(ctx, in.Query, min(max(4*limit, 40), 100))
 			if serr != nil {
 				return upstreamError(serr, "the catalog search", ""), nil
 			}

@@ -2,6 +2,7 @@ package datasf
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
@@ -18,16 +19,17 @@ import (
 // rank) over that portal's whole catalog, fetched from the Discovery API
 // (socrata.Client.AllDatasets) and kept here per portal: catalogTTL fresh,
 // then served as it is while a background refresh fetches it again. At
-// most maxCatalogPortals portals are kept (the least recently used goes)
-// and at most maxCatalogDatasets datasets of each (the index of 10,000
-// datasets larger than DataSF's average takes about 100 MiB:
-// internal/rank's TestIndexMemory10000).
-// When the catalog cannot be fetched, the search falls back to the
-// Discovery API's own ranking.
+// most maxCatalogPortals portals are kept (the least recently used goes),
+// each of at most maxCatalogDatasets datasets: the index of 10,000
+// datasets larger than DataSF's average (630) takes about 100 MiB
+// (internal/rank's TestIndexMemory10000), so the bound is about 500 MiB
+// at worst and a few MiB for DataSF. A larger portal is not kept: its
+// search, like a search when the catalog cannot be read, reranks the
+// Discovery API's candidates.
 const (
 	catalogTTL          = time.Hour
-	maxCatalogPortals   = 8
-	maxCatalogDatasets  = 20000
+	maxCatalogPortals   = 4
+	maxCatalogDatasets  = 10000
 	catalogFetchTimeout = 2 * time.Minute
 )
 
@@ -38,15 +40,20 @@ type catalogIndex struct {
 	built   time.Time
 	used    time.Time
 	refresh bool // a background refresh is running
+	// tooLarge: the portal has more than maxDatasets datasets; it is
+	// remembered for the TTL so that searches do not read it again.
+	tooLarge bool
 }
 
 // catalogIndexes keeps the portals' catalog indexes.
 type catalogIndexes struct {
-	now   func() time.Time // the clock (time.Now)
-	ttl   time.Duration
-	max   int // portals kept
-	log   *slog.Logger
-	fetch singleflight.Group
+	now func() time.Time // the clock (time.Now)
+	ttl time.Duration
+	max int // portals kept
+	// maxDatasets is the largest catalog kept (maxCatalogDatasets).
+	maxDatasets int
+	log         *slog.Logger
+	fetch       singleflight.Group
 
 	mu       sync.Mutex
 	byDomain map[string]*catalogIndex
@@ -54,7 +61,8 @@ type catalogIndexes struct {
 }
 
 func newCatalogIndexes(log *slog.Logger) *catalogIndexes {
-	return &catalogIndexes{now: time.Now, ttl: catalogTTL, max: maxCatalogPortals, log: log, byDomain: map[string]*catalogIndex{}}
+	return &catalogIndexes{now: time.Now, ttl: catalogTTL, max: maxCatalogPortals, maxDatasets: maxCatalogDatasets,
+		log: log, byDomain: map[string]*catalogIndex{}}
 }
 
 // rankedHit is one dataset a search found, with why it matched.
@@ -113,6 +121,14 @@ func (c *catalogIndexes) index(ctx context.Context, client *socrata.Client, doma
 	key := strings.ToLower(domain)
 	c.mu.Lock()
 	e := c.byDomain[key]
+	if e != nil && e.tooLarge {
+		if c.now().Sub(e.built) < c.ttl {
+			c.mu.Unlock()
+			return nil, errCatalogTooLarge
+		}
+		delete(c.byDomain, key) // read it again
+		e = nil
+	}
 	if e != nil {
 		e.used = c.now()
 		if c.now().Sub(e.built) >= c.ttl && !e.refresh {
@@ -155,13 +171,21 @@ func (c *catalogIndexes) refresh(client *socrata.Client, key string) {
 // build fetches the portal's catalog, indexes it and keeps it.
 func (c *catalogIndexes) build(ctx context.Context, client *socrata.Client, key string) (*catalogIndex, error) {
 	var ds []socrata.CatalogDataset
-	for d, err := range client.AllDatasets(ctx, socrata.AllDatasetsOptions{Max: maxCatalogDatasets}) {
+	tooLarge := false
+	for d, err := range client.AllDatasets(ctx, socrata.AllDatasetsOptions{Max: c.maxDatasets + 1}) {
 		if err != nil {
 			return nil, err
 		}
+		if len(ds) == c.maxDatasets {
+			tooLarge = true
+			break
+		}
 		ds = append(ds, d)
 	}
-	e := &catalogIndex{ix: rank.New(rankDocs(ds)), ds: ds, built: c.now(), used: c.now()}
+	e := &catalogIndex{built: c.now(), used: c.now(), tooLarge: tooLarge}
+	if !tooLarge {
+		e.ix, e.ds = rank.New(rankDocs(ds)), ds
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.byDomain[key] = e
@@ -174,9 +198,15 @@ func (c *catalogIndexes) build(ctx context.Context, client *socrata.Client, key 
 		}
 		delete(c.byDomain, oldest)
 	}
+	if tooLarge {
+		return nil, errCatalogTooLarge
+	}
 	c.log.Debug("search: catalog indexed", "domain", key, "datasets", len(ds))
 	return e, nil
 }
+
+// errCatalogTooLarge says a portal's catalog is larger than is kept.
+var errCatalogTooLarge = fmt.Errorf("the portal has more than %d datasets: too many to keep", maxCatalogDatasets)
 
 func rankDocs(ds []socrata.CatalogDataset) []rank.Doc {
 	docs := make([]rank.Doc, len(ds))

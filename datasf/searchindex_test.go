@@ -181,3 +181,31 @@ func TestQueryStats(t *testing.T) {
 		t.Errorf("nullShare(kind) = %v; want 0.1", ns)
 	}
 }
+
+// A portal larger than the bound is not kept, and not read again within
+// the TTL: its searches fall back (the caller reranks Discovery's
+// candidates).
+func TestCatalogIndexTooLarge(t *testing.T) {
+	t.Parallel()
+	srv := socratatest.NewServer(t)
+	loadCatalogLines(t, srv, catalogLine("park-0001", "Parking Meters", "meters"),
+		catalogLine("park-0002", "Parking Lots", "lots"), catalogLine("park-0003", "Parking Garages", "garages"))
+	client := srv.SocrataClient(socrata.Options{})
+	clock := &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	c := newCatalogIndexes(slog.New(slog.DiscardHandler))
+	c.now, c.maxDatasets = clock.now, 2
+	for range 2 {
+		if _, err := c.search(t.Context(), client, "data.sfgov.org", "parking", 5); err != errCatalogTooLarge {
+			t.Fatalf("search over 3 datasets, at most 2 kept: err %v; want errCatalogTooLarge", err)
+		}
+	}
+	if n := srv.RequestCount("catalog"); n != 1 {
+		t.Errorf("%d catalog requests for two searches; want 1 (the size is remembered)", n)
+	}
+	c.mu.Lock()
+	kept := c.byDomain["data.sfgov.org"]
+	c.mu.Unlock()
+	if kept == nil || kept.ix != nil || len(kept.ds) != 0 {
+		t.Errorf("kept %+v; want a marker without datasets", kept)
+	}
+}

@@ -78,6 +78,7 @@ func (s *Portal) publish(ctx context.Context, ds *dataset) {
 		s.order = append(s.order, id)
 	}
 	s.mu.Unlock()
+	s.statsAfterLoad(context.WithoutCancel(ctx), ds)
 	if old == nil {
 		return
 	}
