@@ -91,7 +91,7 @@ func TestOfflineSchemaValuesTokens(t *testing.T) {
 		t.Skip("builds the offline incidents dataset")
 	}
 	t.Parallel()
-	p, err := localportal.StartOffline(t.Context(), localportal.OfflineOptions{SampleScale: 0.05, NoCache: true})
+	p, err := localportal.StartOffline(t.Context(), localportal.OfflineOptions{SampleScale: 0.004, NoCache: true})
 	if err != nil {
 		t.Fatal(err)
 	}
