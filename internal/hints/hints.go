@@ -20,10 +20,9 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/kljensen/snowball/english"
-
 	"github.com/datasf-mcp/datasf-mcp/dualresp"
 	"github.com/datasf-mcp/datasf-mcp/fuzzymatch"
+	"github.com/datasf-mcp/datasf-mcp/internal/rank"
 	"github.com/datasf-mcp/datasf-mcp/internal/soql"
 	"github.com/datasf-mcp/datasf-mcp/socrata"
 )
@@ -397,12 +396,12 @@ func makeHint(t hintTerm, values []hintValue) Hint {
 }
 
 // wordsKey is a text value's words, lower-cased and stemmed (Snowball
-// English: "Thefts" is "theft"), joined by one space: two values with the
+// English, as the search's: "Thefts" is "theft"), joined by one space: two values with the
 // same key are the same words written otherwise.
 func wordsKey(s string) string {
 	words := strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
 	for i, w := range words {
-		words[i] = english.Stem(w, true)
+		words[i] = rank.Stem(w)
 	}
 	return strings.Join(words, " ")
 }
