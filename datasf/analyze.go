@@ -10,7 +10,6 @@ import (
 	"github.com/datasf-mcp/datasf-mcp/dualresp"
 	"github.com/datasf-mcp/datasf-mcp/internal/analyze"
 	"github.com/datasf-mcp/datasf-mcp/internal/portal"
-	"github.com/datasf-mcp/datasf-mcp/validate"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 )
@@ -26,18 +25,13 @@ const (
 
 // AnalyzeInput is analyze_results' arguments.
 type AnalyzeInput struct {
-	SQL     string            `json:"sql" validate:"required,notblank,chars=1 25000" jsonschema:"e.g. \"SELECT a.x, count(*) FROM a JOIN b ON b.k = a.k GROUP BY 1\"."`
-	Results map[string]string `json:"results" validate:"required,entries=1 16" jsonschema:"Table name -> result id, resource:// URI or URL. Each loads whole (up to 100,000 rows)."`
+	SQL     string            `json:"sql" validate:"required,notblank,min=1,max=25000" jsonschema:"e.g. \"SELECT a.x, count(*) FROM a JOIN b ON b.k = a.k GROUP BY 1\"."`
+	Results map[string]string `json:"results" validate:"required,min=1,max=16" jsonschema:"Table name -> result id, resource:// URI or URL. Each loads whole (up to 100,000 rows)."`
 	Format  string            `json:"format,omitempty" validate:"omitempty,oneof=auto json markdown"`
 }
 
-// Validate checks the arguments as analyze_results does (not the SQL, which
-// package analyze checks); the error is a *validate.Error naming each
-// failing argument.
-func (in *AnalyzeInput) Validate() error { return validate.Struct(in) }
-
 func analyzeTool(s *toolServer) tool {
-	return newTool(toolDef{
+	return newTool[AnalyzeInput](toolDef{
 		name:        "analyze_results",
 		title:       "SQL over stored results",
 		description: "One read-only SQLite SELECT over stored results, each loaded as a table: joins and calculations across datasets that SoQL cannot do. At most 1,000 rows returned; aggregate in SQL.",
@@ -61,11 +55,15 @@ type analyzeTable struct {
 	Domain string `json:"domain,omitempty"`
 }
 
-func (s *toolServer) analyzeResults(ctx context.Context, req mcp.CallToolRequest, in *AnalyzeInput) (*mcp.CallToolResult, error) {
+func (s *toolServer) analyzeResults(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	in, refused := arguments[AnalyzeInput](req)
+	if refused != nil {
+		return refused, nil
+	}
 	progress := progressSender(ctx, req)
 	res, err := s.analyzer.Run(ctx, analyze.Request{SQL: in.SQL, Results: in.Results, Owner: analysisOwner(ctx)}, progress)
 	if err != nil {
-		s.log.InfoContext(ctx, "analyze_results failed", "err", err, "sql", clipText(in.SQL, MaxLoggedQuery))
+		s.log.InfoContext(ctx, "analyze_results failed", "err", err, "sql", clipText(in.SQL, maxLoggedQuery))
 		return analyzeError(err), nil
 	}
 	out := analyzeOutput{Columns: res.Columns, Rows: res.Rows, RowCount: res.RowCount, Truncated: res.Truncated, Tables: make([]analyzeTable, len(res.Tables))}
@@ -83,7 +81,11 @@ func (s *toolServer) analyzeResults(ctx context.Context, req mcp.CallToolRequest
 	}
 	out.Summary = fmt.Sprintf("%d rows.", out.RowCount)
 	if out.Truncated {
-		out.Summary = fmt.Sprintf("The first %d rows (more were cut: aggregate or add LIMIT).", out.RowCount)
+		cut := res.Cut
+		if cut == "" {
+			cut = "the answer is bounded"
+		}
+		out.Summary = fmt.Sprintf("The first %d rows (more were cut: %s; aggregate, select fewer or shorter columns, or add LIMIT).", out.RowCount, cut)
 	}
 	var table strings.Builder
 	table.WriteString("| " + strings.Join(out.Columns, " | ") + " |\n|" + strings.Repeat("---|", len(out.Columns)) + "\n")
@@ -120,13 +122,14 @@ func progressSender(ctx context.Context, req mcp.CallToolRequest) analyze.Progre
 }
 
 // analysisOwner is whom an analysis counts against for the bound on
-// analyses at once per caller: the bearer token's owner, else the owner
-// results are stored under (see recordOwner).
+// analyses at once per caller: the bearer token's owner, else the identity
+// of the owner results are stored under (see recordOwner): the remote
+// address, whatever client keys or sessions it uses.
 func analysisOwner(ctx context.Context) string {
 	if owner, ok := dualresp.OwnerFrom(ctx); ok {
 		return "owner:" + owner
 	}
-	return recordOwner(ctx)
+	return dualresp.OwnerIdentity(recordOwner(ctx))
 }
 
 // analyzeError explains a failed analysis to the model.
@@ -151,7 +154,7 @@ func analyzeError(err error) *mcp.CallToolResult {
 	case errors.Is(err, analyze.ErrTimeout):
 		return toolError{Error: err.Error() + ". Simplify the SQL (fewer joins, add conditions).", ErrorType: errTimeout, Code: "sql_timeout"}.result()
 	case errors.As(err, &se):
-		return toolError{Error: err.Error() + ". Fix the SQL (SQLite dialect) and try again.", ErrorType: errValidation, Code: "sql_error"}.result()
+		return toolError{Error: "SQL error: " + se.Reason() + ". Fix the SQL (SQLite dialect) and try again.", ErrorType: errValidation, Code: "sql_error"}.result()
 	case errors.As(err, &re):
 		return toolError{Error: err.Error(), ErrorType: errAPI, Code: "result_load_failed"}.result()
 	}

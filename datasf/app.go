@@ -32,10 +32,6 @@ const (
 //go:embed app/viewer.html
 var appHTML string
 
-// AppHTML returns the result viewer app's HTML, as resources/read of
-// AppURI sends it.
-func AppHTML() string { return appHTML }
-
 // appToolMeta is a tool's _meta.ui: the app that shows its results, and
 // who may call it ("model", "app"; both when empty).
 type appToolMeta struct {

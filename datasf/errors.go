@@ -9,7 +9,6 @@ import (
 	"math"
 	"net"
 	"net/http"
-	"regexp"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -48,7 +47,6 @@ var defaultCodes = map[string]string{
 
 // result renders the error as an isError tool result.
 func (e toolError) result() *mcp.CallToolResult {
-	e.Error = inOurWords(e.Error)
 	if e.Code == "" {
 		e.Code = defaultCodes[e.ErrorType]
 	}
@@ -84,7 +82,7 @@ func upstreamError(err error, what string, hint string) *mcp.CallToolResult {
 		return domainRefused(de)
 	case errors.Is(err, socrata.ErrNonPublicAddress):
 		return toolError{Error: "The portal's name resolves to an address that is not public; it is refused. Give a public portal's host name.",
-			ErrorType: errValidation, Code: CodeDomainRefused}.result()
+			ErrorType: errValidation, Code: codeDomainRefused}.result()
 	case errors.Is(err, socrata.ErrNotFound):
 		msg := what + " was not found on the portal."
 		if hint != "" {
@@ -195,14 +193,39 @@ func movedError(mv *socrata.MovedError, what string) *mcp.CallToolResult {
 		mv.Domain, mv.To, mv.StatusCode, what, mv.To), ErrorType: errAPI, Code: CodeMoved, Details: details}.result()
 }
 
-// CodeDomainRefused is the code of a tool error for a domain argument that
+// restErrorText says why a stored query failed, for the caller of the REST
+// API (dualresp.Options.ErrorText), from the error's type: the portal's own
+// message when it refused the query, else "" (dualresp then says only that
+// the query failed, or that it ran out of time).
+func restErrorText(err error) string {
+	var (
+		api *socrata.APIError
+		to  *socrata.TimeoutError
+		rl  *socrata.RateLimitError
+	)
+	switch {
+	case errors.Is(err, socrata.ErrNotFound):
+		return "the dataset was not found on the portal"
+	case errors.As(err, &rl):
+		return "the portal is rate limiting requests; try again later"
+	case errors.As(err, &to):
+		return "the data source did not answer in time; try again"
+	case errors.As(err, &api) && api.Message != "":
+		return "the portal refused the query: " + api.Message
+	case errors.As(err, &api):
+		return fmt.Sprintf("the portal answered HTTP %d", api.StatusCode)
+	}
+	return ""
+}
+
+// codeDomainRefused is the code of a tool error for a domain argument that
 // is not a public portal's host name, or not allowed here.
-const CodeDomainRefused = "domain_refused"
+const codeDomainRefused = "domain_refused"
 
 // domainRefused answers a refused domain argument.
 func domainRefused(de *socrata.DomainError) *mcp.CallToolResult {
 	msg := strings.TrimPrefix(de.Error(), "socrata: ")
-	return toolError{Error: msg + ". list_datasf with domain \"*\" lists portals.", ErrorType: errValidation, Code: CodeDomainRefused,
+	return toolError{Error: msg + ". list_datasf with domain \"*\" lists portals.", ErrorType: errValidation, Code: codeDomainRefused,
 		Details: map[string]any{"field": "domain", "reason": de.Reason}}.result()
 }
 
@@ -228,37 +251,6 @@ func unreachable(err error) (host, reason string, ok bool) {
 	return "", "", false
 }
 
-// MaxLoggedQuery is the most characters of a query (SoQL or SQL) a log
+// maxLoggedQuery is the most characters of a query (SoQL or SQL) a log
 // line carries; a longer one is cut.
-const MaxLoggedQuery = 2000
-
-// goPackagePrefix matches the "package: " prefixes Go errors gather as they
-// are wrapped ("dualresp: export query failed: socrata: …"): a caller is
-// told what failed, not where in our code.
-var goPackagePrefix = regexp.MustCompile(`\b(?:dualresp|socrata|analyze|localportal|spill|sqlitestore|redisstore|schemacache|datasf|mcpgo|soql|net/http|http): `)
-
-// ourWords rewrites the messages of SQLite, and of Go's HTTP client, that
-// can end an error, into ours.
-var ourWords = []struct {
-	re   *regexp.Regexp
-	with string
-}{
-	{regexp.MustCompile(`Expression tree is too large \(maximum depth (\d+)\)`), "the query is nested too deeply (at most $1 levels of expressions and subqueries); simplify it"},
-	{regexp.MustCompile(`Recursion limit \(\d+\)`), "the query is nested too deeply; simplify it"},
-	{regexp.MustCompile(`parser stack overflow`), "the query is nested too deeply; simplify it"},
-	{regexp.MustCompile(`SQL logic error: `), ""},
-	{regexp.MustCompile(`too many SQL variables`), "the query has too many values"},
-	{regexp.MustCompile(`\(Client\.Timeout exceeded while awaiting headers\)|Client\.Timeout exceeded while awaiting headers`), "the data source did not answer in time"},
-	{regexp.MustCompile(`context deadline exceeded`), "it ran out of time"},
-}
-
-// inOurWords is msg without Go package prefixes and with the internal
-// messages of SQLite and of the HTTP client said in our words. The log
-// keeps the original error.
-func inOurWords(msg string) string {
-	msg = goPackagePrefix.ReplaceAllString(msg, "")
-	for _, w := range ourWords {
-		msg = w.re.ReplaceAllString(msg, w.with)
-	}
-	return msg
-}
+const maxLoggedQuery = 2000

@@ -9,27 +9,27 @@ import (
 // Response formats of the text content. structuredContent is always present
 // whatever the format.
 const (
-	FormatAuto     = "auto"     // markdown (chat UIs show text)
-	FormatJSON     = "json"     // compact JSON text, for code
-	FormatMarkdown = "markdown" // a summary and a table
+	formatAuto     = "auto"     // markdown (chat UIs show text)
+	formatJSON     = "json"     // compact JSON text, for code
+	formatMarkdown = "markdown" // a summary and a table
 )
 
 type formatKey struct{}
 
-// WithResponseFormat returns a context whose tool calls render text content
+// withResponseFormat returns a context whose tool calls render text content
 // in format ("json" or "markdown") unless a call's own format argument says
 // otherwise. Streamable HTTP servers set it from the X-Response-Format header
-// with FormatFromHeader.
-func WithResponseFormat(ctx context.Context, format string) context.Context {
+// with formatFromHeader.
+func withResponseFormat(ctx context.Context, format string) context.Context {
 	return context.WithValue(ctx, formatKey{}, format)
 }
 
-// FormatFromHeader is an mcp-go HTTP context function: it reads the
+// formatFromHeader is an mcp-go HTTP context function: it reads the
 // X-Response-Format header (json or markdown).
-func FormatFromHeader(ctx context.Context, r *http.Request) context.Context {
+func formatFromHeader(ctx context.Context, r *http.Request) context.Context {
 	switch f := strings.ToLower(strings.TrimSpace(r.Header.Get("X-Response-Format"))); f {
-	case FormatJSON, FormatMarkdown:
-		return WithResponseFormat(ctx, f)
+	case formatJSON, formatMarkdown:
+		return withResponseFormat(ctx, f)
 	}
 	return ctx
 }
@@ -37,11 +37,11 @@ func FormatFromHeader(ctx context.Context, r *http.Request) context.Context {
 // responseFormat picks the format of a call: its argument, else the
 // context's, else auto.
 func responseFormat(ctx context.Context, arg string) string {
-	if arg != "" && arg != FormatAuto {
+	if arg != "" && arg != formatAuto {
 		return arg
 	}
 	if f, ok := ctx.Value(formatKey{}).(string); ok {
 		return f
 	}
-	return FormatAuto
+	return formatAuto
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/datasf-mcp/datasf-mcp/validate"
 	"github.com/datasf-mcp/datasf-mcp/socrata"
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -19,18 +18,14 @@ const (
 
 // ListInput is list_datasf's arguments. A nil Limit means DefaultListLimit.
 type ListInput struct {
-	Category string `json:"category,omitempty" validate:"omitempty,cleantext,chars=0 200" jsonschema:"e.g. \"Public Safety\"; omit for all."`
-	Limit    *int   `json:"limit,omitempty" validate:"omitnil,between=1 100" default:"10"`
+	Category string `json:"category,omitempty" validate:"omitempty,cleantext,max=200" jsonschema:"e.g. \"Public Safety\"; omit for all."`
+	Limit    *int   `json:"limit,omitempty" validate:"omitnil,min=1,max=100" default:"10"`
 	Domain   string `json:"domain,omitempty" validate:"omitempty,cleantext" jsonschema:"Portal host. \"*\" lists portals."`
 	Format   string `json:"format,omitempty" validate:"omitempty,oneof=auto json markdown"`
 }
 
-// Validate checks the arguments as list_datasf does; the error is a
-// *validate.Error naming each failing argument.
-func (in *ListInput) Validate() error { return validate.Struct(in) }
-
 func listTool(s *toolServer) tool {
-	return newTool(toolDef{
+	return newTool[ListInput](toolDef{
 		name:        "list_datasf",
 		title:       "List datasets",
 		description: "Datasets, most recently updated first, optionally of one category. Next: get_schema.",
@@ -39,7 +34,11 @@ func listTool(s *toolServer) tool {
 	}, s.list)
 }
 
-func (s *toolServer) list(ctx context.Context, _ mcp.CallToolRequest, in *ListInput) (*mcp.CallToolResult, error) {
+func (s *toolServer) list(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	in, refused := arguments[ListInput](req)
+	if refused != nil {
+		return refused, nil
+	}
 	limit := or(in.Limit, DefaultListLimit)
 	if strings.TrimSpace(in.Domain) == "*" {
 		return s.listPortals(ctx, in, limit), nil

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/datasf-mcp/datasf-mcp/dualresp"
-	"github.com/datasf-mcp/datasf-mcp/validate"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
@@ -23,16 +22,13 @@ const (
 // ListResultsInput is list_results' arguments. A nil Limit means
 // DefaultListResultsLimit, a nil Offset 0.
 type ListResultsInput struct {
-	Limit  *int   `json:"limit,omitempty" validate:"omitnil,between=1 100" default:"20"`
-	Offset *int   `json:"offset,omitempty" validate:"omitnil,between=0 200" default:"0" jsonschema:"The next_offset of the previous answer."`
+	Limit  *int   `json:"limit,omitempty" validate:"omitnil,min=1,max=100" default:"20"`
+	Offset *int   `json:"offset,omitempty" validate:"omitnil,min=0,max=200" default:"0" jsonschema:"The next_offset of the previous answer."`
 	Format string `json:"format,omitempty" validate:"omitempty,oneof=auto json markdown"`
 }
 
-// Validate checks the arguments as list_results does.
-func (in *ListResultsInput) Validate() error { return validate.Struct(in) }
-
 func listResultsTool(s *toolServer) tool {
-	return newTool(toolDef{
+	return newTool[ListResultsInput](toolDef{
 		name:        "list_results",
 		title:       "List stored results",
 		description: "This session's stored results, newest first: dataset, query, rows, link. Reuse one instead of re-running a query.",
@@ -64,7 +60,11 @@ type resultItem struct {
 	Pinned     bool     `json:"pinned"`
 }
 
-func (s *toolServer) listResults(ctx context.Context, _ mcp.CallToolRequest, in *ListResultsInput) (*mcp.CallToolResult, error) {
+func (s *toolServer) listResults(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	in, refused := arguments[ListResultsInput](req)
+	if refused != nil {
+		return refused, nil
+	}
 	limit, offset := or(in.Limit, DefaultListResultsLimit), or(in.Offset, 0)
 	out := listResultsOutput{Results: []resultItem{}, Offset: offset}
 	ids := s.session.list(ctx)

@@ -93,17 +93,25 @@ func callURL(t *testing.T, env *datasftest.Env, dataset string) string {
 
 // TestMetricsMoveWithCalls scrapes /metrics on the REST listener before and
 // after tool calls and an export: the counters move by what was done, and
-// with bearer tokens /metrics wants one.
+// with bearer tokens /metrics wants the operator's (MetricsTokens), never a
+// tenant's: issue 46, any token holder read every tenant's metrics.
 func TestMetricsMoveWithCalls(t *testing.T) {
 	t.Parallel()
-	const token = "metrics-test-token-1234567890"
+	const token, operator = "metrics-test-token-1234567890", "metrics-operator-token-0987654321"
 	fake := smallPortal(t)
-	tokenEnv := datasftest.New(t, datasftest.Options{PortalURL: fake.URL(), Config: datasf.Config{RESTTokens: []string{token}}})
-	if code, _ := scrape(t, tokenEnv.RESTURL(), ""); code != http.StatusUnauthorized {
-		t.Errorf("GET /metrics without a token = %d; want 401", code)
+	tokenEnv := datasftest.New(t, datasftest.Options{PortalURL: fake.URL(),
+		Config: datasf.Config{RESTTokens: []string{token}, MetricsTokens: []string{operator}}})
+	for _, tc := range []struct {
+		token string
+		want  int
+	}{{"", http.StatusUnauthorized}, {token, http.StatusUnauthorized}, {operator, http.StatusOK}} {
+		if code, _ := scrape(t, tokenEnv.RESTURL(), tc.token); code != tc.want {
+			t.Errorf("GET /metrics with token %q = %d; want %d", tc.token, code, tc.want)
+		}
 	}
-	if code, _ := scrape(t, tokenEnv.RESTURL(), token); code != http.StatusOK {
-		t.Errorf("GET /metrics with a token = %d; want 200", code)
+	closed := datasftest.New(t, datasftest.Options{PortalURL: fake.URL(), Config: datasf.Config{RESTTokens: []string{token}}})
+	if code, _ := scrape(t, closed.RESTURL(), token); code != http.StatusUnauthorized {
+		t.Errorf("GET /metrics with a tenant's token and no operator token = %d; want 401", code)
 	}
 
 	// The counters, on a server without tokens (in token mode a result

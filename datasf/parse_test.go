@@ -14,7 +14,8 @@ import (
 // One parse per query_datasf call: correction, the local checks, the count,
 // the sample, the hints and the stored query all use the tree parsed from
 // the model's text (the count and the sample receive it in a portal.Query,
-// the dualresp.Plan of the call).
+// the dualresp.Plan of the call). Only a query naming a column the dataset
+// lacks is read once more, by fuzzymatch.Correct.
 func TestQueryParsesOnce(t *testing.T) {
 	t.Parallel()
 	fake := socratatest.NewServer(t)
@@ -41,7 +42,9 @@ func TestQueryParsesOnce(t *testing.T) {
 	} {
 		counter := &parseCounter{}
 		ctx := context.WithValue(t.Context(), parseCounterKey{}, counter)
-		res, err := svc.server.query(ctx, mcp.CallToolRequest{}, &QueryInput{DatasetID: "abcd-1234", SoQL: soql})
+		req := mcp.CallToolRequest{}
+		req.Params.Arguments = map[string]any{"dataset_id": "abcd-1234", "soql": soql}
+		res, err := svc.server.query(ctx, req)
 		if err != nil {
 			t.Fatal(err)
 		}

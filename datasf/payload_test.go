@@ -34,17 +34,14 @@ func modelViews(t *testing.T, res *mcp.CallToolResult) (content, structured int)
 // volatile are the parts of an answer that differ on every run.
 var volatile = regexp.MustCompile(`[0-9a-f]{32}|\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z|127\.0\.0\.1:\d+`)
 
-// Small answers cost what they carry. Issue 37's lean budget: a 10-row
+// Small answers cost what they carry. The lean budget: a 10-row
 // two-column answer is at most 1,000 bytes in the larger host view (the
 // content a text host shows, or the structured content; the query is said
 // once, as portal_url's $query). A SELECT * on the 22-column incidents (15
 // sample rows asked) keeps within dualresp's byte budget of 9,000, which
 // counts both views together: it has fewer sample rows than asked, and
 // says so. The shapes are pinned by golden files
-// (testdata/payload/*.golden.json; -update rewrites them). Before: 2,142
-// and 15,637 bytes together before issue 24; 1,345 and 8,246 after it;
-// 1,753 and 8,488 with issue 37's provenance while the query was also
-// stated in metadata.query (the 10-row answer's structured view 1,080).
+// (testdata/payload/*.golden.json; -update rewrites them).
 func TestSmallAnswerPayload(t *testing.T) {
 	t.Parallel()
 	fake := socratatest.NewServer(t)

@@ -2,7 +2,6 @@ package datasf
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -16,7 +15,6 @@ import (
 	"github.com/datasf-mcp/datasf-mcp/internal/portal"
 	"github.com/datasf-mcp/datasf-mcp/internal/soql"
 	"github.com/datasf-mcp/datasf-mcp/socrata"
-	"github.com/datasf-mcp/datasf-mcp/validate"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
@@ -33,22 +31,17 @@ const (
 // nil SampleSize means the server's default.
 type QueryInput struct {
 	DatasetID   string `json:"dataset_id" validate:"required,fourbyfour" jsonschema:"4x4 id (e.g. \"wg3w-h783\") or URL."`
-	SoQL        string `json:"soql" validate:"required,cleansoql,notblank,chars=1 16000" jsonschema:"e.g. \"SELECT incident_category, count(*) AS n GROUP BY incident_category ORDER BY n DESC\", with fieldNames from get_schema."`
+	SoQL        string `json:"soql" validate:"required,cleansoql,notblank,min=1,max=16000" jsonschema:"e.g. \"SELECT incident_category, count(*) AS n GROUP BY incident_category ORDER BY n DESC\", with fieldNames from get_schema."`
 	AutoCorrect *bool  `json:"auto_correct,omitempty" default:"true" jsonschema:"Correct misspelt column names."`
-	SampleSize  *int   `json:"sample_size,omitempty" validate:"omitnil,between=1 100"`
+	SampleSize  *int   `json:"sample_size,omitempty" validate:"omitnil,min=1,max=100"`
 	Domain      string `json:"domain,omitempty" validate:"omitempty,cleantext"`
 	Format      string `json:"format,omitempty" validate:"omitempty,oneof=auto json markdown"`
 }
 
-// Validate checks the arguments as query_datasf does (not the SoQL syntax,
-// which package soql checks); the error is a *validate.Error naming each
-// failing argument.
-func (in *QueryInput) Validate() error { return validate.Struct(in) }
-
 // queryTool's structured content is a dual response (dualresp.Structured),
 // which may also carry hints (package hints).
 func queryTool(s *toolServer) tool {
-	return newTool(toolDef{
+	return newTool[QueryInput](toolDef{
 		name:        "query_datasf",
 		title:       "Query a dataset",
 		description: "Run SoQL on a dataset. Returns a SAMPLE of the rows, the exact total (metadata.total_count) and resource.url, the complete result for the user. Answer with aggregates (GROUP BY, count(*), sum); never page through results yourself. SoQL has no FROM; text comparison is case-sensitive; quote dates ('2024-01-01').",
@@ -57,7 +50,11 @@ func queryTool(s *toolServer) tool {
 	}, s.query)
 }
 
-func (s *toolServer) query(ctx context.Context, _ mcp.CallToolRequest, in *QueryInput) (*mcp.CallToolResult, error) {
+func (s *toolServer) query(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	in, refused := arguments[QueryInput](req)
+	if refused != nil {
+		return refused, nil
+	}
 	// The query is parsed once; correction, the local checks, the count,
 	// the sample, the hints and the stored query all use this tree.
 	parsed, err := parseSoQL(ctx, in.SoQL)
@@ -82,8 +79,12 @@ func (s *toolServer) query(ctx context.Context, _ mcp.CallToolRequest, in *Query
 		return res, nil
 	}
 	fixed := fuzzymatch.Result{Query: in.SoQL}
-	if or(in.AutoCorrect, true) {
-		fixed = fuzzymatch.CorrectQuery(parsed, in.SoQL, fieldNames(sc), fuzzymatch.Options{DisplayNames: displayNames(sc)})
+	if or(in.AutoCorrect, true) && namesUnknownColumn(parsed, sc) {
+		// fuzzymatch reads the text (it parsed above, so this parse does
+		// not fail); the tree is renamed as the text was. A display name
+		// ("Category") is corrected to its field name.
+		fixed, _ = fuzzymatch.Correct(in.SoQL, fieldNames(sc), fuzzymatch.Options{DisplayNames: displayNames(sc)})
+		parsed.RenameColumns(fixed.Renames())
 	}
 	corrections := fixed.Corrections
 	// What the portal would refuse is answered now, in its words
@@ -163,12 +164,25 @@ func (s *toolServer) query(ctx context.Context, _ mcp.CallToolRequest, in *Query
 	if plan.Stale() {
 		resp = resp.WithHints(newStaleHint(p.Domain))
 	}
-	res := mcpgo.CallToolResult(resp)
-	if responseFormat(ctx, in.Format) == FormatJSON {
-		b, _ := json.Marshal(res.StructuredContent)
-		res.Content[0] = mcp.NewTextContent(string(b))
+	if responseFormat(ctx, in.Format) == formatJSON {
+		return mcpgo.CallToolResultJSON(resp), nil
 	}
-	return res, nil
+	return mcpgo.CallToolResult(resp), nil
+}
+
+// namesUnknownColumn reports whether one of q's column references names no
+// column of sc: only then is there anything to correct.
+func namesUnknownColumn(q *soql.Query, sc *socrata.Schema) bool {
+	known := make(map[string]bool, len(sc.Columns))
+	for _, c := range sc.Columns {
+		known[fuzzymatch.Canonical(c.FieldName)] = true
+	}
+	for _, ref := range q.ColumnRefs() {
+		if !known[fuzzymatch.Canonical(ref.Name)] {
+			return true
+		}
+	}
+	return false
 }
 
 // correctionNotes are the sentences an answer must carry when column names

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/datasf-mcp/datasf-mcp/dualresp"
-	"github.com/datasf-mcp/datasf-mcp/validate"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
@@ -31,22 +30,18 @@ const (
 // ResultPageInput is result_page's arguments. A nil Limit means
 // DefaultResultPageLimit, a nil Offset 0; an empty Order means ascending.
 type ResultPageInput struct {
-	Result string `json:"result" validate:"required,notblank,chars=1 1000" jsonschema:"The stored result: its id, resource:// URI or URL (resource.uri or resource.url of query_datasf)."`
-	Offset *int   `json:"offset,omitempty" validate:"omitnil,between=0 1000000000" default:"0" jsonschema:"The first row to return, counting from 0."`
-	Limit  *int   `json:"limit,omitempty" validate:"omitnil,between=1 1000" default:"100" jsonschema:"How many rows to return (1-1000, default 100)."`
-	SortBy string `json:"sort_by,omitempty" validate:"omitempty,chars=0 200" jsonschema:"Sort by this column of the result (one of its columns; anything else is refused). Without it, the result's own stable order."`
+	Result string `json:"result" validate:"required,notblank,min=1,max=1000" jsonschema:"The stored result: its id, resource:// URI or URL (resource.uri or resource.url of query_datasf)."`
+	Offset *int   `json:"offset,omitempty" validate:"omitnil,min=0,max=1000000000" default:"0" jsonschema:"The first row to return, counting from 0."`
+	Limit  *int   `json:"limit,omitempty" validate:"omitnil,min=1,max=1000" default:"100" jsonschema:"How many rows to return (1-1000, default 100)."`
+	SortBy string `json:"sort_by,omitempty" validate:"omitempty,max=200" jsonschema:"Sort by this column of the result (one of its columns; anything else is refused). Without it, the result's own stable order."`
 	Order  string `json:"order,omitempty" validate:"omitempty,oneof=asc desc" jsonschema:"The sort order of sort_by: asc (the default) or desc."`
 	Format string `json:"format,omitempty" validate:"omitempty,oneof=auto json markdown"`
 }
 
-// Validate checks the arguments as result_page does (not whether sort_by
-// is a column of the result, which needs the result).
-func (in *ResultPageInput) Validate() error { return validate.Struct(in) }
-
 // resultPageTool pages through a stored result for the result viewer (the
 // MCP App): visible to the app only, hidden from the model (see app.go).
 func resultPageTool(s *toolServer) tool {
-	t := newTool(toolDef{
+	t := newTool[ResultPageInput](toolDef{
 		name:        "result_page",
 		title:       "Read a page of a stored result",
 		description: "For the result viewer app: one page of a stored query result (the complete result, not the sample), optionally sorted by one of its columns. Checked like the REST API's page requests, and visible only to the caller that created the result.",
@@ -85,7 +80,11 @@ type resultPageOutput struct {
 	*dualresp.Page
 }
 
-func (s *toolServer) resultPage(ctx context.Context, _ mcp.CallToolRequest, in *ResultPageInput) (*mcp.CallToolResult, error) {
+func (s *toolServer) resultPage(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	in, refused := arguments[ResultPageInput](req)
+	if refused != nil {
+		return refused, nil
+	}
 	id, err := dualresp.ResourceID(in.Result)
 	if err != nil {
 		return validationError(fmt.Sprintf("result %q is not a stored result's id, resource:// URI or URL", in.Result),
@@ -95,11 +94,11 @@ func (s *toolServer) resultPage(ctx context.Context, _ mcp.CallToolRequest, in *
 		return validationError("order needs sort_by: name the column to sort by", map[string]any{"field": "order"}), nil
 	}
 	// Checked, counted and read as the REST API's page requests are.
-	req := dualresp.PageQuery{Offset: int64(or(in.Offset, 0)), Limit: int64(or(in.Limit, DefaultResultPageLimit))}
+	pq := dualresp.PageQuery{Offset: int64(or(in.Offset, 0)), Limit: int64(or(in.Limit, DefaultResultPageLimit))}
 	if in.SortBy != "" {
-		req.Sort = []dualresp.SortParam{{Field: in.SortBy, Order: in.Order}}
+		pq.Sort = []dualresp.SortParam{{Field: in.SortBy, Order: in.Order}}
 	}
-	rec, page, err := s.results.ReadPage(ctx, id, req)
+	rec, page, err := s.results.ReadPage(ctx, id, pq)
 	var bad *dualresp.RequestError
 	var store *dualresp.StorageError
 	switch {

@@ -22,6 +22,9 @@ type sessionResults struct {
 	once sync.Once
 	mu   sync.Mutex // makes add's read-append-write one step
 	ids  *lru.Cache[string, []string]
+	// shared, when set, keeps the lists in Redis instead, so that every
+	// replica lists a session's results wherever they were made.
+	shared *sharedResultLists
 }
 
 // maxResultOwners bounds the sessions and tokens whose result ids are
@@ -61,31 +64,42 @@ func resultsOwner(ctx context.Context) string {
 
 // recordOwner is the Owner a new result is stored under. With bearer
 // tokens it is "" (dualresp stores the token's owner from ctx). Without
-// tokens it names the caller — its client key, else its MCP session, else
-// its remote address — hashed, so that the result store's per-owner bounds
-// (stored results, pinned results) keep anonymous callers apart as they do
-// tokens: one caller's burst evicts, or pins, only its own. It grants
-// nothing: without tokens every result is readable by its link.
+// tokens it names the caller as identity/label (see
+// dualresp.OwnerIdentity), hashed: the identity is the remote address, the
+// one thing a client cannot choose; the label is its client key, else its
+// MCP session. The result store's bounds (stored results, pinned results,
+// the order of eviction) and the analyses at once apply per identity, so
+// a client minting keys gets no more room than one key, and one caller's
+// burst evicts, or pins, only its own. It grants nothing: without tokens
+// every result is readable by its link.
 func recordOwner(ctx context.Context) string {
 	if _, ok := dualresp.OwnerFrom(ctx); ok {
 		return ""
 	}
-	key := resultsOwner(ctx)
-	if key == "" {
-		if client, ok := mcphttp.Client(ctx); ok {
-			key = "http:" + client
-		}
+	hash := func(s string) string {
+		sum := sha256.Sum256([]byte("datasf-anonymous-owner\x00" + s))
+		return hex.EncodeToString(sum[:12])
 	}
-	if key == "" {
-		return ""
+	label := resultsOwner(ctx)
+	client, ok := mcphttp.Client(ctx)
+	switch {
+	case ok && label != "":
+		return "anonymous:" + hash("http:"+client) + "/" + hash(label)
+	case ok:
+		return "anonymous:" + hash("http:"+client)
+	case label != "":
+		return "anonymous:" + hash(label)
 	}
-	sum := sha256.Sum256([]byte("datasf-anonymous-owner\x00" + key))
-	return "anonymous:" + hex.EncodeToString(sum[:12])
+	return ""
 }
 
 func (r *sessionResults) add(ctx context.Context, id string) {
 	key := resultsOwner(ctx)
 	if key == "" {
+		return
+	}
+	if r.shared != nil {
+		r.shared.add(ctx, key, id)
 		return
 	}
 	c := r.cache()
@@ -104,11 +118,18 @@ func (r *sessionResults) list(ctx context.Context) []string {
 	if key == "" {
 		return nil
 	}
+	if r.shared != nil {
+		return r.shared.list(ctx, key)
+	}
 	ids, _ := r.cache().Get(key)
 	return slices.Clone(ids)
 }
 
 // forgetSession drops what a session that ended created from the lists.
 func (r *sessionResults) forgetSession(sessionID string) {
+	if r.shared != nil {
+		r.shared.forget("session:" + sessionID)
+		return
+	}
 	r.cache().Remove("session:" + sessionID)
 }

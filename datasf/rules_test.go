@@ -14,7 +14,7 @@ import (
 	"github.com/datasf-mcp/datasf-mcp/socrata/socratatest"
 )
 
-// Issue 37 through the tool and a fake upstream: the forms Socrata answers
+// Socrata's rules through the tool and a fake upstream: the forms Socrata answers
 // are answered (not refused locally), what it refuses is refused locally
 // with its code and a fix, and every answer carries its provenance: the
 // rows' last change (metadata.as_of, and "Data as of" in the text) and the

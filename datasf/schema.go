@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/datasf-mcp/datasf-mcp/socrata"
-	"github.com/datasf-mcp/datasf-mcp/validate"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
@@ -20,12 +19,8 @@ type SchemaInput struct {
 	Format    string `json:"format,omitempty" validate:"omitempty,oneof=auto json markdown"`
 }
 
-// Validate checks the arguments as get_schema does; the error is a
-// *validate.Error naming each failing argument.
-func (in *SchemaInput) Validate() error { return validate.Struct(in) }
-
 func schemaTool(s *toolServer) tool {
-	return newTool(toolDef{
+	return newTool[SchemaInput](toolDef{
 		name:        "get_schema",
 		title:       "Dataset schema",
 		description: "A dataset's columns (fieldName to use in SoQL, type) and exact row count. Call it before query_datasf.",
@@ -58,7 +53,11 @@ type schemaColumn struct {
 	Values []string `json:"values,omitempty"`
 }
 
-func (s *toolServer) schema(ctx context.Context, _ mcp.CallToolRequest, in *SchemaInput) (*mcp.CallToolResult, error) {
+func (s *toolServer) schema(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	in, refused := arguments[SchemaInput](req)
+	if refused != nil {
+		return refused, nil
+	}
 	p, err := s.portals.Get(ctx, strings.TrimSpace(in.Domain))
 	if err != nil {
 		return upstreamError(err, "the domain", ""), nil

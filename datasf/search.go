@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/datasf-mcp/datasf-mcp/socrata"
-	"github.com/datasf-mcp/datasf-mcp/validate"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
@@ -26,18 +25,14 @@ const (
 // SearchInput is search_datasf's arguments. A nil Limit means
 // DefaultSearchLimit.
 type SearchInput struct {
-	Query  string `json:"query" validate:"required,cleantext,notblank,chars=1 500" jsonschema:"Keywords, e.g. \"police incidents\"."`
-	Limit  *int   `json:"limit,omitempty" validate:"omitnil,between=1 20" default:"5"`
+	Query  string `json:"query" validate:"required,cleantext,notblank,min=1,max=500" jsonschema:"Keywords, e.g. \"police incidents\"."`
+	Limit  *int   `json:"limit,omitempty" validate:"omitnil,min=1,max=20" default:"5"`
 	Domain string `json:"domain,omitempty" validate:"omitempty,cleantext" jsonschema:"Portal host. \"a,b\" or \"*\" (all)."`
 	Format string `json:"format,omitempty" validate:"omitempty,oneof=auto json markdown"`
 }
 
-// Validate checks the arguments as search_datasf does; the error is a
-// *validate.Error naming each failing argument.
-func (in *SearchInput) Validate() error { return validate.Struct(in) }
-
 func searchTool(s *toolServer) tool {
-	return newTool(toolDef{
+	return newTool[SearchInput](toolDef{
 		name:        "search_datasf",
 		title:       "Search datasets",
 		description: "Search datasets by keywords: ids (e.g. wg3w-h783), names, descriptions. Next: get_schema.",
@@ -59,7 +54,11 @@ type catalogResult struct {
 	Categories []categoryCount `json:"categories,omitempty"`
 }
 
-func (s *toolServer) search(ctx context.Context, _ mcp.CallToolRequest, in *SearchInput) (*mcp.CallToolResult, error) {
+func (s *toolServer) search(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	in, refused := arguments[SearchInput](req)
+	if refused != nil {
+		return refused, nil
+	}
 	limit := or(in.Limit, DefaultSearchLimit)
 	var (
 		hits   []rankedHit

@@ -21,8 +21,9 @@ import (
 // Version is the server version reported to MCP clients.
 const Version = "0.1.0"
 
-// Instructions tell the model how to use the tools.
-const Instructions = `Tools for the open data portal %[1]s (Socrata).
+// instructionsFormat tells the model how to use the tools (%[1]s: the
+// portal's domain).
+const instructionsFormat = `Tools for the open data portal %[1]s (Socrata).
 Workflow: 1) search_datasf (or list_datasf) to find a dataset and its 4x4 id; 2) get_schema to learn its exact column fieldNames and types; 3) query_datasf with SoQL (SELECT ... WHERE ... GROUP BY ... ORDER BY ... LIMIT ..., no FROM).
 query_datasf returns a dual response: "results" is only a SAMPLE of the rows; metadata.total_count is the exact number of rows; resource.url holds the complete result (paged JSON, CSV/NDJSON export) for the user or application. Do not try to page through the full result yourself: aggregate with GROUP BY and count(*)/sum()/avg() instead, and give the user the link.
 list_results shows this session's stored results; analyze_results runs read-only SQL (SQLite) over one or more of them, for joins across datasets. Very large search, list or schema answers come back as a preview plus a link (full_result).
@@ -124,6 +125,9 @@ func newToolServer(opts toolServerOptions) (*toolServer, error) {
 	if spillOpts.Logger == nil {
 		spillOpts.Logger = s.log
 	}
+	if spillOpts.Owner == nil {
+		spillOpts.Owner = recordOwner // spilled results are owned, and bounded, as query results are
+	}
 	s.spiller = mcpgo.NewSpiller(opts.Results, opts.Blobs, spillOpts)
 	s.analyzer = analyze.New(opts.Results, analyze.Options{Logger: s.log})
 
@@ -172,5 +176,5 @@ func (s *toolServer) Tools() []server.ServerTool {
 }
 
 func instructions(domain string) string {
-	return fmt.Sprintf(Instructions, domain)
+	return fmt.Sprintf(instructionsFormat, domain)
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/datasf-mcp/datasf-mcp/dualresp"
 	"github.com/datasf-mcp/datasf-mcp/dualresp/redisstore"
@@ -69,22 +70,35 @@ type Config struct {
 	// MaxResources bounds the memory store (dualresp's default when zero).
 	MaxResources int
 	// MaxPinnedPerOwner is the pin quota: the most pinned results one
-	// owner (a bearer token; without tokens, the client key, MCP session or
-	// address that created the result) may have
+	// owner (a bearer token; without tokens, the address that created the
+	// result, whatever its client keys or MCP sessions) may have
 	// (dualresp.DefaultMaxPinnedPerOwner when zero, none when negative).
 	MaxPinnedPerOwner int
 	// Expiration is how long a result lives without access (default 15m).
 	Expiration time.Duration
+	// KeepExpired keeps an expired result's record this long, so that its
+	// link answers "expired" with the query to run again rather than "not
+	// found" (dualresp.Options.KeepExpired; zero: removed at once).
+	KeepExpired time.Duration
 	// SampleSize is the sample size of query_datasf when the call gives
 	// none (default 15).
 	SampleSize int
 	// CleanupInterval is how often expired results are removed (dualresp's
 	// default when zero, never when negative).
 	CleanupInterval time.Duration
+	// ExportBackoff is the wait before attempt n+1 (n from 1) at a page of
+	// an export that failed in a way that may pass, when the portal gave
+	// no Retry-After. Default: 0.5s, doubling, at most 8s.
+	ExportBackoff func(n int) time.Duration
 	// RESTTokens, when set, are the bearer tokens the REST API and /mcp
 	// require; each result is visible only to the token that created it.
 	// Stdio sessions create results as the first token.
 	RESTTokens []string
+	// MetricsTokens are the operator's bearer tokens for /metrics: when
+	// set, /metrics wants one of them. With RESTTokens and no
+	// MetricsTokens, /metrics is closed (401), so that no tenant reads
+	// every tenant's metrics; without either it is open.
+	MetricsTokens []string
 	// CORSOrigins are the browser origins allowed to call the REST API
 	// cross-origin, and /mcp ("*" for any).
 	CORSOrigins []string
@@ -95,9 +109,9 @@ type Config struct {
 	// (default mcphttp.DefaultMaxSessions); past it, initialize is answered 429.
 	MaxSessions int
 	// MaxSessionsPerClient bounds the live MCP sessions of one client, a
-	// bearer token or else a remote address (default
-	// DefaultMaxSessionsPerClient); past it, initialize is answered 429.
-	// No client's initialize ends another client's session.
+	// bearer token or else a remote address with its client key, and of
+	// one token or address in all (default DefaultMaxSessionsPerClient);
+	// see mcphttp.Options.MaxSessionsPerClient.
 	MaxSessionsPerClient int
 	// MaxEventStreams and MaxEventStreamsPerClient bound the open event
 	// streams (GET /mcp) in all and of one client (defaults
@@ -180,6 +194,9 @@ type Service struct {
 	// RESTTokens.
 	auth    func(*http.Request) (string, error)
 	metrics *metrics.Metrics
+	// shared is the upstream budget of all the replicas sharing the
+	// store's Redis; nil without Redis.
+	shared  *portal.SharedBudget
 	closers []func() error // in the order opened
 }
 
@@ -189,7 +206,7 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 	if cfg.Expiration < 0 {
 		return nil, fmt.Errorf("datasf: Config.Expiration must be positive; got %s", cfg.Expiration)
 	}
-	svc = &Service{cfg: cfg, log: cfg.Logger, metrics: metrics.New()}
+	svc = &Service{cfg: cfg, log: cfg.Logger, metrics: metrics.New(metrics.Options{})}
 	if len(cfg.RESTTokens) > 0 {
 		svc.auth = dualresp.BearerTokens(cfg.RESTTokens...)
 	}
@@ -239,6 +256,15 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 		served = isServed
 	}
 	limits := cfg.Upstream.Resolve(cfg.Offline != nil)
+	rdb, err := sharedRedis(cfg.Store)
+	if err != nil {
+		return svc, err
+	}
+	if rdb != nil {
+		svc.closers = append(svc.closers, rdb.Close)
+		svc.shared = portal.NewSharedBudget(portal.SharedBudgetOptions{Client: rdb, Logger: svc.log})
+		limits.Shared = svc.shared
+	}
 	copts.OnRequest, copts.OnWait = svc.metrics.OnRequest, svc.metrics.OnWait
 	lookup := cfg.LookupIP
 	if lookup == nil && copts.BaseURL == "" {
@@ -254,14 +280,16 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 		return svc, err
 	}
 	svc.client = svc.portals.Default().Client
+	svc.metrics.KeepPortal(svc.client.Domain())
 
 	blobs := spill.NewStore(spill.StoreOptions{})
 	ropts := dualresp.Options{
 		BaseURL: svc.url,
 		Store:   store,
 		// SoQL on each stored query's portal, spilled tool results from blobs.
-		Executors:         map[string]dualresp.Executor{portal.QueryKind: portal.NewExecutor(svc.portals), spill.Kind: blobs},
+		Executors:         map[string]dualresp.Executor{portal.QueryKind: portal.NewExecutor(svc.portals, portal.ExecutorOptions{Backoff: cfg.ExportBackoff}), spill.Kind: blobs},
 		DefaultExpiration: cfg.Expiration,
+		KeepExpired:       cfg.KeepExpired,
 		DefaultSampleSize: cfg.SampleSize,
 		CleanupInterval:   cfg.CleanupInterval,
 		Logger:            svc.log,
@@ -270,6 +298,7 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 		OnExportStart:     svc.metrics.OnExportStart,
 		OnExportEnd:       svc.metrics.OnExportEnd,
 		OnRemoved:         svc.metrics.OnRemoved,
+		ErrorText:         restErrorText,
 	}
 	ropts.Authenticate = svc.auth
 	if svc.results, err = dualresp.New(ropts); err != nil {
@@ -289,17 +318,24 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 	if err != nil {
 		return svc, err
 	}
+	var sessionRedis redis.UniversalClient // nil, not a nil *redis.Client: memory sessions
+	if rdb != nil {
+		svc.server.session.shared = &sharedResultLists{rdb: rdb, log: svc.log}
+		sessionRedis = rdb
+	}
 	svc.http = mcphttp.New(mcphttp.Options{
+		Redis:     sessionRedis,
 		PublicURL: svc.url, Auth: svc.auth, CORSOrigins: cfg.CORSOrigins,
 		SessionIdleTimeout: cfg.SessionIdleTimeout, MaxSessions: cfg.MaxSessions,
 		MaxSessionsPerClient: cfg.MaxSessionsPerClient,
 		MaxEventStreams:      cfg.MaxEventStreams, MaxEventStreamsPerClient: cfg.MaxEventStreamsPerClient,
 		BodyReadTimeout: cfg.BodyReadTimeout, IdleTimeout: cfg.IdleTimeout,
 		OnSessionEnd: svc.server.session.forgetSession,
-		ContextFunc:  FormatFromHeader,
+		ContextFunc:  formatFromHeader,
 		Logger:       svc.log,
 	})
 	svc.metrics.Gauge("datasf_sessions", "Live MCP sessions over Streamable HTTP.", func() float64 { return float64(svc.http.Sessions()) })
+	svc.sharedMetrics()
 	if counted, ok := store.(interface{ Len() int }); ok {
 		svc.metrics.Gauge("datasf_stored_results", "Stored results held by the memory store, pinned or not.", func() float64 { return float64(counted.Len()) })
 	}
@@ -349,7 +385,9 @@ func OpenStore(ctx context.Context, spec string, maxResources int) (dualresp.Sto
 		if path == "" {
 			return nil, errors.New("store sqlite:PATH needs a file path, e.g. sqlite:/var/lib/datasf/results.db")
 		}
-		store, err = sqlitestore.Open(ctx, path, sqlitestore.Options{})
+		// The same bound as the memory store's: a file that a long-lived
+		// user keeps does not grow without end.
+		store, err = sqlitestore.Open(ctx, path, sqlitestore.Options{MaxRecords: cmpOr(maxResources, dualresp.DefaultMaxResources)})
 	case strings.HasPrefix(spec, "redis://"), strings.HasPrefix(spec, "rediss://"):
 		store, err = redisstore.New(ctx, redisstore.Options{URL: spec})
 	default:
@@ -359,6 +397,14 @@ func OpenStore(ctx context.Context, spec string, maxResources int) (dualresp.Sto
 		return nil, fmt.Errorf("store %s: %w", spec, err)
 	}
 	return store, nil
+}
+
+// cmpOr returns v when it is positive, else def.
+func cmpOr(v, def int) int {
+	if v > 0 {
+		return v
+	}
+	return def
 }
 
 // URL returns the base URL of result links, e.g. "http://127.0.0.1:8765".
@@ -395,9 +441,9 @@ func (s *Service) RESTHandler() http.Handler {
 }
 
 // MetricsHandler serves the Service's metrics in the Prometheus text
-// format (GET /metrics); with RESTTokens it wants one of them.
+// format (GET /metrics) to the callers Config.MetricsTokens describes.
 func (s *Service) MetricsHandler() http.Handler {
-	return s.http.RequireToken(s.metrics.Handler())
+	return metricsAccess(s.cfg.MetricsTokens, len(s.cfg.RESTTokens) > 0, s.metrics.Handler())
 }
 
 // restMux serves the REST API at /resources/ and the metrics at /metrics.
@@ -405,6 +451,7 @@ func (s *Service) restMux() *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.Handle("/resources/", s.RESTHandler())
 	mux.Handle("GET /metrics", s.MetricsHandler())
+	mux.HandleFunc("GET /{$}", s.landing)
 	return mux
 }
 
@@ -414,6 +461,12 @@ func (s *Service) Serve(ctx context.Context) error {
 	if s.cfg.Listener == nil {
 		return errors.New("datasf: Serve needs Config.Listener")
 	}
+	return s.ServeOn(ctx, s.cfg.Listener)
+}
+
+// ServeOn is Serve on another listener ln (which it closes): a stdio
+// instance that takes over the default REST address serves there too.
+func (s *Service) ServeOn(ctx context.Context, ln net.Listener) error {
 	var (
 		handler  = s.http.CheckHost(s.restMux())
 		shutdown = func(context.Context) error { return nil }
@@ -424,7 +477,7 @@ func (s *Service) Serve(ctx context.Context) error {
 	}
 	srv := s.http.HTTPServer(handler)
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(s.cfg.Listener) }()
+	go func() { errc <- srv.Serve(ln) }()
 	select {
 	case err := <-errc:
 		if errors.Is(err, http.ErrServerClosed) || errors.Is(err, net.ErrClosed) {

@@ -177,7 +177,15 @@ func isReset(err error) bool {
 // client key (the command line's way to say who it is).
 func mcpCaller(t *testing.T, url, token string) *sdk.ClientSession {
 	t.Helper()
-	hc := &http.Client{Transport: clientKey{key: rand.Text()}}
+	return mcpCallerFrom(t, url, token, "127.0.0.1")
+}
+
+// mcpCallerFrom is mcpCaller connecting from the loopback address ip (such
+// as 127.0.0.2): another address is another identity when there are no
+// tokens.
+func mcpCallerFrom(t *testing.T, url, token, ip string) *sdk.ClientSession {
+	t.Helper()
+	hc := &http.Client{Transport: clientKey{key: rand.Text(), next: transportFrom(ip)}}
 	if token != "" {
 		hc.Transport = bearer{token: token}
 	}
@@ -190,12 +198,23 @@ func mcpCaller(t *testing.T, url, token string) *sdk.ClientSession {
 	return cs
 }
 
-type clientKey struct{ key string }
+type clientKey struct {
+	key  string
+	next http.RoundTripper
+}
 
 func (c clientKey) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set(mcphttp.ClientKeyHeader, c.key)
-	return http.DefaultTransport.RoundTrip(r)
+	return c.next.RoundTrip(r)
+}
+
+// transportFrom returns a transport whose connections come from the
+// loopback address ip.
+func transportFrom(ip string) *http.Transport {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.DialContext = (&net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}).DialContext
+	return tr
 }
 
 // storeResult calls query_datasf and returns the result's link.
@@ -237,7 +256,7 @@ func restStatus(t *testing.T, method, url, token string) int {
 
 // TestStoredResultsApart: an owner storing more results than the store
 // holds evicts its own, never another owner's, with tokens and without
-// (each client key, or MCP session, is an owner then). Issue 34: token B storing 10,000
+// (each address is an identity then, its client keys labels inside it). Issue 34: token B storing 10,000
 // results evicted token A's.
 func TestStoredResultsApart(t *testing.T) {
 	t.Parallel()
@@ -249,7 +268,7 @@ func TestStoredResultsApart(t *testing.T) {
 			if tokens != nil {
 				tokenA, tokenB = tokens[0], tokens[1]
 			}
-			a, b := mcpCaller(t, url, tokenA), mcpCaller(t, url, tokenB)
+			a, b := mcpCaller(t, url, tokenA), mcpCallerFrom(t, url, tokenB, "127.0.0.2")
 			kept := storeResult(t, a, 1)
 			var bs []string
 			for i := range 20 {
@@ -268,20 +287,27 @@ func TestStoredResultsApart(t *testing.T) {
 	}
 }
 
-// TestPinsApart: without tokens, one client (its client key) pinning up to the quota leaves
-// the other clients theirs. Issue 34: one anonymous client pinning 100
-// results made every other anonymous client's pin 409 pin_quota_exceeded.
+// TestPinsApart: without tokens, one client (its address) pinning up to
+// the quota leaves the other clients theirs; another client key from the
+// same address shares that address's quota. Issue 34: one anonymous client
+// pinning 100 results made every other anonymous client's pin 409
+// pin_quota_exceeded; issue 46: a new client key per pin multiplied the
+// quota.
 func TestPinsApart(t *testing.T) {
 	t.Parallel()
 	url := servedMCP(t, datasf.Config{MaxPinnedPerOwner: 2})
-	a, b := mcpCaller(t, url, ""), mcpCaller(t, url, "")
-	for i := range 2 {
-		if got := restStatus(t, http.MethodPut, storeResult(t, a, 1+i), ""); got != http.StatusOK {
-			t.Fatalf("client A's pin %d of 2 = %d; want 200", i+1, got)
-		}
+	a, b := mcpCaller(t, url, ""), mcpCallerFrom(t, url, "", "127.0.0.2")
+	if got := restStatus(t, http.MethodPut, storeResult(t, mcpCaller(t, url, ""), 5), ""); got != http.StatusOK {
+		t.Fatalf("client A's first pin under another key = %d; want 200", got)
+	}
+	if got := restStatus(t, http.MethodPut, storeResult(t, a, 1), ""); got != http.StatusOK {
+		t.Fatalf("client A's pin 2 of 2 = %d; want 200", got)
 	}
 	if got := restStatus(t, http.MethodPut, storeResult(t, a, 3), ""); got != http.StatusConflict {
 		t.Errorf("client A's 3rd pin with a quota of 2 = %d; want 409", got)
+	}
+	if got := restStatus(t, http.MethodPut, storeResult(t, mcpCaller(t, url, ""), 6), ""); got != http.StatusConflict {
+		t.Errorf("a 3rd pin from client A's address under a new key = %d; want 409", got)
 	}
 	if got := restStatus(t, http.MethodPut, storeResult(t, b, 4), ""); got != http.StatusOK {
 		t.Errorf("client B's first pin after client A used its quota = %d; want 200", got)

@@ -2,7 +2,6 @@ package datasf
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -28,9 +27,9 @@ type tool struct {
 	// in is the input struct's type, input its schema.
 	in    reflect.Type
 	input *jsonschema.Schema
-	// check decodes and validates raw arguments, answering the isError
-	// result when they are refused.
-	check func(raw any) *mcp.CallToolResult
+	// check decodes and validates raw arguments: an *argumentError or a
+	// *validate.Error when they are refused.
+	check func(raw any) error
 	// handler is the MCP handler: check, then the tool's own work.
 	handler server.ToolHandlerFunc
 }
@@ -62,9 +61,12 @@ type toolDef struct {
 	output json.RawMessage
 }
 
-// newTool makes the tool of a definition, the input struct In and the
-// handler, which receives the decoded and validated input.
-func newTool[In any](d toolDef, handle func(context.Context, mcp.CallToolRequest, *In) (*mcp.CallToolResult, error)) tool {
+// newTool makes the tool of a definition, its input struct In and its
+// handler. The handler starts with arguments[In], which decodes and checks
+// the call's arguments as the schema derived from In states them (no
+// wrapper stands between mcp-go and the handler: one frame fewer on every
+// call's path).
+func newTool[In any](d toolDef, handler server.ToolHandlerFunc) tool {
 	input, err := validate.Schema[In]()
 	if err != nil {
 		panic(fmt.Sprintf("datasf: %s's input: %v", d.name, err)) // the tags are wrong: a programming error
@@ -82,35 +84,44 @@ func newTool[In any](d toolDef, handle func(context.Context, mcp.CallToolRequest
 		IdempotentHint:  mcp.ToBoolPtr(true),
 		OpenWorldHint:   mcp.ToBoolPtr(d.openWorld),
 	})(&def)
-	check := func(raw any) (*In, *mcp.CallToolResult) {
-		in := new(In)
-		if res := decodeArgs(raw, in); res != nil {
-			return nil, res
-		}
-		if err := validate.Struct(in); err != nil {
-			return nil, invalid(err)
-		}
-		if n, ok := any(in).(normalizer); ok {
-			n.normalize()
-		}
-		return in, nil
-	}
 	return tool{
 		def:   def,
 		in:    reflect.TypeFor[In](),
 		input: input,
-		check: func(raw any) *mcp.CallToolResult {
-			_, res := check(raw)
-			return res
+		check: func(raw any) error {
+			_, err := decodeInput[In](raw)
+			return err
 		},
-		handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			in, res := check(req.GetRawArguments())
-			if res != nil {
-				return res, nil
-			}
-			return handle(ctx, req, in)
-		},
+		handler: handler,
 	}
+}
+
+// arguments decodes and checks a call's arguments into an In: strictly
+// (unknown arguments and wrong JSON types are refused), then by its
+// validate tags, then normalized. A refusal is the isError result the
+// handler returns.
+func arguments[In any](req mcp.CallToolRequest) (*In, *mcp.CallToolResult) {
+	in, err := decodeInput[In](req.GetRawArguments())
+	if err != nil {
+		return nil, invalid(err)
+	}
+	return in, nil
+}
+
+// decodeInput is arguments' work: an *argumentError or a *validate.Error
+// when the arguments are refused.
+func decodeInput[In any](raw any) (*In, error) {
+	in := new(In)
+	if err := decodeArgs(raw, in); err != nil {
+		return nil, err
+	}
+	if err := validate.Struct(in); err != nil {
+		return nil, err
+	}
+	if n, ok := any(in).(normalizer); ok {
+		n.normalize()
+	}
+	return in, nil
 }
 
 // outputSchema is the output schema of a tool whose structured content is
@@ -157,7 +168,7 @@ type ToolSpec struct {
 	// Args are the tool's arguments in the order of its input schema.
 	Args []ArgSpec
 
-	check func(raw any) *mcp.CallToolResult
+	check func(raw any) error
 }
 
 // ArgSpec is one argument of a tool.
@@ -225,35 +236,31 @@ func argSpec(name string, p *jsonschema.Schema, required bool) ArgSpec {
 	return a
 }
 
-// Check validates arguments as the tool does before it runs: unknown
-// arguments, wrong types, missing required ones and limits are errors
-// whose message names the argument.
+// Check validates arguments as the tool does before it runs. Arguments
+// that break a rule of the input (missing, too long, out of range) are a
+// *validate.Error, one validate.FieldError per argument; unknown arguments
+// and wrong JSON types an error whose message names the argument.
 func (t ToolSpec) Check(arguments map[string]any) error {
 	if t.check == nil {
 		return errors.New("datasf: ToolSpec.Check on a ToolSpec not from ToolSpecs")
 	}
-	res := t.check(arguments)
-	if res == nil {
-		return nil
-	}
-	for _, c := range res.Content {
-		if tc, ok := c.(mcp.TextContent); ok {
-			var body toolError
-			if json.Unmarshal([]byte(tc.Text), &body) == nil && body.Error != "" {
-				return errors.New(body.Error)
-			}
-			return errors.New(tc.Text)
-		}
-	}
-	return errors.New("invalid arguments")
+	return t.check(arguments)
 }
 
+// argumentError is arguments that could not be decoded into the tool's
+// input; field names the argument at fault, when one is.
+type argumentError struct {
+	msg, field string
+}
+
+func (e *argumentError) Error() string { return e.msg }
+
 // decodeArgs decodes the tool arguments into v strictly: unknown arguments
-// and wrong JSON types are errors that name the argument.
-func decodeArgs(args any, v any) *mcp.CallToolResult {
+// and wrong JSON types are *argumentErrors that name the argument.
+func decodeArgs(args any, v any) error {
 	raw, err := json.Marshal(args)
 	if err != nil {
-		return validationError("arguments could not be read: "+err.Error(), nil)
+		return &argumentError{msg: "arguments could not be read: " + err.Error()}
 	}
 	if string(raw) == "null" {
 		raw = []byte("{}")
@@ -264,14 +271,12 @@ func decodeArgs(args any, v any) *mcp.CallToolResult {
 		var te *json.UnmarshalTypeError
 		switch {
 		case errors.As(err, &te):
-			return validationError(fmt.Sprintf("%s must be %s, not a JSON %s", te.Field, jsonKind(te.Type), te.Value),
-				map[string]any{"field": te.Field})
+			return &argumentError{msg: fmt.Sprintf("%s must be %s, not a JSON %s", te.Field, jsonKind(te.Type), te.Value), field: te.Field}
 		case strings.HasPrefix(err.Error(), "json: unknown field "):
 			name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
-			return validationError(fmt.Sprintf("unknown argument %q; accepted arguments: %s", name, strings.Join(jsonFields(v), ", ")),
-				map[string]any{"field": name})
+			return &argumentError{msg: fmt.Sprintf("unknown argument %q; accepted arguments: %s", name, strings.Join(jsonFields(v), ", ")), field: name}
 		default:
-			return validationError("arguments must be a JSON object: "+err.Error(), nil)
+			return &argumentError{msg: "arguments must be a JSON object: " + err.Error()}
 		}
 	}
 	return nil
@@ -299,9 +304,13 @@ func jsonKind(t reflect.Type) string {
 	return "a " + t.Kind().String()
 }
 
-// invalid turns a validation error into a tool result.
+// invalid turns refused arguments (check's error) into a tool result.
 func invalid(err error) *mcp.CallToolResult {
 	var verr *validate.Error
+	var aerr *argumentError
+	if errors.As(err, &aerr) && aerr.field != "" {
+		return validationError(aerr.msg, map[string]any{"field": aerr.field})
+	}
 	if errors.As(err, &verr) {
 		fields := make([]string, 0, len(verr.Fields))
 		for _, f := range verr.Fields {

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -82,11 +81,9 @@ func inputSchema(t *testing.T, tl tool) objectSchema {
 }
 
 // TestToolListIsComplete checks that each tool's schema and input type
-// describe the same arguments, in the same order, and that the input type
-// can validate itself.
+// describe the same arguments, in the same order.
 func TestToolListIsComplete(t *testing.T) {
 	t.Parallel()
-	validator := reflect.TypeFor[interface{ Validate() error }]()
 	seen := map[string]bool{}
 	for _, tl := range (&toolServer{}).toolList() {
 		name := tl.def.Name
@@ -104,9 +101,6 @@ func TestToolListIsComplete(t *testing.T) {
 		props := slices.Sorted(maps.Keys(inputSchema(t, tl).Properties))
 		if diff := cmp.Diff(slices.Sorted(slices.Values(fields)), props); diff != "" {
 			t.Errorf("%s: published input schema properties vs the fields of %s (-fields +schema):\n%s", name, tl.in.Name(), diff)
-		}
-		if !reflect.PointerTo(tl.in).Implements(validator) {
-			t.Errorf("%s: *%s has no Validate method", name, tl.in.Name())
 		}
 		if tl.handler == nil || tl.check == nil {
 			t.Errorf("%s has no handler", name)
@@ -229,19 +223,20 @@ func (c *limitChecker) without(arg string) map[string]any {
 func (c *limitChecker) accept(what string, args map[string]any) {
 	c.t.Helper()
 	c.checks++
-	if res := c.tool.check(args); res != nil {
-		c.t.Errorf("%s %s: refused (%s); the schema allows it", c.tool.def.Name, what, resultText(res))
+	if err := c.tool.check(args); err != nil {
+		c.t.Errorf("%s %s: refused (%v); the schema allows it", c.tool.def.Name, what, err)
 	}
 }
 
 func (c *limitChecker) reject(what string, args map[string]any, field string) {
 	c.t.Helper()
 	c.checks++
-	res := c.tool.check(args)
-	if res == nil {
+	err := c.tool.check(args)
+	if err == nil {
 		c.t.Errorf("%s %s: accepted; the schema does not allow it", c.tool.def.Name, what)
 		return
 	}
+	res := invalid(err)
 	var e struct {
 		Error     string `json:"error"`
 		ErrorType string `json:"error_type"`
@@ -376,14 +371,14 @@ func resultText(res *mcp.CallToolResult) string {
 	return tc.Text
 }
 
-// TestInputValidate checks the input types' Validate methods, which tools
-// and other packages (the properties tests) share; zero is not "unset".
+// TestInputValidate checks the input types' validate tags as the tools
+// apply them (validate.Struct); zero is not "unset".
 func TestInputValidate(t *testing.T) {
 	t.Parallel()
 	zero, one := 0, 1
 	tests := []struct {
 		name  string
-		in    interface{ Validate() error }
+		in    any
 		field string // "" means valid
 	}{
 		{"search ok", &SearchInput{Query: "x"}, ""},
@@ -410,16 +405,33 @@ func TestInputValidate(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			err := tt.in.Validate()
+			err := validate.Struct(tt.in)
 			if tt.field == "" {
 				if err != nil {
-					t.Errorf("%+v.Validate() = %v; want nil", tt.in, err)
+					t.Errorf("validate.Struct(%+v) = %v; want nil", tt.in, err)
 				}
 				return
 			}
 			if err == nil || !strings.HasPrefix(err.Error(), tt.field+" ") {
-				t.Errorf("%+v.Validate() = %v; want an error about %s", tt.in, err, tt.field)
+				t.Errorf("validate.Struct(%+v) = %v; want an error about %s", tt.in, err, tt.field)
 			}
 		})
+	}
+}
+
+// Every tool's handler checks its arguments before anything else (it starts
+// with arguments[In]): an unknown argument is refused with the words of
+// the tool's check, on a server that has nothing else to offer.
+func TestHandlersCheckTheirArguments(t *testing.T) {
+	t.Parallel()
+	for _, tl := range (&toolServer{}).toolList() {
+		req := mcp.CallToolRequest{}
+		req.Params.Name = tl.def.Name
+		req.Params.Arguments = map[string]any{"no_such_argument": 1}
+		res, err := tl.handler(t.Context(), req)
+		want := invalid(tl.check(req.Params.Arguments))
+		if err != nil || !res.IsError || resultText(res) != resultText(want) {
+			t.Errorf("%s(no_such_argument: 1) = %v, %v; want %s", tl.def.Name, resultText(res), err, resultText(want))
+		}
 	}
 }

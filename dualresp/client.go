@@ -456,6 +456,9 @@ type RowsOptions struct {
 	// PageSize is the number of rows per request; zero means the Client's.
 	PageSize int64
 	Sort     []SortField
+	// Offset is the first row: the rows before it are skipped (a reader
+	// that resumes passes the rows it has).
+	Offset int64
 }
 
 // Rows returns the full result's rows, in order, fetched lazily page by
@@ -489,7 +492,7 @@ func (p *Parsed) pages(ctx context.Context, opts RowsOptions, fn func(*Page) boo
 	if size <= 0 {
 		size = p.client.pageSize
 	}
-	var off int64
+	off := max(opts.Offset, 0)
 	for {
 		if err := ctx.Err(); err != nil {
 			fail(err)
@@ -582,30 +585,13 @@ func (p *Parsed) Delete(ctx context.Context) error {
 	return p.client.doJSON(ctx, http.MethodDelete, u, nil, nil)
 }
 
-// Export streams the whole result in format ("csv", "ndjson" or "json") to
-// w and returns the number of bytes written. Failures before the download
-// starts are retried; a download broken midway, or one the server ended as
-// incomplete (see Handler), is an error (not retried).
+// Export streams the whole result in format ("csv", "ndjson", "json" or
+// "parquet") to w and returns the number of bytes written: ExportWith with
+// the default options, so a download broken midway is resumed from its
+// last complete row.
 func (p *Parsed) Export(ctx context.Context, format string, w io.Writer) (int64, error) {
-	u, err := p.url()
-	if err != nil {
-		return 0, err
-	}
-	u += "/export?format=" + url.QueryEscape(format)
-	var n int64
-	err = p.client.do(ctx, http.MethodGet, u, nil, func(resp *http.Response) error {
-		var cerr error
-		n, cerr = io.Copy(w, resp.Body)
-		if cerr != nil {
-			return &FetchError{Method: http.MethodGet, URL: u, StatusCode: resp.StatusCode, Err: fmt.Errorf("download broken after %d bytes: %w", n, cerr), noRetry: true}
-		}
-		if resp.Trailer.Get(TrailerExportStatus) == "incomplete" {
-			return &FetchError{Method: http.MethodGet, URL: u, StatusCode: resp.StatusCode, noRetry: true,
-				Err: fmt.Errorf("the export is incomplete (%s rows sent, ending with the marker of an incomplete export): the server's data source failed midway", resp.Trailer.Get(TrailerExportRows))}
-		}
-		return nil
-	}, true)
-	return n, err
+	res, err := p.ExportWith(ctx, w, ExportOptions{Format: format})
+	return res.Bytes, err
 }
 
 // doJSON makes a request, retrying transient failures, and decodes a JSON

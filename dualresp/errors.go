@@ -3,6 +3,10 @@ package dualresp
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
 )
 
 var (
@@ -22,16 +26,55 @@ var (
 	ErrPinQuota = errors.New("dualresp: pin quota reached")
 )
 
+// ExpiredError reports a resource that has expired. It names the query
+// that made it, so that whoever holds the dead link can run it again. It
+// matches ErrExpired with errors.Is.
+type ExpiredError struct {
+	ID        string
+	ExpiresAt time.Time
+	Query     Query
+}
+
+func (e *ExpiredError) Error() string {
+	return fmt.Sprintf("%v: %q expired at %s", ErrExpired, e.ID, e.ExpiresAt.Format(time.RFC3339))
+}
+
+// Is makes an *ExpiredError match ErrExpired.
+func (e *ExpiredError) Is(target error) bool { return target == ErrExpired }
+
+// RunAgain says, in one line, which query to run again for a new result:
+// its kind, its parameters and its text.
+func (e *ExpiredError) RunAgain() string {
+	var b strings.Builder
+	b.WriteString(e.Query.Kind)
+	for _, k := range slices.Sorted(maps.Keys(e.Query.Params)) {
+		fmt.Fprintf(&b, " %s=%s", k, e.Query.Params[k])
+	}
+	if e.Query.Text != "" {
+		fmt.Fprintf(&b, ": %s", e.Query.Text)
+	}
+	return strings.TrimSpace(b.String())
+}
+
 // PinQuotaError reports a pin refused because the result's owner already
-// has Max pinned results. Deleting one of them frees a place.
+// has Max pinned results, or (Store set) because the store already holds
+// Max pinned results, the most it keeps pinned. Deleting one of them frees
+// a place.
 type PinQuotaError struct {
 	// Owner is the owner of the result (see WithOwner); "" for anonymous.
 	Owner string
-	// Max is the quota: the most pinned results one owner may have.
+	// Max is the quota: the most pinned results one owner (the owner's
+	// identity, see OwnerIdentity) may have, or the store may hold.
 	Max int
+	// Store is set when the store's bound, not the owner's, refused.
+	Store bool
 }
 
 func (e *PinQuotaError) Error() string {
+	if e.Store {
+		return fmt.Sprintf("dualresp: pin quota reached: the store already holds %d pinned results, the most it keeps pinned; "+
+			"delete a pinned result you no longer need (DELETE /resources/{id}), or keep the link and read it before it expires", e.Max)
+	}
 	return fmt.Sprintf("dualresp: pin quota reached: %d results are already pinned for this owner, the most allowed; "+
 		"delete a pinned result you no longer need (DELETE /resources/{id}) before pinning another", e.Max)
 }
@@ -49,6 +92,15 @@ type QueryError struct {
 
 func (e *QueryError) Error() string { return fmt.Sprintf("dualresp: %s query failed: %v", e.Op, e.Err) }
 func (e *QueryError) Unwrap() error { return e.Err }
+
+// rowError is a row of an Executor that is not a JSON object; its words
+// are for the REST API's caller.
+type rowError struct {
+	n   int64  // the row's index in the result
+	why string // e.g. "is not a JSON object: \"text\""
+}
+
+func (e *rowError) Error() string { return fmt.Sprintf("row %d %s", e.n, e.why) }
 
 // CountError reports that the Executor failed to count a query's rows.
 type CountError struct{ Err error }
@@ -92,6 +144,7 @@ type FetchError struct {
 	Err     error
 
 	noRetry bool
+	broken  bool // a download that stopped midway: ExportWith may resume it
 }
 
 func (e *FetchError) Error() string {

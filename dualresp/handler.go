@@ -11,8 +11,8 @@ import (
 	"io"
 	"maps"
 	"math"
+	"net"
 	"net/http"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -29,6 +29,7 @@ import (
 //	GET    /resources/{id}?offset=&limit=      a page (skip= is a synonym of offset=)
 //	POST   /resources/{id}  {"offset","limit","sort"}  a page, optionally sorted
 //	GET    /resources/{id}/export?format=csv|ndjson|json  the whole result, streamed
+//	       (csv: formula-leading text cells get a leading ', unless formulas=keep)
 //	PUT    /resources/{id}                     pin
 //	DELETE /resources/{id}                     delete (204)
 //
@@ -71,8 +72,8 @@ type apiError struct {
 	retryAfter time.Duration // sent as Retry-After when positive
 }
 
-// retryLater is an error that asks to be tried again after a while, like
-// socrata's BusyError: the data source refused to take more requests now.
+// retryLater is an error that asks to be tried again after a while: the
+// data source refused to take more requests now.
 type retryLater interface {
 	error
 	RetryAfter() time.Duration
@@ -84,38 +85,44 @@ func badRequest(format string, args ...any) *apiError {
 	return &apiError{http.StatusBadRequest, "bad_request", fmt.Sprintf(format, args...), 0}
 }
 
-// goPackagePrefix matches the "package: " prefixes Go errors gather as
-// they are wrapped: an answer says what failed, not where in the code.
-var goPackagePrefix = regexp.MustCompile(`\b(?:dualresp|socrata|analyze|localportal|spill|sqlitestore|redisstore|datasf|net/http|http): `)
-
-// publicMessage is the part of err a caller is told: its message without
-// Go package prefixes, the operation labels of this package, or the HTTP
-// client's internals. The log keeps the whole error.
-func publicMessage(err error) string {
-	msg := err.Error()
-	for _, label := range []string{"export query failed: ", "page query failed: ", "sample query failed: ", "count query failed: ", "count failed: "} {
-		msg = strings.ReplaceAll(msg, label, "")
+// queryFailed is what the caller is told of a query that failed with err:
+// the Executor's words (Options.ErrorText) when it has some, else that the
+// data source did not answer in time or only that the query failed. The
+// log keeps the whole error.
+func (s *Server) queryFailed(err error) string {
+	const failed = "the query behind this result failed"
+	if s.errorText != nil {
+		if text := s.errorText(err); text != "" {
+			return failed + ": " + text
+		}
 	}
-	msg = goPackagePrefix.ReplaceAllString(msg, "")
-	switch {
-	case strings.Contains(msg, "Client.Timeout exceeded"), strings.Contains(msg, "context deadline exceeded"), strings.Contains(msg, "i/o timeout"):
-		return "the data source did not answer in time; try again"
+	var row *rowError
+	if errors.As(err, &row) {
+		return failed + ": " + row.Error()
 	}
-	return msg
+	var ne net.Error
+	if errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout() {
+		return failed + ": the data source did not answer in time; try again"
+	}
+	return failed
 }
 
 // toAPIError maps an error of the Server to an answer.
-func toAPIError(err error) *apiError {
+func (s *Server) toAPIError(err error) *apiError {
 	var ae *apiError
 	var re *RequestError
 	var qe *QueryError
 	var ce *CountError
 	var rl retryLater
+	var ee *ExpiredError
 	switch {
 	case errors.As(err, &ae):
 		return ae
 	case errors.As(err, &re):
 		return badRequest("%s", re.Message)
+	case errors.As(err, &ee):
+		return &apiError{http.StatusNotFound, "expired", fmt.Sprintf("the resource expired at %s; run its query again for a new link: %s",
+			ee.ExpiresAt.UTC().Format(time.RFC3339), ee.RunAgain()), 0}
 	case errors.Is(err, ErrExpired):
 		return &apiError{http.StatusNotFound, "expired", "the resource has expired; run the query again to get a new one", 0}
 	case errors.Is(err, ErrNotFound):
@@ -127,7 +134,7 @@ func toAPIError(err error) *apiError {
 		return &apiError{status: http.StatusServiceUnavailable, code: "busy", retryAfter: rl.RetryAfter(),
 			message: fmt.Sprintf("the data source has too many requests waiting on this server; retry after %d seconds", secs)}
 	case errors.As(err, &qe), errors.As(err, &ce):
-		return &apiError{http.StatusBadGateway, "query_failed", "the query behind this result failed: " + publicMessage(err), 0}
+		return &apiError{http.StatusBadGateway, "query_failed", s.queryFailed(err), 0}
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return &apiError{http.StatusServiceUnavailable, "canceled", "the request was canceled or ran out of time; try again", 0}
 	}
@@ -135,7 +142,7 @@ func toAPIError(err error) *apiError {
 }
 
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
-	ae := toAPIError(err)
+	ae := s.toAPIError(err)
 	switch {
 	case r.Context().Err() != nil:
 		// The client went away (or the server is closing): not an error of
@@ -357,13 +364,26 @@ func (s *Server) servePage(w http.ResponseWriter, r *http.Request, q PageQuery) 
 		return
 	}
 	buf.WriteByte('\n')
+	body := buf.Bytes()
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Content-Length", strconv.Itoa(buf.Len()))
+	coding := acceptedEncoding(r)
+	if len(body) < minCompressBytes {
+		coding = ""
+	}
+	if coding != "" {
+		if z, err := compressed(body, coding); err == nil {
+			body = z
+		} else {
+			coding = ""
+		}
+	}
+	setEncodingHeaders(h, coding)
+	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(buf.Bytes())
+	_, _ = w.Write(body)
 }
 
 func (s *Server) servePin(w http.ResponseWriter, r *http.Request) {
@@ -385,37 +405,90 @@ func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request) {
 
 // Export formats.
 var exportTypes = map[string]string{
-	"csv":    "text/csv; charset=utf-8",
-	"ndjson": "application/x-ndjson",
-	"json":   "application/json",
+	"csv":     "text/csv; charset=utf-8",
+	"ndjson":  "application/x-ndjson",
+	"json":    "application/json",
+	"parquet": "application/vnd.apache.parquet",
+}
+
+// exportParams are the query parameters of an export.
+type exportParams struct {
+	format       string
+	offset       int64
+	typed        bool
+	keepFormulas bool // formulas=keep: CSV cells as they are (csvformula.go)
+}
+
+func readExportParams(q map[string][]string) (exportParams, error) {
+	p := exportParams{format: "csv"}
+	if err := checkParams(q, "format", "offset", "typed", "formulas"); err != nil {
+		return p, err
+	}
+	for name, vs := range q {
+		if len(vs) != 1 {
+			return p, badRequest("%s must be given once", name)
+		}
+	}
+	if vs := q["format"]; len(vs) == 1 && vs[0] != "" {
+		p.format = vs[0]
+	}
+	if _, ok := exportTypes[p.format]; !ok {
+		return p, badRequest("format must be one of csv, ndjson, json, parquet; got %q", p.format)
+	}
+	if vs := q["offset"]; len(vs) == 1 {
+		n, err := strconv.ParseInt(vs[0], 10, 64)
+		if err != nil || n < 0 {
+			return p, badRequest("offset must be a whole number of rows, 0 or more; got %q", vs[0])
+		}
+		p.offset = n
+	}
+	if vs := q["typed"]; len(vs) == 1 {
+		b, err := strconv.ParseBool(vs[0])
+		if err != nil {
+			return p, badRequest("typed must be true or false; got %q", vs[0])
+		}
+		if b && p.format != "json" && p.format != "ndjson" {
+			return p, badRequest("typed applies to the json and ndjson formats (csv is text; parquet is always typed); got format %q", p.format)
+		}
+		p.typed = b
+	}
+	if vs := q["formulas"]; len(vs) == 1 && vs[0] != "" {
+		if vs[0] != FormulasKeep {
+			return p, badRequest("formulas must be %q (CSV cells as they are) or absent (formula-leading text cells get a leading '); got %q", FormulasKeep, vs[0])
+		}
+		p.keepFormulas = true
+	}
+	return p, nil
 }
 
 func (s *Server) serveExport(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	id := r.PathValue("id")
-	if err := checkParams(r.URL.Query(), "format"); err != nil {
+	params, err := readExportParams(r.URL.Query())
+	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	format := r.URL.Query().Get("format")
-	if format == "" {
-		format = "csv"
-	}
-	ctype, ok := exportTypes[format]
-	if !ok {
-		s.writeError(w, r, badRequest("format must be one of csv, ndjson, json; got %q", format))
-		return
-	}
+	format := params.format
+	ctype := exportTypes[format]
 	rec, err := s.Access(ctx, id)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	ew := &exportWriter{w: w, out: &clientWriter{w: w}, format: format, ctype: ctype, id: id, cols: columnNames(rec.Columns)}
+	if params.offset > max(rec.TotalCount, 0) {
+		s.writeError(w, r, badRequest("offset %d is past the end of the result (%d rows)", params.offset, rec.TotalCount))
+		return
+	}
+	ew := &exportWriter{w: w, out: &clientWriter{w: w}, format: format, ctype: ctype, id: id, cols: columnNames(rec.Columns),
+		columns: rec.Columns, coding: acceptedEncoding(r), offset: params.offset, keepFormulas: params.keepFormulas}
+	if params.typed {
+		ew.kinds = columnKinds(rec.Columns)
+	}
 	if s.onExportStart != nil {
 		s.onExportStart(format)
 	}
-	for row, rerr := range s.Rows(ctx, rec, RowsOptions{}) {
+	for row, rerr := range s.Rows(ctx, rec, RowsOptions{Offset: params.offset}) {
 		if err = rerr; err == nil {
 			err = ew.row(row)
 		}
@@ -426,7 +499,7 @@ func (s *Server) serveExport(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		err = ew.finish()
 	}
-	report := ExportReport{ID: id, Format: format, Rows: ew.n, Total: rec.TotalCount, Err: err}
+	report := ExportReport{ID: id, Format: format, Offset: params.offset, Rows: ew.n, Total: rec.TotalCount, Err: err}
 	switch {
 	case err == nil:
 		report.Outcome = ExportCompleted
@@ -470,13 +543,18 @@ const (
 // Options.OnExportEnd.
 type ExportReport struct {
 	ID      string
-	Format  string // csv, ndjson or json
+	Format  string // csv, ndjson, json or parquet
 	Outcome string // ExportCompleted, ExportIncomplete, ExportFailed or ExportClientGone
+	Offset  int64  // the first row sent (the export's offset parameter)
 	Rows    int64  // rows sent
 	Total   int64  // rows of the result
 	Bytes   int64  // bytes of the body sent
 	Err     error  // why it did not complete; nil when it did
 }
+
+// HeaderExportOffset is the header of an export naming its first row (the
+// offset parameter; 0 for a whole export).
+const HeaderExportOffset = "X-Export-Offset"
 
 // Headers of an export's trailer (see Handler).
 const (
@@ -519,6 +597,13 @@ func columnNames(cols []Column) []string {
 type exportWriter struct {
 	w       http.ResponseWriter
 	out     *clientWriter // w's body
+	coding  string        // the body's content coding ("" for none)
+	enc     io.WriteCloser
+	offset  int64                // the first row of the result sent
+	kinds   map[string]valueKind // typed rows: each column's kind; nil: rows as given
+	columns []Column
+	pq      *ParquetWriter
+	typed   []byte
 	bw      *bufio.Writer
 	cw      *csv.Writer
 	format  string
@@ -529,6 +614,9 @@ type exportWriter struct {
 	n       int64
 	rec     []string
 	scratch bytes.Buffer
+	// keepFormulas writes formula-leading CSV text cells as they are (see
+	// csvformula.go).
+	keepFormulas bool
 }
 
 func (e *exportWriter) start(first json.RawMessage) error {
@@ -539,9 +627,27 @@ func (e *exportWriter) start(first json.RawMessage) error {
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Content-Disposition", fmt.Sprintf(`attachment; filename="%s.%s"`, e.id, e.format))
 	h.Set("Trailer", TrailerExportStatus+", "+TrailerExportRows)
+	h.Set(HeaderExportOffset, strconv.FormatInt(e.offset, 10))
+	setEncodingHeaders(h, e.coding)
 	e.w.WriteHeader(http.StatusOK)
-	e.bw = bufio.NewWriterSize(e.out, 64<<10)
+	enc, err := encoder(e.out, e.coding)
+	if err != nil {
+		return err
+	}
+	e.enc = enc
+	e.bw = bufio.NewWriterSize(enc, 64<<10)
 	switch e.format {
+	case "parquet":
+		cols := e.columns
+		if len(cols) == 0 && first != nil {
+			var m map[string]json.RawMessage
+			if err := json.Unmarshal(first, &m); err == nil {
+				for _, k := range slices.Sorted(maps.Keys(m)) {
+					cols = append(cols, Column{Name: k})
+				}
+			}
+		}
+		e.pq = NewParquetWriter(e.bw, cols)
 	case "json":
 		return e.bw.WriteByte('[')
 	case "csv":
@@ -554,7 +660,13 @@ func (e *exportWriter) start(first json.RawMessage) error {
 		}
 		e.rec = make([]string, len(e.cols))
 		if len(e.cols) > 0 {
-			return e.cw.Write(e.cols)
+			for i, c := range e.cols {
+				e.rec[i] = c
+				if !e.keepFormulas {
+					e.rec[i] = neutraliseFormula(c)
+				}
+			}
+			return e.cw.Write(e.rec)
 		}
 	}
 	return nil
@@ -565,7 +677,7 @@ func (e *exportWriter) row(row json.RawMessage) error {
 	// JSON objects); only their shape is checked here, which costs nothing
 	// next to scanning every byte again.
 	if len(row) < 2 || row[0] != '{' || row[len(row)-1] != '}' {
-		return fmt.Errorf("row %d is not a JSON object: %.40q", e.n, row)
+		return &rowError{e.n, fmt.Sprintf("is not a JSON object: %.40q", row)}
 	}
 	var err error
 	if e.format == "ndjson" && bytes.IndexByte(row, '\n') >= 0 {
@@ -581,7 +693,15 @@ func (e *exportWriter) row(row json.RawMessage) error {
 			return err
 		}
 	}
+	if e.kinds != nil {
+		if e.typed, err = typedRow(e.typed[:0], row, e.kinds); err != nil {
+			return fmt.Errorf("row %d: %w", e.n, err)
+		}
+		row = e.typed
+	}
 	switch e.format {
+	case "parquet":
+		err = e.pq.WriteRow(row)
 	case "ndjson":
 		if _, err = e.bw.Write(row); err == nil {
 			err = e.bw.WriteByte('\n')
@@ -607,7 +727,7 @@ func (e *exportWriter) row(row json.RawMessage) error {
 func (e *exportWriter) compact(row json.RawMessage) (json.RawMessage, error) {
 	e.scratch.Reset()
 	if err := json.Compact(&e.scratch, row); err != nil {
-		return nil, fmt.Errorf("row %d is not valid JSON: %w", e.n, err)
+		return nil, &rowError{e.n, "is not valid JSON: " + err.Error()}
 	}
 	return e.scratch.Bytes(), nil
 }
@@ -615,10 +735,13 @@ func (e *exportWriter) compact(row json.RawMessage) (json.RawMessage, error) {
 func (e *exportWriter) csvRow(row json.RawMessage) error {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(row, &m); err != nil {
-		return fmt.Errorf("row %d is not a JSON object: %w", e.n, err)
+		return &rowError{e.n, "is not a JSON object: " + err.Error()}
 	}
 	for i, c := range e.cols {
 		e.rec[i] = csvCell(m[c])
+		if v := bytes.TrimSpace(m[c]); !e.keepFormulas && len(v) > 0 && v[0] == '"' {
+			e.rec[i] = neutraliseFormula(e.rec[i])
+		}
 	}
 	return e.cw.Write(e.rec)
 }
@@ -667,8 +790,15 @@ func (e *exportWriter) finish() error {
 		if err := e.cw.Error(); err != nil {
 			return err
 		}
+	case "parquet":
+		if err := e.pq.Close(); err != nil {
+			return err
+		}
 	}
 	if err := e.bw.Flush(); err != nil {
+		return err
+	}
+	if err := e.enc.Close(); err != nil {
 		return err
 	}
 	e.trailer("complete")
@@ -694,6 +824,9 @@ func (e *exportWriter) incomplete(total int64) {
 		"rows":       e.n,
 		"total":      total,
 	}
+	if e.offset > 0 {
+		marker["offset"] = e.offset
+	}
 	b, _ := json.Marshal(marker) // a map of plain values
 	switch e.format {
 	case "ndjson":
@@ -709,9 +842,15 @@ func (e *exportWriter) incomplete(total int64) {
 		e.cw.Flush()
 		rec := make([]string, max(len(e.cols), 1))
 		rec[0] = fmt.Sprintf("#export_incomplete: %d of %d rows: %s", e.n, total, incompleteMessage)
+		if e.offset > 0 {
+			rec[0] = fmt.Sprintf("#export_incomplete: %d rows from row %d of %d: %s", e.n, e.offset, total, incompleteMessage)
+		}
 		_ = e.cw.Write(rec)
 		e.cw.Flush()
+	case "parquet":
+		// No footer: a Parquet file cut short is not readable as one.
 	}
 	_ = e.bw.Flush()
+	_ = e.enc.Close()
 	e.trailer("incomplete")
 }

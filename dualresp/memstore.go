@@ -8,47 +8,58 @@ import (
 	"time"
 )
 
-// DefaultMaxResources is the number of unpinned records a MemoryStore keeps
-// when MemoryStoreOptions.MaxResources is zero.
+// DefaultMaxResources is the number of records a MemoryStore keeps when
+// MemoryStoreOptions.MaxResources is zero.
 const DefaultMaxResources = 10_000
 
 // DefaultMaxResourcesPerOwner is the number of unpinned records a
-// MemoryStore keeps of one owner when MemoryStoreOptions.MaxResourcesPerOwner
-// is zero.
+// MemoryStore keeps of one owner's identity when
+// MemoryStoreOptions.MaxResourcesPerOwner is zero.
 const DefaultMaxResourcesPerOwner = 1_000
 
 // MemoryStoreOptions configures a MemoryStore. The zero value means the
 // defaults.
 type MemoryStoreOptions struct {
-	// MaxResources bounds the number of unpinned records; when a Save goes
-	// over it, the least recently used unpinned records (by Save, Get and
-	// Touch) are evicted. Pinned records are never evicted and do not count.
-	// Zero means DefaultMaxResources; negative means no bound.
+	// MaxResources bounds the number of records, pinned ones included;
+	// when a Save goes over it, least recently used unpinned records (by
+	// Save, Get and Touch) are evicted. Pinned records are never evicted,
+	// and there are at most MaxPinned of them. Zero means
+	// DefaultMaxResources; negative means no bound.
 	//
-	// Owners are kept apart: a Save over the bound evicts the least
-	// recently used record of the owner (Record.Owner) that holds the most
-	// unpinned records, so an owner's burst evicts its own records first,
-	// and an owner holding no more than its share (MaxResources divided by
-	// the number of owners) loses none to another's.
+	// Owners are kept apart by identity (OwnerIdentity: labels inside one
+	// identity share its place): a Save over the bound evicts the least
+	// recently used record of the saving owner's identity while it has
+	// one besides the record saved, and only then of the identity that
+	// holds the most unpinned records. So the one causing the pressure
+	// pays for it, and a burst, under however many labels, never evicts
+	// another identity's records while it has its own.
 	MaxResources int
-	// MaxResourcesPerOwner bounds the unpinned records of one owner: a
-	// Save over it evicts that owner's least recently used record. Zero
+	// MaxResourcesPerOwner bounds the unpinned records of one identity: a
+	// Save over it evicts that identity's least recently used record. Zero
 	// means DefaultMaxResourcesPerOwner (or MaxResources, when smaller);
 	// negative means no bound but MaxResources.
 	MaxResourcesPerOwner int
+	// MaxPinned bounds the pinned records: a Pin past it fails with a
+	// *PinQuotaError (Store set), so that pins count against MaxResources
+	// and cannot crowd out the results in use. Zero means half of
+	// MaxResources; negative means no bound but MaxResources.
+	MaxPinned int
 }
 
 // MemoryStore is a Store that keeps records in memory. It is the Server's
 // default store; records do not survive the process.
 type MemoryStore struct {
-	mu       sync.Mutex
-	max      int // of unpinned records; <= 0: none
-	maxOwner int // of one owner's unpinned records; <= 0: none
-	recs     map[string]*memEntry
-	owners   map[string]*list.List // by owner: its unpinned *memEntry, most recently used first
-	unpinned int
-	closed   bool
-	evicted  Evictions
+	mu        sync.Mutex
+	max       int // of records, pinned or not; <= 0: none
+	maxOwner  int // of one identity's unpinned records; <= 0: none
+	maxPinned int // of pinned records; <= 0: none but max
+	recs      map[string]*memEntry
+	owners    map[string]*list.List // by identity: its unpinned *memEntry, most recently used first
+	pinnedBy  map[string]int        // by identity: its pinned records
+	unpinned  int
+	pinned    int
+	closed    bool
+	evicted   Evictions
 }
 
 // Evictions counts the records a MemoryStore evicted, by cause: OwnerBound
@@ -59,9 +70,10 @@ type Evictions struct {
 }
 
 type memEntry struct {
-	rec   *Record
-	owner string        // the owner whose list holds elem
-	elem  *list.Element // nil when pinned
+	rec    *Record
+	owner  string        // the identity whose list holds elem, or whose pin count holds the record
+	elem   *list.Element // nil when pinned or not counted
+	pinned bool          // counted in pinnedBy
 }
 
 var (
@@ -83,12 +95,27 @@ func NewMemoryStore(opts MemoryStoreOptions) *MemoryStore {
 			maxOwner = max
 		}
 	}
-	return &MemoryStore{max: max, maxOwner: maxOwner, recs: make(map[string]*memEntry), owners: make(map[string]*list.List)}
+	maxPinned := opts.MaxPinned
+	if maxPinned == 0 && max > 0 {
+		maxPinned = max / 2
+	}
+	if maxPinned < 0 || max > 0 && maxPinned > max {
+		maxPinned = max
+	}
+	return &MemoryStore{max: max, maxOwner: maxOwner, maxPinned: maxPinned,
+		recs: make(map[string]*memEntry), owners: make(map[string]*list.List), pinnedBy: make(map[string]int)}
 }
 
-// unlink takes e out of its owner's list of unpinned records; s.mu must be
-// held.
+// unlink takes e out of its identity's list of unpinned records, or out of
+// its pin count; s.mu must be held.
 func (s *MemoryStore) unlink(e *memEntry) {
+	if e.pinned {
+		if s.pinnedBy[e.owner]--; s.pinnedBy[e.owner] <= 0 {
+			delete(s.pinnedBy, e.owner)
+		}
+		s.pinned--
+		e.pinned = false
+	}
 	if e.elem == nil {
 		return
 	}
@@ -101,10 +128,17 @@ func (s *MemoryStore) unlink(e *memEntry) {
 	s.unpinned--
 }
 
-// link puts e at the front of its record's owner's list of unpinned
-// records; s.mu must be held.
+// link puts e at the front of its record's identity's list of unpinned
+// records, or in its pin count when the record is pinned; s.mu must be
+// held.
 func (s *MemoryStore) link(e *memEntry) {
-	e.owner = e.rec.Owner
+	e.owner = OwnerIdentity(e.rec.Owner)
+	if e.rec.Pinned {
+		e.pinned = true
+		s.pinnedBy[e.owner]++
+		s.pinned++
+		return
+	}
 	l := s.owners[e.owner]
 	if l == nil {
 		l = list.New()
@@ -114,10 +148,10 @@ func (s *MemoryStore) link(e *memEntry) {
 	s.unpinned++
 }
 
-// evictOldest drops the least recently used unpinned record of owner; s.mu
-// must be held.
-func (s *MemoryStore) evictOldest(owner string, count *int64) {
-	l := s.owners[owner]
+// evictOldest drops the least recently used unpinned record of identity;
+// s.mu must be held.
+func (s *MemoryStore) evictOldest(identity string, count *int64) {
+	l := s.owners[identity]
 	if l == nil {
 		return
 	}
@@ -127,26 +161,28 @@ func (s *MemoryStore) evictOldest(owner string, count *int64) {
 	delete(s.recs, old.rec.ID)
 }
 
-// evictOver drops records until owner is within its bound and the store
-// within its own, taking each from the owner with the most unpinned
-// records; s.mu must be held.
-func (s *MemoryStore) evictOver(owner string) {
+// evictOver drops records until the identity of the record just saved is
+// within its bound and the store within its own; s.mu must be held. Over
+// the store's bound, the saving identity's own records go first (while it
+// has one besides the record just saved), then those of the other
+// identity with the most unpinned records.
+func (s *MemoryStore) evictOver(identity string) {
 	if s.maxOwner > 0 {
-		for l := s.owners[owner]; l != nil && l.Len() > s.maxOwner; l = s.owners[owner] {
-			s.evictOldest(owner, &s.evicted.OwnerBound)
+		for l := s.owners[identity]; l != nil && l.Len() > s.maxOwner; l = s.owners[identity] {
+			s.evictOldest(identity, &s.evicted.OwnerBound)
 		}
 	}
-	for s.max > 0 && s.unpinned > s.max {
-		largest, n := owner, 0
-		if l := s.owners[owner]; l != nil {
-			n = l.Len() // ties go to the owner saving
-		}
-		for o, l := range s.owners {
-			if l.Len() > n {
-				largest, n = o, l.Len()
+	for s.max > 0 && s.unpinned > 0 && s.unpinned+s.pinned > s.max {
+		victim := identity
+		if l := s.owners[identity]; l == nil || l.Len() <= 1 {
+			n := 0
+			for o, l := range s.owners {
+				if o != identity && l.Len() > n {
+					victim, n = o, l.Len()
+				}
 			}
 		}
-		s.evictOldest(largest, &s.evicted.StoreFull)
+		s.evictOldest(victim, &s.evicted.StoreFull)
 	}
 }
 
@@ -188,9 +224,9 @@ func (s *MemoryStore) Save(ctx context.Context, r *Record) error {
 	}
 	s.unlink(e)
 	e.rec = c
+	s.link(e)
 	if !c.Pinned {
-		s.link(e)
-		s.evictOver(c.Owner)
+		s.evictOver(e.owner)
 	}
 	return nil
 }
@@ -257,13 +293,18 @@ func (s *MemoryStore) Pin(ctx context.Context, id string) (*Record, error) {
 	if err != nil {
 		return nil, err
 	}
+	if !e.pinned && s.maxPinned > 0 && s.pinned >= s.maxPinned {
+		return nil, &PinQuotaError{Max: s.maxPinned, Store: true}
+	}
 	e.rec.Pinned = true
 	e.rec.ExpiresAt = time.Time{}
 	s.unlink(e)
+	s.link(e)
 	return e.rec.Clone(), nil
 }
 
-// CountPinned implements PinCounter.
+// CountPinned implements PinCounter: it counts the pinned records of
+// owner's identity (OwnerIdentity), whatever their labels.
 func (s *MemoryStore) CountPinned(ctx context.Context, owner string) (int, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
@@ -273,13 +314,7 @@ func (s *MemoryStore) CountPinned(ctx context.Context, owner string) (int, error
 	if s.closed {
 		return 0, ErrClosed
 	}
-	n := 0
-	for _, e := range s.recs {
-		if e.rec.Pinned && e.rec.Owner == owner {
-			n++
-		}
-	}
-	return n, nil
+	return s.pinnedBy[OwnerIdentity(owner)], nil
 }
 
 // Delete implements Store.
@@ -335,6 +370,7 @@ func (s *MemoryStore) DeleteUnusedPinned(ctx context.Context, before time.Time) 
 	n := 0
 	for id, e := range s.recs {
 		if e.rec.Pinned && e.rec.LastAccess.Before(before) {
+			s.unlink(e)
 			delete(s.recs, id)
 			n++
 		}
@@ -349,6 +385,7 @@ func (s *MemoryStore) Close() error {
 	s.closed = true
 	s.recs = make(map[string]*memEntry)
 	s.owners = make(map[string]*list.List)
-	s.unpinned = 0
+	s.pinnedBy = make(map[string]int)
+	s.unpinned, s.pinned = 0, 0
 	return nil
 }

@@ -175,7 +175,7 @@ func (s *Server) Page(ctx context.Context, rec *Record, req PageRequest) (*Page,
 		p.Data = make([]Row, len(rows))
 		for i, row := range rows {
 			if err := checkRow(row); err != nil {
-				return nil, &QueryError{Op: "page", Err: fmt.Errorf("row %d %w", req.Offset+int64(i), err)}
+				return nil, &QueryError{Op: "page", Err: &rowError{req.Offset + int64(i), err.Error()}}
 			}
 			p.Data[i] = Row(row)
 		}
@@ -205,8 +205,8 @@ func checkRow(row json.RawMessage) error {
 // errStopRows stops an Executor's Stream when the caller of Rows breaks out.
 var errStopRows = errors.New("dualresp: rows no longer wanted")
 
-// Rows returns every row of rec's result (rec.TotalCount of them at most),
-// in its stored order or sorted by opts.Sort, through the Executor of the
+// Rows returns every row of rec's result (rec.TotalCount of them at most)
+// from row opts.Offset on, in its stored order or sorted by opts.Sort, through the Executor of the
 // query's kind: one Stream call when the Executor is a Streamer, else Page
 // calls of opts.PageSize rows (default DefaultPageLimit) until a page comes
 // back short. Sort fields must be distinct result columns (else a
@@ -217,8 +217,9 @@ var errStopRows = errors.New("dualresp: rows no longer wanted")
 // Rows does not count an access (see Access).
 func (s *Server) Rows(ctx context.Context, rec *Record, opts RowsOptions) iter.Seq2[json.RawMessage, error] {
 	return func(yield func(json.RawMessage, error) bool) {
+		start := max(opts.Offset, 0)
 		total := rec.TotalCount
-		if total <= 0 {
+		if total <= start {
 			return
 		}
 		exec, err := s.Executor(rec.Query.Kind)
@@ -236,7 +237,7 @@ func (s *Server) Rows(ctx context.Context, rec *Record, opts RowsOptions) iter.S
 		}
 		order := Order{Sort: opts.Sort, Columns: rec.Columns}
 		if st, ok := exec.(Streamer); ok {
-			err := st.Stream(ctx, rec.Query, PageRequest{Limit: total, Order: order}, func(row json.RawMessage) error {
+			err := st.Stream(ctx, rec.Query, PageRequest{Offset: start, Limit: total - start, Order: order}, func(row json.RawMessage) error {
 				if !yield(row, nil) {
 					return errStopRows
 				}
@@ -253,7 +254,7 @@ func (s *Server) Rows(ctx context.Context, rec *Record, opts RowsOptions) iter.S
 		}
 		// Page by page (Page caps the size and says where the next one
 		// starts; none after a short page, which means the result ended).
-		for off := int64(0); ; {
+		for off := start; ; {
 			if err := ctx.Err(); err != nil {
 				yield(nil, err)
 				return

@@ -184,7 +184,9 @@ type Options struct {
 	// cross-origin ("*" for any). Empty (the default) sends no CORS headers.
 	CORSOrigins []string
 	// MaxPinnedPerOwner is the pin quota: the most pinned results one owner
-	// (Record.Owner: a token's owner, or the Spec's Owner) may have. Pinned results do not expire while they are read (see
+	// (Record.Owner: a token's owner, or the Spec's Owner; counted per
+	// identity, see OwnerIdentity, so new labels add no pins) may have.
+	// Pinned results do not expire while they are read (see
 	// PinnedIdleExpiration), so without a quota anyone allowed to pin could
 	// fill the store. A pin over the quota fails with a
 	// *PinQuotaError (REST: 409 pin_quota_exceeded); deleting a pinned
@@ -201,6 +203,11 @@ type Options struct {
 	// Store implements UnusedPinDeleter (MemoryStore and sqlitestore do;
 	// in redisstore pinned records never expire).
 	PinnedIdleExpiration time.Duration
+	// KeepExpired keeps an expired record this long before Cleanup removes
+	// it, so that its link answers "expired" and names the query to run
+	// again (an *ExpiredError) rather than "not found". Zero: removed at
+	// the first Cleanup after it expired.
+	KeepExpired time.Duration
 	// OnExportStart, when set, is called as each export of the REST API
 	// starts, with its format; OnExportEnd as it ends, with what it sent
 	// and how it ended. They are for metrics and must return quickly.
@@ -210,6 +217,12 @@ type Options struct {
 	// reason: "expired" (Cleanup), "pin_unused" (Cleanup, a pin unread for
 	// PinnedIdleExpiration) or "deleted" (Delete). For metrics.
 	OnRemoved func(reason string, n int)
+	// ErrorText, when set, says why an Executor's query failed, in words
+	// for the REST API's caller; "" leaves it to the default. The Executor
+	// knows its errors' types; the log keeps the whole error. The default
+	// says that the data source did not answer in time (a deadline or a
+	// network timeout), else only that the query failed.
+	ErrorText func(error) string
 }
 
 // Server creates dual responses, keeps their records and serves them over
@@ -234,10 +247,13 @@ type Server struct {
 	maxPinned int           // <= 0: no quota
 	pinMu     sync.Mutex    // makes counting and pinning one step
 	pinIdle   time.Duration // <= 0: pins never expire
+	// keepExpired delays the removal of expired records (KeepExpired).
+	keepExpired time.Duration
 
 	onExportStart func(format string)
 	onExportEnd   func(ExportReport)
 	onRemoved     func(reason string, n int)
+	errorText     func(error) string
 
 	stop      context.CancelFunc
 	done      chan struct{}
@@ -273,10 +289,12 @@ func New(opts Options) (*Server, error) {
 		onExportStart: opts.OnExportStart,
 		onExportEnd:   opts.OnExportEnd,
 		onRemoved:     opts.OnRemoved,
+		errorText:     opts.ErrorText,
 	}
 	if s.maxPinned == 0 {
 		s.maxPinned = DefaultMaxPinnedPerOwner
 	}
+	s.keepExpired = max(opts.KeepExpired, 0)
 	if s.pinIdle == 0 {
 		s.pinIdle = DefaultPinnedIdleExpiration
 	}
@@ -385,7 +403,7 @@ type Spec struct {
 	// or the structured content. They are not stored.
 	Notes []string
 	// QueryStated says the Metadata already states the query another way
-	// (datasf's portal_url, a URL that reruns it): the structured content
+	// (a URL that reruns it, for example): the structured content
 	// then does not repeat Query.Text under "query", so that it is said
 	// once. The record, the REST metadata and pages keep Query.
 	QueryStated bool
@@ -424,7 +442,12 @@ func (s *Server) CreateResponse(ctx context.Context, spec Spec) (*Response, erro
 		sample []json.RawMessage
 		cols   []Column
 	)
-	g, gctx := errgroup.WithContext(ctx)
+	// The count runs beside the sample, which runs here. The first error
+	// is returned: a failed count ends the sample, a failed sample the
+	// count.
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	g, gctx := errgroup.WithContext(cctx)
 	g.Go(func() error {
 		n, err := plan.Count(gctx)
 		if err != nil {
@@ -436,18 +459,20 @@ func (s *Server) CreateResponse(ctx context.Context, spec Spec) (*Response, erro
 		total = n
 		return nil
 	})
+	var pageErr error
 	if size > 0 {
-		g.Go(func() error {
-			page, err := plan.Page(gctx, PageRequest{Offset: 0, Limit: int64(size)})
-			if err != nil {
-				return sampleErr(err)
-			}
-			sample, cols = page.Rows, page.Columns
-			return nil
-		})
+		var page PageResult
+		page, pageErr = plan.Page(gctx, PageRequest{Offset: 0, Limit: int64(size)})
+		sample, cols = page.Rows, page.Columns
+		if pageErr != nil && context.Cause(gctx) == nil {
+			cancel() // the sample failed first: the count is not needed
+		}
 	}
-	if err := g.Wait(); err != nil {
+	if err := g.Wait(); err != nil && (pageErr == nil || context.Cause(gctx) != context.Canceled) {
 		return nil, err
+	}
+	if pageErr != nil {
+		return nil, sampleErr(pageErr)
 	}
 	if len(spec.Columns) == 0 && len(cols) > 0 {
 		spec.Columns = cols
@@ -569,7 +594,7 @@ func (s *Server) get(ctx context.Context, id string) (*Record, error) {
 		return nil, fmt.Errorf("%w: %q", ErrNotFound, id)
 	}
 	if r.Expired(s.now()) {
-		return nil, fmt.Errorf("%w: %q expired at %s", ErrExpired, id, r.ExpiresAt.Format(time.RFC3339))
+		return nil, &ExpiredError{ID: id, ExpiresAt: r.ExpiresAt, Query: r.Query}
 	}
 	return r, nil
 }
@@ -600,9 +625,11 @@ func (s *Server) Access(ctx context.Context, id string) (*Record, error) {
 }
 
 // Pin makes the resource permanent and returns the updated record. A pin
-// that would give the record's owner more pinned results than
-// Options.MaxPinnedPerOwner fails with a *PinQuotaError (pinning a pinned
-// record always succeeds). Other errors are as for Resource.
+// that would give the record's owner (its identity, see OwnerIdentity)
+// more pinned results than Options.MaxPinnedPerOwner, or the store more
+// than it keeps pinned (MemoryStoreOptions.MaxPinned), fails with a
+// *PinQuotaError (pinning a pinned record always succeeds). Other errors
+// are as for Resource.
 func (s *Server) Pin(ctx context.Context, id string) (*Record, error) {
 	rec, err := s.get(ctx, id)
 	if err != nil {
@@ -618,6 +645,10 @@ func (s *Server) Pin(ctx context.Context, id string) (*Record, error) {
 	r, err := s.store.Pin(ctx, id)
 	if errors.Is(err, ErrNotFound) {
 		return nil, fmt.Errorf("%w: %q", ErrNotFound, id)
+	}
+	if errors.Is(err, ErrPinQuota) { // the store's own bound on pins
+		s.log.InfoContext(ctx, "dualresp: pin refused: the store's pins are full", "err", err)
+		return nil, err
 	}
 	if err != nil {
 		return nil, &StorageError{Op: "pin", Err: err}
@@ -669,7 +700,7 @@ func (s *Server) Delete(ctx context.Context, id string) error {
 // loop calls it every CleanupInterval.
 func (s *Server) Cleanup(ctx context.Context) (int, error) {
 	now := s.now()
-	n, err := s.store.DeleteExpired(ctx, now)
+	n, err := s.store.DeleteExpired(ctx, now.Add(-s.keepExpired))
 	if n > 0 && s.onRemoved != nil {
 		s.onRemoved("expired", n)
 	}

@@ -145,7 +145,7 @@ type UnusedPinDeleter interface {
 // the Server needs to enforce Options.MaxPinnedPerOwner. MemoryStore and
 // the sqlitestore and redisstore packages implement it.
 type PinCounter interface {
-	// CountPinned returns the number of pinned records whose Owner is
-	// owner.
+	// CountPinned returns the number of pinned records whose owner has
+	// the identity of owner (OwnerIdentity), whatever its label.
 	CountPinned(ctx context.Context, owner string) (int, error)
 }

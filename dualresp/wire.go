@@ -12,7 +12,7 @@ import (
 
 // This file declares what goes over the wire, once for every side: the REST
 // handler writes these types, the Client reads them, and adapters and
-// applications (datasf's resources/read, for example) reuse them.
+// applications (an MCP resources/read handler, for example) reuse them.
 
 // ResourceInfo is a resource's metadata: the answer of GET /resources/{id}
 // (and of PUT, which pins).
@@ -343,7 +343,7 @@ var OutputSchema = json.RawMessage(`{"type":"object","properties":{` +
 // case); inside a URI or URL any path segment of letters, digits and
 // "-._~" is taken as the id, so that links of other dual response servers
 // resolve too. Ids of this package come back in lower case. It is the one
-// place ids are read from references: the Client, analyze and datasf use it.
+// place ids are read from references: the Client and applications use it.
 func ResourceID(ref string) (string, error) {
 	ref = strings.TrimSpace(ref)
 	var id string

@@ -9,10 +9,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// CorrectQuery ranks the columns against each name it leaves alone once,
+// Correct ranks the columns against each name it leaves alone once,
 // and reports the closest columns from that ranking: the same list Closest
 // gives, so a "did you mean" message needs no second ranking.
-func TestCorrectQueryReportsClosestOnce(t *testing.T) {
+func TestCorrectReportsClosestOnce(t *testing.T) {
 	columns := []string{"police_district", "supervisor_district", "incident_category", "incident_date", "point", "fy", "fm", "fv"}
 	var mu sync.Mutex
 	ranked := map[string]int{}
@@ -24,7 +24,7 @@ func TestCorrectQueryReportsClosestOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := CorrectQuery(q, text, columns, Options{})
+	res := correctQuery(q, text, columns, Options{})
 	left := append(slices.Clone(res.Unknown), func() (names []string) {
 		for _, a := range res.Ambiguous {
 			names = append(names, a.Name)
@@ -32,11 +32,11 @@ func TestCorrectQueryReportsClosestOnce(t *testing.T) {
 		return
 	}()...)
 	if len(left) < 3 {
-		t.Fatalf("CorrectQuery(%q) left %v alone; want district, weather, fj and zzzz", text, left)
+		t.Fatalf("correctQuery(%q) left %v alone; want district, weather, fj and zzzz", text, left)
 	}
 	for _, name := range left {
 		if ranked[name] != 1 {
-			t.Errorf("CorrectQuery ranked every column against %q %d times; want 1", name, ranked[name])
+			t.Errorf("correctQuery ranked every column against %q %d times; want 1", name, ranked[name])
 		}
 		want := Closest(name, columns, ClosestColumns)
 		if diff := cmp.Diff(want, res.Closest[name]); diff != "" {

@@ -2,7 +2,9 @@
 // against a dataset's real columns, without ever corrupting a valid query
 // and without ever guessing.
 //
-// Correct parses the query with package soql and looks only at the column
+// Correct takes the query as text and the dataset's field names as strings,
+// so any program can call it; it parses the query with its own SoQL parser
+// and looks only at the column
 // references of its first stage (never string literals, function names,
 // keywords, aliases the query defines, cast types, or system fields such as
 // :id). A reference that already names a column is left alone: Socrata
@@ -34,16 +36,18 @@
 // columns for "did you mean" messages, those sharing the name's words first.
 //
 // Only the byte ranges of corrected references change; every other byte of
-// the query is kept as written.
+// the query is kept as written. Result.Renames says which names became which
+// columns, for a caller that keeps a parse of the query of its own.
 //
-// Imported by package datasf (query_datasf and its error messages),
-// package hints and the benchmarks only: internal, not a library API.
+// A library for any client of a Socrata portal: package datasf uses it for
+// query_datasf and its "did you mean" messages, package hints for its
+// suggestions. github.com/sahilm/fuzzy ranks ties because its scores
+// follow how people abbreviate; the edit distance is written here because
+// the typo rules need it per word.
 package fuzzymatch
 
 import (
-	"cmp"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/datasf-mcp/datasf-mcp/internal/soql"
@@ -119,20 +123,18 @@ type Rejection struct {
 
 // Correct rewrites the column references of query that are slightly wrong
 // against columns (the dataset's field names). It returns the parse error
-// (a *soql.SyntaxError) when query does not parse.
+// when query does not parse (its message gives the line and column).
 func Correct(query string, columns []string, opts Options) (Result, error) {
 	q, err := soql.Parse(query)
 	if err != nil {
 		return Result{Query: query}, err
 	}
-	return CorrectQuery(q, query, columns, opts), nil
+	return correctQuery(q, query, columns, opts), nil
 }
 
-// CorrectQuery is Correct on a query already parsed from src: it rewrites
-// the corrected references of q in place (their Name; Raw and positions
-// keep what src has) and returns src with the same corrections in
-// Result.Query. Callers that parse once use it.
-func CorrectQuery(q *soql.Query, src string, columns []string, opts Options) Result {
+// correctQuery is Correct on q, parsed from src: it returns src with the
+// corrections in Result.Query and leaves q as it is.
+func correctQuery(q *soql.Query, src string, columns []string, opts Options) Result {
 	res := Result{Query: src}
 	if opts.Disabled || len(columns) == 0 {
 		return res
@@ -150,21 +152,21 @@ func CorrectQuery(q *soql.Query, src string, columns []string, opts Options) Res
 	for _, name := range names {
 		res.report(m, name, decided[name], threshold)
 	}
-	var fixed []*soql.Ident
-	for _, ref := range misses {
-		if d, ok := decided[ref.Name]; ok && d.verdict == corrected {
-			fixed = append(fixed, ref)
-		}
-	}
-	if len(fixed) == 0 {
-		return res
-	}
-	// The text is rewritten from the references as written, then the tree.
-	res.Query = splice(src, fixed, decided)
-	for _, ref := range fixed {
-		rename(ref, decided[ref.Name].best.Column)
-	}
+	res.Query = q.RenameInSource(src, res.Renames())
 	return res
+}
+
+// Renames maps each name Correct rewrote, as the query had it, to its
+// column: what a caller that keeps its own parse of the query renames.
+func (res Result) Renames() map[string]string {
+	if len(res.Corrections) == 0 {
+		return nil
+	}
+	to := make(map[string]string, len(res.Corrections))
+	for _, c := range res.Corrections {
+		to[c.Original] = c.Corrected
+	}
+	return to
 }
 
 // unknownRefs returns q's column references that name none of columns, in
@@ -199,7 +201,7 @@ func decideRefs(q *soql.Query, misses []*soql.Ident, m *matcher, display map[str
 			continue
 		}
 		if field, ok := display[displayKey(ref.Name)]; ok {
-			decided[ref.Name] = decision{verdict: corrected, best: Candidate{Column: field}, why: whyDisplayName}
+			decided[ref.Name] = decision{verdict: corrected, best: candidate{Column: field}, why: whyDisplayName}
 			names = append(names, ref.Name)
 			continue
 		}
@@ -278,33 +280,6 @@ func displayNames(byName map[string]string, columns []string) map[string]string 
 		delete(out, k)
 	}
 	return out
-}
-
-// splice returns src with each of refs (in any order) replaced by the
-// spelling of its corrected column; the references' positions are src's.
-func splice(src string, refs []*soql.Ident, decided map[string]decision) string {
-	refs = slices.Clone(refs)
-	slices.SortFunc(refs, func(a, b *soql.Ident) int { return cmp.Compare(a.NamePos.Offset, b.NamePos.Offset) })
-	var b strings.Builder
-	b.Grow(len(src) + 16*len(refs))
-	last := 0
-	for _, ref := range refs {
-		start := ref.NamePos.Offset
-		b.WriteString(src[last:start])
-		b.WriteString(spell(decided[ref.Name].best.Column, ref.Quoted))
-		last = start + len(ref.Raw)
-	}
-	b.WriteString(src[last:])
-	return b.String()
-}
-
-// rename makes ref name column in the tree (Raw and the position keep
-// what the source has).
-func rename(ref *soql.Ident, column string) {
-	ref.Name = column
-	if !bare(column) {
-		ref.Quoted = true
-	}
 }
 
 // closest records the columns closest to a name left alone, from the
@@ -400,34 +375,4 @@ func reason(name string, d decision, threshold float64) string {
 	}
 	return fmt.Sprintf("no column %q; %q is the only column %d edit%s away (normalized distance %.2f, threshold %.2f)",
 		name, c.Column, c.Edits, plural, c.Distance, threshold)
-}
-
-// spell writes a column name as an identifier: bare when it can be, else
-// backtick-quoted (and always quoted when the original was).
-func spell(name string, quoted bool) string {
-	if !quoted && bare(name) {
-		return name
-	}
-	return "`" + name + "`"
-}
-
-// contextual are words that the parser reads as keywords in some places
-// (CASE … END, NULLS FIRST); a correction never writes them bare.
-var contextual = map[string]bool{"case": true, "when": true, "then": true, "else": true, "end": true, "nulls": true, "first": true, "last": true}
-
-// bare reports whether name can be written as a bare SoQL identifier.
-func bare(name string) bool {
-	if name == "" || soql.IsReserved(name) || contextual[strings.ToLower(name)] {
-		return false
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		switch {
-		case c == '_', 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z':
-		case '0' <= c && c <= '9' && i > 0:
-		default:
-			return false
-		}
-	}
-	return true
 }

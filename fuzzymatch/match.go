@@ -8,8 +8,8 @@ import (
 	"github.com/sahilm/fuzzy"
 )
 
-// Candidate is one column considered as the intended spelling of a name.
-type Candidate struct {
+// candidate is one column considered as the intended spelling of a name.
+type candidate struct {
 	Column   string  // the column's field name
 	Edits    int     // Distance between the normalized name and column
 	Distance float64 // Edits divided by the longer one's length in runes
@@ -32,10 +32,10 @@ const (
 // decision is the outcome of matching one name.
 type decision struct {
 	verdict verdict
-	best    Candidate   // when corrected; when unknown, the nearest column (if any)
-	ties    []Candidate // when ambiguous, best first
+	best    candidate   // when corrected; when unknown, the nearest column (if any)
+	ties    []candidate // when ambiguous, best first
 	why     string      // when unknown or ambiguous with a near column: the rule that refused it
-	all     []Candidate // every column ranked, when deciding needed them (nothing a typo away)
+	all     []candidate // every column ranked, when deciding needed them (nothing a typo away)
 }
 
 // matcher holds a schema's columns in the forms matching needs. It is built
@@ -74,13 +74,13 @@ var rankedAll func(name string)
 // rank scores every column against name (when all is false, only those
 // at most maxTypoEdits+1 edits away) and returns them closest first: fewest edits, then the
 // higher fuzzy score, then the shorter distance, then by name.
-func (m *matcher) rank(name string, all bool) []Candidate {
+func (m *matcher) rank(name string, all bool) []candidate {
 	if all && rankedAll != nil {
 		rankedAll(name)
 	}
 	n := normalize(name)
 	nr := []rune(n)
-	var out []Candidate
+	var out []candidate
 	for i, cr := range m.norm {
 		longer := max(len(nr), len(cr))
 		if longer == 0 {
@@ -98,7 +98,7 @@ func (m *matcher) rank(name string, all bool) []Candidate {
 		if !all && d > bound {
 			continue
 		}
-		out = append(out, Candidate{Column: m.columns[i], Edits: d, Distance: dist, SameLetters: d > 0 && sameLetters(nr, cr)})
+		out = append(out, candidate{Column: m.columns[i], Edits: d, Distance: dist, SameLetters: d > 0 && sameLetters(nr, cr)})
 	}
 	if len(out) == 0 {
 		return nil
@@ -117,7 +117,7 @@ func (m *matcher) rank(name string, all bool) []Candidate {
 	return out
 }
 
-func compareCandidates(a, b Candidate) int {
+func compareCandidates(a, b candidate) int {
 	if c := cmp.Compare(a.Edits, b.Edits); c != 0 {
 		return c
 	}
@@ -151,7 +151,7 @@ func (m *matcher) decide(name string) decision {
 	d := m.decideByEdits(name)
 	if d.verdict == unknown {
 		if c := m.vocabularyMatch(name); c != "" {
-			return decision{verdict: corrected, best: Candidate{Column: c}, why: whyVocabulary}
+			return decision{verdict: corrected, best: candidate{Column: c}, why: whyVocabulary}
 		}
 	}
 	return d
@@ -161,7 +161,7 @@ func (m *matcher) decideByEdits(name string) decision {
 	cands := m.rank(name, false)
 	if len(cands) == 0 || cands[0].Edits > maxTypoEdits {
 		// Nothing a typo away. Rank every column, to say why (and which
-		// columns are closest: CorrectQuery reports them).
+		// columns are closest: Correct reports them).
 		cands = m.rank(name, true)
 		if len(cands) == 0 || cands[0].Distance > m.threshold {
 			d := decision{verdict: unknown, all: cands}
@@ -216,14 +216,14 @@ func Closest(name string, columns []string, n int) []string {
 
 // closest orders cands, every column ranked against name, as Closest does
 // and returns the first n.
-func (m *matcher) closest(name string, cands []Candidate, n int) []string {
+func (m *matcher) closest(name string, cands []candidate, n int) []string {
 	cands = slices.Clone(cands)
 	nw := words(normalize(name))
 	shared := make(map[string]int, len(cands))
 	for _, c := range cands {
 		shared[c.Column] = sharedWords(nw, words(normalize(c.Column)), &m.s)
 	}
-	slices.SortStableFunc(cands, func(a, b Candidate) int {
+	slices.SortStableFunc(cands, func(a, b candidate) int {
 		return cmp.Compare(shared[b.Column], shared[a.Column])
 	})
 	var out []string

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/datasf-mcp/datasf-mcp/internal/fixtures"
 	"github.com/datasf-mcp/datasf-mcp/fuzzymatch"
+	"github.com/datasf-mcp/datasf-mcp/internal/fixtures"
 	"github.com/datasf-mcp/datasf-mcp/internal/soql"
 )
 
@@ -218,13 +218,13 @@ func typoBenchmark(t *testing.T) (per map[string]*typoTally, total typoTally) {
 				if err != nil {
 					t.Fatalf("Correct produced unparsable SoQL %q: %v", res.Query, err)
 				}
-				// The tree CorrectQuery renames in place (what query_datasf
-				// stores) says what the corrected text says.
+				// The tree renamed in place with Result.Renames (what
+				// query_datasf stores) says what the corrected text says.
 				badText := replaceRef(cq.soql, q, ref.Name, spelled)
 				tree, _ := soql.Parse(badText)
-				fuzzymatch.CorrectQuery(tree, badText, cq.columns, fuzzymatch.Options{})
+				tree.RenameColumns(res.Renames())
 				if got, want := tree.String(), fixed.String(); got != want {
-					t.Errorf("CorrectQuery's tree of %q prints %q; the corrected text parses to %q", badText, got, want)
+					t.Errorf("the tree of %q renamed by Result.Renames prints %q; the corrected text parses to %q", badText, got, want)
 				}
 				got := ""
 				for _, other := range fixed.ColumnRefs() {

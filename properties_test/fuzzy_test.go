@@ -297,9 +297,8 @@ func refsAfter(t *rapid.T, query string) []*soql.Ident {
 // edit distance <= 0.4) of exactly one valid field is corrected to that
 // field or left alone, never changed to another; with several fields within
 // the threshold only the unique closest one may be taken, and a tie leaves
-// the name alone. (Issue 18 narrowed the rule: only what is surely a typo
-// is rewritten, so a unique neighbour may be left alone; rules_test.go
-// checks the narrower rule.)
+// the name alone. (Only what is surely a typo is rewritten, so a unique
+// neighbour may be left alone; rules_test.go checks that narrower rule.)
 func TestFastFuzzyCorrectsUniqueNeighbour(t *testing.T) {
 	t.Parallel()
 	var unique, several, corrected int

@@ -18,7 +18,7 @@ import (
 	"github.com/datasf-mcp/datasf-mcp/socrata/socratatest"
 )
 
-// Issue 23, item 7: the local checks and the fake portal agree. A query the
+// The local checks and the fake portal agree. A query the
 // local checks (soql.Query.Check on the dataset's schema) accept is never
 // refused by the portal for a type or a name, and a query they refuse for
 // a type or a name is refused by the portal with the same code. Queries

@@ -10,7 +10,7 @@ import (
 	"github.com/datasf-mcp/datasf-mcp/internal/soql"
 )
 
-// Issue 18, rule 1: only what is surely a typo is rewritten. Whatever the
+// Only what is surely a typo is rewritten. Whatever the
 // query, a rewrite never changes a name that is a valid column or an alias
 // the query defines, and its target is the only column at the smallest edit
 // distance from the name (among all columns, not only those within the

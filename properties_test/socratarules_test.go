@@ -12,7 +12,7 @@ import (
 	"github.com/datasf-mcp/datasf-mcp/socrata/socratatest"
 )
 
-// Issue 37: the checker and the offline portal follow the same rules
+// The checker and the offline portal follow the same rules
 // (soql's signatures). On a dataset with one column of every type, with
 // queries drawn from every signature family, literal form and clause rule:
 // what the checker refuses the portal refuses with the same code (it never

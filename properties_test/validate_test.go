@@ -50,8 +50,8 @@ func genDatasetID() *rapid.Generator[string] {
 }
 
 // Property 4: every string that is not a 4x4 id once lower-cased and
-// trimmed of ASCII white space (^[a-z0-9]{4}-[a-z0-9]{4}$; issue 18 accepts
-// ids as models write them), nor a dataset URL ending in one, is rejected
+// trimmed of ASCII white space (^[a-z0-9]{4}-[a-z0-9]{4}$: ids are accepted
+// as models write them), nor a dataset URL ending in one, is rejected
 // as a dataset id, with an error naming dataset_id; every other one is
 // accepted (by validate.DatasetID and by the get_schema and query_datasf
 // input structs) and normalizes to the lower-case id.
@@ -84,13 +84,13 @@ func TestFastDatasetIDShape(t *testing.T) {
 				t.Fatalf("DatasetID(%q) = %q; want the error to name dataset_id", id, err)
 			}
 		}
-		for _, in := range []interface{ Validate() error }{
+		for _, in := range []any{
 			&datasf.SchemaInput{DatasetID: id},
 			&datasf.QueryInput{DatasetID: id, SoQL: "SELECT *"},
 		} {
-			got := failingFields(t, in.Validate())
+			got := failingFields(t, validate.Struct(in))
 			if wantFail := !want; slices.Contains(got, "dataset_id") != wantFail {
-				t.Fatalf("%+v.Validate() fails for %v; want dataset_id failing = %v", in, got, wantFail)
+				t.Fatalf("validate.Struct(%+v) fails for %v; want dataset_id failing = %v", in, got, wantFail)
 			}
 		}
 	})
@@ -175,13 +175,13 @@ func TestFastSearchQueryLength(t *testing.T) {
 		q := genText(datasf.MaxSearchQuery, false).Draw(t, "query")
 		n := utf8.RuneCountInString(q)
 		wantFail := blank(q) || n > 500
-		err := (&datasf.SearchInput{Query: q}).Validate()
+		err := validate.Struct(&datasf.SearchInput{Query: q})
 		if err != nil && !strings.Contains(err.Error(), "query") {
-			t.Fatalf("SearchInput.Validate error %q does not name the field query", err)
+			t.Fatalf("validate.Struct(SearchInput) error %q does not name the field query", err)
 		}
 		got := failingFields(t, err)
 		if slices.Contains(got, "query") != wantFail || len(got) > 1 {
-			t.Fatalf("SearchInput{Query: %d characters, blank %v}.Validate() fails for %v; want [query] failing = %v", n, blank(q), got, wantFail)
+			t.Fatalf("validate.Struct(SearchInput{Query: %d characters, blank %v}) fails for %v; want [query] failing = %v", n, blank(q), got, wantFail)
 		}
 	})
 }
@@ -195,13 +195,13 @@ func TestFastSoQLLength(t *testing.T) {
 		q := genText(datasf.MaxSoQL, true).Draw(t, "soql")
 		n := utf8.RuneCountInString(q)
 		wantFail := blank(q) || n > datasf.MaxSoQL
-		err := (&datasf.QueryInput{DatasetID: "abcd-1234", SoQL: q}).Validate()
+		err := validate.Struct(&datasf.QueryInput{DatasetID: "abcd-1234", SoQL: q})
 		if err != nil && !strings.Contains(err.Error(), "soql") {
-			t.Fatalf("QueryInput.Validate error %q does not name the field soql", err)
+			t.Fatalf("validate.Struct(QueryInput) error %q does not name the field soql", err)
 		}
 		got := failingFields(t, err)
 		if slices.Contains(got, "soql") != wantFail || len(got) > 1 {
-			t.Fatalf("QueryInput{SoQL: %d characters, blank %v}.Validate() fails for %v; want [soql] failing = %v", n, blank(q), got, wantFail)
+			t.Fatalf("validate.Struct(QueryInput{SoQL: %d characters, blank %v}) fails for %v; want [soql] failing = %v", n, blank(q), got, wantFail)
 		}
 	})
 }
@@ -261,7 +261,7 @@ func TestFastValidationErrorsNameFields(t *testing.T) {
 	t.Parallel()
 	rapid.Check(t, func(t *rapid.T) {
 		var (
-			in   interface{ Validate() error }
+			in   any
 			want []string
 		)
 		fail := func(field string, bad bool) {
@@ -329,10 +329,10 @@ func TestFastValidationErrorsNameFields(t *testing.T) {
 			in = s
 		}
 		slices.Sort(want)
-		err := in.Validate()
+		err := validate.Struct(in)
 		got := failingFields(t, err)
 		if !slices.Equal(got, want) {
-			t.Fatalf("%T.Validate() fails for %v; want %v (error: %v)", in, got, want, err)
+			t.Fatalf("validate.Struct(%T) fails for %v; want %v (error: %v)", in, got, want, err)
 		}
 		if err == nil {
 			return

@@ -63,7 +63,7 @@ func TestBadInputCatalogue(t *testing.T) {
 		{"list_datasf", map[string]any{"categories": "x"}, "categories"},
 		{"get_schema", map[string]any{}, "dataset_id"},
 		{"get_schema", map[string]any{"dataset_id": ""}, "dataset_id"},
-		{"get_schema", map[string]any{"dataset_id": "ABCD_1234"}, "dataset_id"}, // upper case alone is read as the id (issue 18)
+		{"get_schema", map[string]any{"dataset_id": "ABCD_1234"}, "dataset_id"}, // upper case alone is read as the id
 		{"get_schema", map[string]any{"dataset_id": "abcd1234"}, "dataset_id"},
 		{"get_schema", map[string]any{"dataset_id": "abc-12345"}, "dataset_id"},
 		{"get_schema", map[string]any{"dataset_id": "abcd-1234-x"}, "dataset_id"},

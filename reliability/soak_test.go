@@ -33,7 +33,7 @@ var soakCalls = flag.Int("soak.calls", 1000, "tool calls of TestSoakHeapIsFlat")
 const soakSamples = 12
 
 // The heap may grow after warm-up by soakNoise bytes, or by at most
-// soakMaxPerCall bytes a call (the leak of issue 16 was about 44 KB a
+// soakMaxPerCall bytes a call (a leak of a call's answer is about 44 KB a
 // call; a result store that never evicts grows by about 2.5 KB a call).
 const (
 	soakNoise      = 512 << 10

@@ -6,8 +6,8 @@
 // (golang.org/x/sync/singleflight). Errors are never cached. Each answer
 // says whether it came from the cache, and Stats counts hits and misses.
 //
-// Imported by packages portal and datasf and the benchmarks only: internal,
-// not a library API.
+// A library for any client of a Socrata portal (the Fetcher is usually a
+// *socrata.Client); package datasf's portals and the benchmarks use it.
 package schemacache
 
 import (

@@ -96,6 +96,9 @@ type Options struct {
 	RequestRate   float64
 	RequestBurst  int
 	MaxQueueWait  time.Duration
+	// SharedLimit, when set, is asked first for every request's turn: the
+	// limits this client shares with others (see SharedLimiter).
+	SharedLimit SharedLimiter
 	// OnWait, when set, is told of every request that had to wait for its
 	// turn; OnRequest of every attempt sent, with its HTTP status (0 when
 	// none came) and how long the answer took to start. They are for

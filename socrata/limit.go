@@ -2,6 +2,7 @@ package socrata
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -47,20 +48,43 @@ type WaitInfo struct {
 	Served bool
 }
 
+// SharedLimiter bounds the requests of several clients together: the
+// replicas of one service that share one portal's budget through a store
+// they all reach (package internal/portal's Redis budget). A client with
+// one (Options.SharedLimit) asks it for every request's turn; while it
+// answers ErrSharedLimitUnavailable the client falls back to its own
+// limits (Options.MaxConcurrent, Options.RequestRate), which are then its
+// share of the budget: never to no limit.
+type SharedLimiter interface {
+	// Acquire waits, at most until deadline, for one request's turn: a
+	// slot of the shared bound on requests in flight and a token of the
+	// shared rate. It returns the function that frees the slot and whether
+	// the request had to wait. A turn that would come after deadline is a
+	// *BusyError with After set; a store that cannot be reached is an error
+	// wrapping ErrSharedLimitUnavailable; an ended ctx is ctx's error.
+	Acquire(ctx context.Context, deadline time.Time) (release func(), waited bool, err error)
+}
+
+// ErrSharedLimitUnavailable is what a SharedLimiter answers when its store
+// cannot be reached: the client then uses its own limits.
+var ErrSharedLimitUnavailable = errors.New("socrata: the store of the shared limits cannot be reached")
+
 // limiter holds the politeness limits of one client: a bound on the
 // requests in flight and a token bucket of requests per second
-// (golang.org/x/time/rate). Socrata throttles clients without an app token
+// (golang.org/x/time/rate), and the limits it shares with other clients
+// (SharedLimiter), asked first when there are some. Socrata throttles clients without an app token
 // harder than those with one (https://dev.socrata.com/docs/app-tokens.html);
 // the limits here keep this server a polite client of the portal whatever
 // its own callers do.
 type limiter struct {
 	slots   chan struct{} // nil: no bound on requests in flight
 	rate    *rate.Limiter // nil: no rate
+	shared  SharedLimiter // nil: none
 	maxWait time.Duration
 }
 
 func newLimiter(opts Options) *limiter {
-	l := &limiter{maxWait: opts.MaxQueueWait}
+	l := &limiter{maxWait: opts.MaxQueueWait, shared: opts.SharedLimit}
 	if l.maxWait <= 0 {
 		l.maxWait = DefaultMaxQueueWait
 	}
@@ -74,7 +98,7 @@ func newLimiter(opts Options) *limiter {
 		}
 		l.rate = rate.NewLimiter(rate.Limit(opts.RequestRate), burst)
 	}
-	if l.slots == nil && l.rate == nil {
+	if l.slots == nil && l.rate == nil && l.shared == nil {
 		return nil
 	}
 	return l
@@ -109,6 +133,24 @@ func (c *Client) acquire(ctx context.Context, endpoint string) (release func(), 
 	busy := func(after time.Duration) error {
 		done(false)
 		return &BusyError{Endpoint: endpoint, After: max(after, time.Second).Round(time.Second), Waited: c.now().Sub(start)}
+	}
+	if l.shared != nil {
+		release, sharedWaited, err := l.shared.Acquire(ctx, deadline)
+		waited = sharedWaited
+		var be *BusyError
+		switch {
+		case err == nil:
+			done(true)
+			return release, nil
+		case errors.As(err, &be):
+			waited = true
+			return nil, busy(be.After)
+		case !errors.Is(err, ErrSharedLimitUnavailable):
+			done(false)
+			return nil, err
+		}
+		// The shared store is away: this client's own limits, its share.
+		waited = false
 	}
 	if l.slots != nil {
 		select {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"iter"
+	"net/http"
 	"strings"
 )
 
@@ -79,10 +80,37 @@ func (c *Client) QueryStream(ctx context.Context, datasetID, soql string) (*RowS
 	if strings.TrimSpace(soql) == "" {
 		return nil, errors.New("socrata: soql is empty; want a query such as \"SELECT * LIMIT 10\"")
 	}
-	resp, endpoint, err := c.openQuery(ctx, datasetID, soql)
+	c = c.target() // a portal that moved: its new host's token decides
+	// SODA3 with an app token, else (or when the portal has no SODA3)
+	// SODA 2.1.
+	endpoint := "resource"
+	var (
+		resp *http.Response
+		err  error
+	)
+	if c.UsesSODA3() {
+		endpoint = "query"
+		resp, err = c.send(ctx, endpoint, http.MethodPost, c.soda3URL(datasetID), soda3Body(soql))
+		var api *APIError
+		if errors.As(err, &api) && (api.StatusCode == http.StatusNotFound || api.StatusCode == http.StatusMethodNotAllowed) {
+			endpoint = "resource"
+			resp, err = c.send(ctx, endpoint, http.MethodGet, c.resourceURL(datasetID, soql), nil)
+			if api.StatusCode == http.StatusMethodNotAllowed || err == nil {
+				c.noSODA3(ctx, api.StatusCode)
+			}
+		}
+	} else {
+		resp, err = c.send(ctx, endpoint, http.MethodGet, c.resourceURL(datasetID, soql), nil)
+	}
 	if err != nil {
 		return nil, err
 	}
+	return c.newRowStream(ctx, endpoint, resp)
+}
+
+// newRowStream reads the head of a query's answer: the rows' stream, or
+// the error the portal answered instead.
+func (c *Client) newRowStream(ctx context.Context, endpoint string, resp *http.Response) (*RowStream, error) {
 	s := &RowStream{
 		Fields: headerList(resp.Header.Get("X-SODA2-Fields")),
 		Types:  headerList(resp.Header.Get("X-SODA2-Types")),

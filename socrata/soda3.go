@@ -3,8 +3,6 @@ package socrata
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"net/http"
 	"net/url"
 	"regexp"
 	"strconv"
@@ -88,28 +86,12 @@ func (c *Client) UsesSODA3() bool {
 	return c.token != "" && !c.soda3Off.Load()
 }
 
-// openQuery sends one query and returns the successful response and the
-// endpoint that answered it: "query" (SODA3) or "resource" (SODA 2.1).
-func (c *Client) openQuery(ctx context.Context, datasetID, soql string) (*http.Response, string, error) {
-	c = c.target() // a portal that moved: its new host's token decides
-	if !c.UsesSODA3() {
-		resp, err := c.send(ctx, "resource", http.MethodGet, c.resourceURL(datasetID, soql), nil)
-		return resp, "resource", err
+// noSODA3 notes that the portal has no SODA3 query API (it answered
+// status to a SODA3 query that SODA 2.1 then took): later queries use SODA
+// 2.1.
+func (c *Client) noSODA3(ctx context.Context, status int) {
+	if c.soda3Off.CompareAndSwap(false, true) {
+		c.log.InfoContext(ctx, "socrata: the portal has no SODA3 query API; using SODA 2.1 from now on",
+			"domain", c.domain, "status", status)
 	}
-	resp, err := c.send(ctx, "query", http.MethodPost, c.soda3URL(datasetID), soda3Body(soql))
-	if err == nil {
-		return resp, "query", nil
-	}
-	var api *APIError
-	if !errors.As(err, &api) || (api.StatusCode != http.StatusNotFound && api.StatusCode != http.StatusMethodNotAllowed) {
-		return nil, "query", err
-	}
-	resp, err2 := c.send(ctx, "resource", http.MethodGet, c.resourceURL(datasetID, soql), nil)
-	if api.StatusCode == http.StatusMethodNotAllowed || err2 == nil {
-		if c.soda3Off.CompareAndSwap(false, true) {
-			c.log.InfoContext(ctx, "socrata: the portal has no SODA3 query API; using SODA 2.1 from now on",
-				"domain", c.domain, "status", api.StatusCode)
-		}
-	}
-	return resp, "resource", err2
 }

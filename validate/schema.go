@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -14,10 +15,10 @@ import (
 // tag is its description), with what its other tags say, so that each
 // limit is written once, in the struct:
 //
-//   - `validate`: required makes the field required; chars=LO HI becomes
-//     minLength (when LO > 0) and maxLength, between=LO HI minimum and
-//     maximum, entries=LO HI minProperties and maxProperties, oneof the
-//     enum;
+//   - `validate`: required makes the field required; min and max become
+//     minLength (when above 0) and maxLength for a string, minimum and
+//     maximum for a number, minProperties and maxProperties for a map;
+//     oneof becomes the enum;
 //   - `default`: the default, as JSON (shown to clients; the handler
 //     applies it).
 //
@@ -51,18 +52,12 @@ func Schema[T any]() (*jsonschema.Schema, error) {
 			switch word {
 			case "required":
 				s.Required = append(s.Required, name)
-			case "chars":
-				lo, hi := bounds(param)
-				if lo > 0 {
-					p.MinLength = jsonschema.Ptr(int(lo))
+			case "min", "max":
+				n, err := strconv.Atoi(param)
+				if err != nil {
+					return nil, fmt.Errorf("validate: %s.%s: %s=%q is not a whole number", t.Name(), f.Name, word, param)
 				}
-				p.MaxLength = jsonschema.Ptr(int(hi))
-			case "between":
-				lo, hi := bounds(param)
-				p.Minimum, p.Maximum = jsonschema.Ptr(float64(lo)), jsonschema.Ptr(float64(hi))
-			case "entries":
-				lo, hi := bounds(param)
-				p.MinProperties, p.MaxProperties = jsonschema.Ptr(int(lo)), jsonschema.Ptr(int(hi))
+				bound(p, f.Type, word, n)
 			case "oneof":
 				p.Enum = nil
 				for w := range strings.FieldsSeq(param) {
@@ -72,4 +67,27 @@ func Schema[T any]() (*jsonschema.Schema, error) {
 		}
 	}
 	return s, nil
+}
+
+// bound states a min or max rule of a field of type t in its schema p.
+func bound(p *jsonschema.Schema, t reflect.Type, word string, n int) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch {
+	case t.Kind() == reflect.String && word == "min":
+		if n > 0 {
+			p.MinLength = jsonschema.Ptr(n)
+		}
+	case t.Kind() == reflect.String:
+		p.MaxLength = jsonschema.Ptr(n)
+	case t.Kind() == reflect.Map && word == "min":
+		p.MinProperties = jsonschema.Ptr(n)
+	case t.Kind() == reflect.Map:
+		p.MaxProperties = jsonschema.Ptr(n)
+	case word == "min":
+		p.Minimum = jsonschema.Ptr(float64(n))
+	default:
+		p.Maximum = jsonschema.Ptr(float64(n))
+	}
 }

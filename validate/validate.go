@@ -13,16 +13,15 @@
 // (notblank).
 //
 // The rules are the `validate` struct tags of the tools' input structs
-// (package datasf), each limit written there once. Besides validator's own
-// rules (required, omitempty, omitnil, oneof, ...) these are available:
+// (package datasf), each limit written there once: validator's own rules
+// (required, omitempty, omitnil, oneof, and min and max, which count a
+// string's characters, bound a number and count a map's entries), and these
+// domain rules:
 //
 //	fourbyfour    a dataset id or its URL (DatasetIDPattern; see NormalizeDatasetID)
 //	notblank      not only white space
 //	cleantext     valid UTF-8, no control characters
 //	cleansoql     valid UTF-8, no control characters but tab, LF and CR
-//	chars=LO HI   LO to HI characters
-//	between=LO HI an integer from LO to HI
-//	entries=LO HI a map of LO to HI entries
 //
 // Struct checks a struct against its tags; Schema states the same struct
 // as the JSON Schema a tool publishes; DatasetID checks one value.
@@ -33,8 +32,11 @@
 // wg3w-h783.json, …/d/wg3w-h783/about_data). NormalizeDatasetID turns any
 // accepted form into the id itself, in lower case.
 //
-// Imported by package datasf (the tools' inputs) only: internal, not a
-// library API.
+// A library for any MCP server whose tools take arguments from a language
+// model: package datasf declares its tools' inputs with it. validator/v10
+// is the rule engine because its struct tags are the common way to state
+// rules in Go; this package adds the domain rules and words a model can act
+// on.
 package validate
 
 import (
@@ -94,8 +96,12 @@ func NormalizeDatasetID(s string) string {
 // FieldError is one argument that failed one rule.
 type FieldError struct {
 	Field   string // the argument's JSON name, e.g. "dataset_id"
-	Rule    string // the rule's tag, e.g. "chars", "between", "fourbyfour"
-	Message string // a sentence naming the field and the rule
+	Rule    string // the rule's tag, e.g. "required", "max", "fourbyfour"
+	Message string // a sentence naming the field and the rule: Field, a space, Problem
+	// Problem is the sentence without the field's name, e.g. "must not be
+	// empty", for a caller that names the field its own way (a command
+	// line's flag).
+	Problem string
 }
 
 // Error lists every argument that failed. Its text is the messages joined
@@ -119,28 +125,6 @@ var engine = sync.OnceValue(func() *validator.Validate {
 		"notblank":   func(fl validator.FieldLevel) bool { return strings.TrimSpace(fl.Field().String()) != "" },
 		"cleantext":  func(fl validator.FieldLevel) bool { return cleanText(fl.Field().String(), false) == nil },
 		"cleansoql":  func(fl validator.FieldLevel) bool { return cleanText(fl.Field().String(), true) == nil },
-		"chars": func(fl validator.FieldLevel) bool {
-			lo, hi := bounds(fl.Param())
-			n := int64(utf8.RuneCountInString(fl.Field().String()))
-			return n >= lo && n <= hi
-		},
-		"between": func(fl validator.FieldLevel) bool {
-			lo, hi := bounds(fl.Param())
-			switch fl.Field().Kind() {
-			case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-				n := fl.Field().Int()
-				return n >= lo && n <= hi
-			}
-			return false
-		},
-		"entries": func(fl validator.FieldLevel) bool {
-			lo, hi := bounds(fl.Param())
-			if fl.Field().Kind() != reflect.Map {
-				return false
-			}
-			n := int64(fl.Field().Len())
-			return n >= lo && n <= hi
-		},
 	}
 	for tag, fn := range rules {
 		if err := v.RegisterValidation(tag, fn); err != nil {
@@ -150,15 +134,20 @@ var engine = sync.OnceValue(func() *validator.Validate {
 	return v
 })
 
-// bounds reads the "lo hi" parameter of chars, between and entries.
-func bounds(param string) (lo, hi int64) {
-	a, b, _ := strings.Cut(param, " ")
-	lo, err1 := strconv.ParseInt(a, 10, 64)
-	hi, err2 := strconv.ParseInt(b, 10, 64)
-	if err1 != nil || err2 != nil {
-		panic(fmt.Sprintf("validate: bad range parameter %q", param))
+// bounds returns the min= and max= parameters of a rule; has says which
+// it has.
+func bounds(rule string) (lo, hi int64, hasLo, hasHi bool) {
+	for part := range strings.SplitSeq(rule, ",") {
+		word, param, _ := strings.Cut(part, "=")
+		n, err := strconv.ParseInt(param, 10, 64)
+		switch {
+		case word == "min" && err == nil:
+			lo, hasLo = n, true
+		case word == "max" && err == nil:
+			hi, hasHi = n, true
+		}
 	}
-	return lo, hi
+	return lo, hi, hasLo, hasHi
 }
 
 // Struct validates the fields of the struct v (or v points to), each
@@ -170,7 +159,8 @@ func Struct(v any) error {
 		rv = rv.Elem()
 	}
 	if rv.Kind() != reflect.Struct {
-		return &Error{Fields: []FieldError{{Field: "arguments", Rule: "object", Message: fmt.Sprintf("arguments must be an object of named fields; got %T", v)}}}
+		problem := fmt.Sprintf("must be an object of named fields; got %T", v)
+		return &Error{Fields: []FieldError{{Field: "arguments", Rule: "object", Message: "arguments " + problem, Problem: problem}}}
 	}
 	out := &Error{}
 	for i := range rv.NumField() {
@@ -213,45 +203,67 @@ func check(field string, value any, rule string) *FieldError {
 	var verrs validator.ValidationErrors
 	if !errors.As(err, &verrs) || len(verrs) == 0 {
 		// A bad rule (a programming error) or a value validator cannot read.
-		return &FieldError{Field: field, Rule: "invalid", Message: fmt.Sprintf("%s could not be checked: %v", field, err)}
+		problem := fmt.Sprintf("could not be checked: %v", err)
+		return &FieldError{Field: field, Rule: "invalid", Message: field + " " + problem, Problem: problem}
 	}
 	fe := verrs[0]
-	return &FieldError{Field: field, Rule: fe.Tag(), Message: message(field, fe.Tag(), fe.Param(), fe.Value())}
+	problem := problem(fe.Tag(), fe.Param(), fe.Value())
+	if fe.Tag() == "min" || fe.Tag() == "max" {
+		problem = outOfBounds(rule, fe.Value())
+	}
+	return &FieldError{Field: field, Rule: fe.Tag(), Message: field + " " + problem, Problem: problem}
 }
 
-// message writes the sentence for one failed rule.
-func message(field, rule, param string, value any) string {
+// problem says how a value broke a rule, without the field's name.
+func problem(rule, param string, value any) string {
 	s, _ := value.(string)
 	switch rule {
 	case "required", "notblank":
-		return field + " must not be empty"
+		return "must not be empty"
 	case "fourbyfour":
-		return fmt.Sprintf("%s must be a dataset id like abcd-1234 (4 letters or digits, a hyphen, 4 more) or the dataset's URL; got %q", field, clip(s))
-	case "chars":
-		lo, hi := bounds(param)
-		n := utf8.RuneCountInString(s)
-		if lo == 0 {
-			return fmt.Sprintf("%s must be at most %d characters; got %d", field, hi, n)
-		}
-		return fmt.Sprintf("%s must be %d to %d characters; got %d", field, lo, hi, n)
-	case "between":
-		lo, hi := bounds(param)
-		return fmt.Sprintf("%s must be between %d and %d; got %v", field, lo, hi, value)
-	case "entries":
-		lo, hi := bounds(param)
-		n := 0
-		if rv := reflect.ValueOf(value); rv.Kind() == reflect.Map {
-			n = rv.Len()
-		}
-		return fmt.Sprintf("%s must have %d to %d entries; got %d", field, lo, hi, n)
+		return fmt.Sprintf("must be a dataset id like abcd-1234 (4 letters or digits, a hyphen, 4 more) or the dataset's URL; got %q", clip(s))
 	case "oneof":
-		return fmt.Sprintf("%s must be one of %s; got %q", field, strings.ReplaceAll(param, " ", ", "), clip(s))
+		return fmt.Sprintf("must be one of %s; got %q", strings.ReplaceAll(param, " ", ", "), clip(s))
 	case "cleantext":
-		return field + " " + cleanText(s, false).Error()
+		return cleanText(s, false).Error()
 	case "cleansoql":
-		return field + " " + cleanText(s, true).Error()
+		return cleanText(s, true).Error()
 	}
-	return fmt.Sprintf("%s breaks the rule %q", field, rule)
+	return fmt.Sprintf("breaks the rule %q", rule)
+}
+
+// outOfBounds says how value broke the min and max of rule: a string's
+// length in characters, a number's value or a map's entries.
+func outOfBounds(rule string, value any) string {
+	lo, hi, hasLo, hasHi := bounds(rule)
+	rv := reflect.ValueOf(value)
+	for rv.Kind() == reflect.Pointer && !rv.IsNil() {
+		rv = rv.Elem()
+	}
+	var unit string
+	var got any
+	switch rv.Kind() {
+	case reflect.String:
+		unit, got = " characters", utf8.RuneCountInString(rv.String())
+	case reflect.Map, reflect.Slice:
+		unit, got = " entries", rv.Len()
+	default:
+		got = rv.Interface()
+	}
+	verb := "be"
+	if unit == " entries" {
+		verb = "have"
+	}
+	switch {
+	case hasLo && hasHi && unit == "":
+		return fmt.Sprintf("must be between %d and %d; got %v", lo, hi, got)
+	case hasLo && hasHi && !(unit == " characters" && lo == 0):
+		return fmt.Sprintf("must %s %d to %d%s; got %v", verb, lo, hi, unit, got)
+	case hasHi:
+		return fmt.Sprintf("must %s at most %d%s; got %v", verb, hi, unit, got)
+	default:
+		return fmt.Sprintf("must %s at least %d%s; got %v", verb, lo, unit, got)
+	}
 }
 
 // cleanText rejects invalid UTF-8 and control characters; lines allows tab,

@@ -14,26 +14,26 @@ import (
 // The test inputs look like the tools' (package datasf), with their own
 // limits: this package has none.
 type searchIn struct {
-	Query  string `json:"query" validate:"required,cleantext,notblank,chars=1 500" jsonschema:"Keywords."`
-	Limit  *int   `json:"limit,omitempty" validate:"omitnil,between=1 20" default:"5"`
+	Query  string `json:"query" validate:"required,cleantext,notblank,min=1,max=500" jsonschema:"Keywords."`
+	Limit  *int   `json:"limit,omitempty" validate:"omitnil,min=1,max=20" default:"5"`
 	Format string `json:"format,omitempty" validate:"omitempty,oneof=auto json markdown"`
 }
 
 type listIn struct {
-	Category string `json:"category,omitempty" validate:"omitempty,cleantext,chars=0 200"`
-	Limit    *int   `json:"limit,omitempty" validate:"omitnil,between=1 100"`
+	Category string `json:"category,omitempty" validate:"omitempty,cleantext,max=200"`
+	Limit    *int   `json:"limit,omitempty" validate:"omitnil,min=1,max=100"`
 }
 
 type queryIn struct {
 	DatasetID   string `json:"dataset_id" validate:"required,fourbyfour"`
-	SoQL        string `json:"soql" validate:"required,cleansoql,notblank,chars=1 4000"`
+	SoQL        string `json:"soql" validate:"required,cleansoql,notblank,min=1,max=4000"`
 	AutoCorrect *bool  `json:"auto_correct,omitempty" default:"true"`
-	SampleSize  *int   `json:"sample_size,omitempty" validate:"omitnil,between=1 100"`
+	SampleSize  *int   `json:"sample_size,omitempty" validate:"omitnil,min=1,max=100"`
 }
 
 type analyzeIn struct {
-	SQL     string            `json:"sql" validate:"required,notblank,chars=1 25000"`
-	Results map[string]string `json:"results" validate:"required,entries=1 16"`
+	SQL     string            `json:"sql" validate:"required,notblank,min=1,max=25000"`
+	Results map[string]string `json:"results" validate:"required,min=1,max=16"`
 }
 
 // tagged has fields JSON skips or no rule.
@@ -72,10 +72,10 @@ func TestStruct(t *testing.T) {
 		{"search ok", &searchIn{Query: "fire incidents"}, nil},
 		{"search 1 char", &searchIn{Query: "x"}, nil},
 		{"search 500 chars", &searchIn{Query: strings.Repeat("a", 500)}, nil},
-		{"search 501 chars", &searchIn{Query: strings.Repeat("a", 501)}, []rule{{"query", "chars"}}},
+		{"search 501 chars", &searchIn{Query: strings.Repeat("a", 501)}, []rule{{"query", "max"}}},
 		{"search 500 multibyte chars", &searchIn{Query: strings.Repeat("é", 500)}, nil},
 		{"search 500 emoji", &searchIn{Query: strings.Repeat("🚒", 500)}, nil},
-		{"search 501 multibyte chars", &searchIn{Query: strings.Repeat("é", 501)}, []rule{{"query", "chars"}}},
+		{"search 501 multibyte chars", &searchIn{Query: strings.Repeat("é", 501)}, []rule{{"query", "max"}}},
 		{"search empty", &searchIn{}, []rule{{"query", "required"}}},
 		{"search blank", &searchIn{Query: " \u00a0 "}, []rule{{"query", "notblank"}}},
 		{"search tab", &searchIn{Query: "a\tb"}, []rule{{"query", "cleantext"}}},
@@ -85,41 +85,41 @@ func TestStruct(t *testing.T) {
 		{"search C1 control", &searchIn{Query: "ok\u0085"}, []rule{{"query", "cleantext"}}},
 		{"search bad UTF-8", &searchIn{Query: "caf\xe9"}, []rule{{"query", "cleantext"}}},
 		{"search limit unset", &searchIn{Query: "x", Limit: nil}, nil},
-		{"search limit 0", &searchIn{Query: "x", Limit: ptr(0)}, []rule{{"limit", "between"}}},
+		{"search limit 0", &searchIn{Query: "x", Limit: ptr(0)}, []rule{{"limit", "min"}}},
 		{"search limit 1", &searchIn{Query: "x", Limit: ptr(1)}, nil},
 		{"search limit 20", &searchIn{Query: "x", Limit: ptr(20)}, nil},
-		{"search limit 21", &searchIn{Query: "x", Limit: ptr(21)}, []rule{{"limit", "between"}}},
-		{"search limit -1", &searchIn{Query: "x", Limit: ptr(-1)}, []rule{{"limit", "between"}}},
+		{"search limit 21", &searchIn{Query: "x", Limit: ptr(21)}, []rule{{"limit", "max"}}},
+		{"search limit -1", &searchIn{Query: "x", Limit: ptr(-1)}, []rule{{"limit", "min"}}},
 		{"search bad format", &searchIn{Query: "x", Format: "xml"}, []rule{{"format", "oneof"}}},
-		{"search two errors", &searchIn{Query: "", Limit: ptr(50)}, []rule{{"query", "required"}, {"limit", "between"}}},
+		{"search two errors", &searchIn{Query: "", Limit: ptr(50)}, []rule{{"query", "required"}, {"limit", "max"}}},
 		{"search by value", searchIn{Query: "x"}, nil},
 
 		{"list empty", &listIn{}, nil},
 		{"list category", &listIn{Category: "Public Safety", Limit: ptr(100)}, nil},
 		{"list category 200", &listIn{Category: strings.Repeat("c", 200)}, nil},
-		{"list category 201", &listIn{Category: strings.Repeat("c", 201)}, []rule{{"category", "chars"}}},
+		{"list category 201", &listIn{Category: strings.Repeat("c", 201)}, []rule{{"category", "max"}}},
 		{"list category control", &listIn{Category: "a\x1bb"}, []rule{{"category", "cleantext"}}},
-		{"list limit 0", &listIn{Limit: ptr(0)}, []rule{{"limit", "between"}}},
-		{"list limit 101", &listIn{Limit: ptr(101)}, []rule{{"limit", "between"}}},
+		{"list limit 0", &listIn{Limit: ptr(0)}, []rule{{"limit", "min"}}},
+		{"list limit 101", &listIn{Limit: ptr(101)}, []rule{{"limit", "max"}}},
 
 		{"query ok", &queryIn{DatasetID: id, SoQL: "SELECT count(*)"}, nil},
 		{"query tabs and newlines", &queryIn{DatasetID: id, SoQL: "SELECT a,\n\tb\r\nWHERE c > 1"}, nil},
 		{"query 4000 multibyte", &queryIn{DatasetID: id, SoQL: strings.Repeat("ü", 4000)}, nil},
-		{"query 4001", &queryIn{DatasetID: id, SoQL: strings.Repeat("x", 4001)}, []rule{{"soql", "chars"}}},
+		{"query 4001", &queryIn{DatasetID: id, SoQL: strings.Repeat("x", 4001)}, []rule{{"soql", "max"}}},
 		{"query blank", &queryIn{DatasetID: id, SoQL: "\n\t "}, []rule{{"soql", "notblank"}}},
 		{"query control", &queryIn{DatasetID: id, SoQL: "SELECT n\x01"}, []rule{{"soql", "cleansoql"}}},
 		{"query bad UTF-8", &queryIn{DatasetID: id, SoQL: "SELECT \xff\xfe"}, []rule{{"soql", "cleansoql"}}},
-		{"query sample 0", &queryIn{DatasetID: id, SoQL: "SELECT a", SampleSize: ptr(0)}, []rule{{"sample_size", "between"}}},
+		{"query sample 0", &queryIn{DatasetID: id, SoQL: "SELECT a", SampleSize: ptr(0)}, []rule{{"sample_size", "min"}}},
 		{"query sample 100", &queryIn{DatasetID: id, SoQL: "SELECT a", SampleSize: ptr(100)}, nil},
 		{"query auto_correct false", &queryIn{DatasetID: id, SoQL: "SELECT a", AutoCorrect: ptr(false)}, nil},
-		{"query all wrong", &queryIn{DatasetID: "x", SampleSize: ptr(1000)}, []rule{{"dataset_id", "fourbyfour"}, {"soql", "required"}, {"sample_size", "between"}}},
+		{"query all wrong", &queryIn{DatasetID: "x", SampleSize: ptr(1000)}, []rule{{"dataset_id", "fourbyfour"}, {"soql", "required"}, {"sample_size", "max"}}},
 		{"query upper id", &queryIn{DatasetID: "ABCD-1234", SoQL: "SELECT a"}, nil},
 		{"query id with underscore", &queryIn{DatasetID: "abcd_1234", SoQL: "SELECT a"}, []rule{{"dataset_id", "fourbyfour"}}},
 
 		{"analyze ok", &analyzeIn{SQL: "SELECT 1", Results: map[string]string{"t": "x"}}, nil},
 		{"analyze no results", &analyzeIn{SQL: "SELECT 1"}, []rule{{"results", "required"}}},
-		{"analyze empty results", &analyzeIn{SQL: "SELECT 1", Results: map[string]string{}}, []rule{{"results", "entries"}}},
-		{"analyze 17 results", &analyzeIn{SQL: "SELECT 1", Results: manyEntries(17)}, []rule{{"results", "entries"}}},
+		{"analyze empty results", &analyzeIn{SQL: "SELECT 1", Results: map[string]string{}}, []rule{{"results", "min"}}},
+		{"analyze 17 results", &analyzeIn{SQL: "SELECT 1", Results: manyEntries(17)}, []rule{{"results", "max"}}},
 		{"analyze 16 results", &analyzeIn{SQL: "SELECT 1", Results: manyEntries(16)}, nil},
 		{"analyze blank sql", &analyzeIn{SQL: "  ", Results: manyEntries(1)}, []rule{{"sql", "notblank"}}},
 
@@ -241,7 +241,7 @@ func TestEveryRuleHasAMessage(t *testing.T) {
 			}
 		}
 	}
-	for _, r := range []string{"required", "notblank", "fourbyfour", "cleantext", "cleansoql", "chars", "between", "entries", "oneof"} {
+	for _, r := range []string{"required", "notblank", "fourbyfour", "cleantext", "cleansoql", "min", "max", "oneof"} {
 		if !seen[r] {
 			t.Errorf("no test input breaks rule %q", r)
 		}
@@ -405,6 +405,21 @@ func TestNormalizeDatasetID(t *testing.T) {
 		}
 		if got != tt.want {
 			t.Errorf("NormalizeDatasetID(%q) = %q; want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// A FieldError's Problem is its Message without the field's name, so a
+// caller can name the field its own way.
+func TestFieldErrorProblem(t *testing.T) {
+	t.Parallel()
+	var verr *Error
+	if err := Struct(queryIn{}); !errors.As(err, &verr) {
+		t.Fatalf("Struct(queryIn{}) = %v; want an *Error", err)
+	}
+	for _, f := range verr.Fields {
+		if f.Problem == "" || f.Message != f.Field+" "+f.Problem {
+			t.Errorf("FieldError %+v: Message is not Field, a space, Problem", f)
 		}
 	}
 }

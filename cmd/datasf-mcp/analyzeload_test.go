@@ -2,12 +2,11 @@ package main
 
 import (
 	"fmt"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // TestAnalysesBoundedBinary: issue 34's row "6 concurrent analyze_results
@@ -28,16 +27,25 @@ func TestAnalysesBoundedBinary(t *testing.T) {
 
 	sampler := samplePeak(t, inst.cmd.Process.Pid)
 	start := time.Now()
-	results := make([]*mcp.CallToolResult, analyses)
+	results := make([]*toolAnswer, analyses)
 	var wg sync.WaitGroup
 	for i := range results {
+		// Six callers (addresses): one caller may run only two at once.
+		c := newRawClient(t, inst.base, fmt.Sprintf("127.0.0.%d", 1+i))
+		c.hc.Timeout = 3 * time.Minute
+		if a := c.initialize(nil); a.status != http.StatusOK {
+			t.Fatalf("initialize = %d %s", a.status, a.body)
+		}
 		wg.Go(func() {
-			// Six callers (client keys): one caller may run only two at once.
-			key := map[string]string{"X-Datasf-Client-Key": fmt.Sprintf("analyses-test-caller-%d", i)}
-			results[i] = inst.callWithin(t, 3*time.Minute, key, "analyze_results", map[string]any{
+			res, err := c.tryCall(nil, "analyze_results", map[string]any{
 				"sql":     "SELECT count(*) AS n, count(DISTINCT incident_category) AS c FROM t",
 				"results": map[string]any{"t": uri},
 			})
+			if err != nil {
+				t.Errorf("analysis %d: %v", i, err)
+				return
+			}
+			results[i] = &res
 		})
 	}
 	wg.Wait()
@@ -45,14 +53,9 @@ func TestAnalysesBoundedBinary(t *testing.T) {
 	answered := 0
 	for i, res := range results {
 		if res == nil {
-			continue // callWithin failed the test already
+			continue // the call failed the test already
 		}
-		text := ""
-		if len(res.Content) > 0 {
-			if tc, ok := res.Content[0].(mcp.TextContent); ok {
-				text = tc.Text
-			}
-		}
+		text := res.text()
 		switch {
 		case !res.IsError:
 			answered++

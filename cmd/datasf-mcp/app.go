@@ -2,12 +2,18 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
+	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/datasf-mcp/datasf-mcp/datasf"
 	"github.com/datasf-mcp/datasf-mcp/socrata"
@@ -24,17 +30,19 @@ func serviceConfig(cfg config, log *slog.Logger) datasf.Config {
 			Timeout:      cfg.UpstreamTimeout,
 		},
 		Upstream: datasf.UpstreamLimits{MaxConcurrent: cfg.UpstreamConcurrency, Rate: cfg.UpstreamRate,
-			MaxWait: cfg.UpstreamWait},
-		Domains:     splitList(cfg.Domains),
-		AppTokens:   cfg.AppTokens,
-		PublicURL:   cfg.PublicURL,
-		Store:       cfg.Store,
-		Expiration:  cfg.Expiration,
-		SampleSize:  cfg.SampleSize,
-		RESTTokens:  cfg.RESTTokens,
-		CORSOrigins: splitList(cfg.CORSOrigins),
-		Version:     releaseVersion(),
-		Logger:      log,
+			MaxWait: cfg.UpstreamWait, Replicas: cfg.Replicas},
+		Domains:       splitList(cfg.Domains),
+		AppTokens:     cfg.AppTokens,
+		PublicURL:     cfg.PublicURL,
+		Store:         cfg.Store,
+		Expiration:    cfg.Expiration,
+		SampleSize:    cfg.SampleSize,
+		MaxResources:  cfg.MaxResults,
+		RESTTokens:    cfg.RESTTokens,
+		MetricsTokens: cfg.MetricsTokens,
+		CORSOrigins:   splitList(cfg.CORSOrigins),
+		Version:       releaseVersion(),
+		Logger:        log,
 	}
 	if cfg.Offline {
 		c.Offline = &datasf.OfflineConfig{Catalog: cfg.Catalog, Data: cfg.Data, Strict: cfg.DataStrict,
@@ -81,5 +89,106 @@ func newService(ctx context.Context, cfg config, ln net.Listener, log *slog.Logg
 	c := serviceConfig(cfg, log)
 	c.Listener = ln
 	c.StreamableHTTP = cfg.Command == "serve"
+	if c.Store == "" {
+		c.Store = "memory"
+		if cfg.Command == "" {
+			c.Store, c.PublicURL = stdioStore(cfg, ln, log)
+			c.KeepExpired = stdioKeepExpired
+			if !cfg.ExpirationSet && strings.HasPrefix(c.Store, "sqlite:") {
+				c.Expiration = stdioExpiration
+			}
+		}
+	}
 	return datasf.New(ctx, c)
+}
+
+// stdioExpiration is how long a stdio result lives unread when
+// --expiration is not given: a day, so that a link from this morning's
+// conversation still works this afternoon. The file keeps queries, not
+// rows, so a day costs little.
+const stdioExpiration = 24 * time.Hour
+
+// stdioKeepExpired is how long stdio's default store keeps an expired
+// result's record, so that an old link in a chat answers with the query to
+// run again.
+const stdioKeepExpired = 7 * 24 * time.Hour
+
+// stdioStore is stdio's default store: a SQLite file in the user's cache
+// directory, shared by every instance of the user, so that a link given in
+// one Claude session still works in the next while any instance serves
+// the default REST address. An instance that found that address taken
+// (another one serves it) gives links on it all the same: the instance
+// there reads the same file. Without a cache directory, links live in
+// memory, as long as the process.
+func stdioStore(cfg config, ln net.Listener, log *slog.Logger) (store, publicURL string) {
+	publicURL = cfg.PublicURL
+	dir, err := os.UserCacheDir()
+	if err == nil {
+		dir = filepath.Join(dir, "datasf-mcp")
+		err = os.MkdirAll(dir, 0o700)
+	}
+	if err != nil {
+		log.Warn("no cache directory for the result store; links end with this process", "error", err.Error())
+		return "memory", publicURL
+	}
+	store = "sqlite:" + filepath.Join(dir, "results.db")
+	if publicURL == "" && ln != nil && !cfg.RESTAddrSet && ln.Addr().String() != cfg.RESTAddr {
+		if servesStore(cfg.RESTAddr, store) {
+			publicURL = "http://" + cfg.RESTAddr
+			log.Info("links name the default REST address: the instance there serves the same result store", "rest", publicURL)
+		}
+	}
+	return store, publicURL
+}
+
+// servesStore reports whether the datasf-mcp at addr serves the result
+// store spec (its landing page names the store's datasf.StoreID).
+func servesStore(addr, spec string) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/", nil)
+	if err != nil {
+		return false
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	var landing struct {
+		Store string `json:"store"`
+	}
+	if resp.StatusCode != http.StatusOK || json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(&landing) != nil {
+		return false
+	}
+	return landing.Store != "" && landing.Store == datasf.StoreID(spec)
+}
+
+// takeOverDefault serves the REST API on the default address too once the
+// instance there goes away, when this stdio instance gives links on it
+// (see stdioStore): links outlive the instance that served them while any
+// instance runs. It returns when ctx ends.
+func takeOverDefault(ctx context.Context, cfg config, ln net.Listener, svc *datasf.Service, log *slog.Logger) {
+	if cfg.Command != "" || ln == nil || ln.Addr().String() == cfg.RESTAddr || svc.URL() != "http://"+cfg.RESTAddr {
+		return
+	}
+	t := time.NewTicker(2 * time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		own, err := net.Listen("tcp", cfg.RESTAddr)
+		if err != nil {
+			continue
+		}
+		log.Info("the default REST address is free again; serving the links there too", "rest", svc.URL())
+		if err := svc.ServeOn(ctx, own); err != nil {
+			log.Warn("serving the default REST address", "error", err.Error())
+		}
+		return
+	}
 }

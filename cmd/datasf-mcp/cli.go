@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"regexp"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/datasf-mcp/datasf-mcp/datasf"
+	"github.com/datasf-mcp/datasf-mcp/validate"
 )
 
 // The command line is the table commands: each entry holds one command's
@@ -36,6 +36,10 @@ type command struct {
 	// exports lets a tool command write the complete result: --all, and
 	// --format csv or ndjson.
 	exports bool
+	// argHelp is a tool command's help of the tool's arguments as flags,
+	// written for a person (the tool's own descriptions are written for a
+	// model); the limits are added from the tool's schema (see argHelp).
+	argHelp map[string]string
 
 	args     cobra.PositionalArgs // nil: no positional arguments
 	complete cobra.CompletionFunc // completes the positional arguments
@@ -79,24 +83,49 @@ datasf-mcp query wg3w-h783 "SELECT incident_category, count(*) AS n GROUP BY inc
 		}),
 	},
 	{name: "search", tool: "search_datasf", short: "search the catalog by keywords",
+		long:    "Search finds the portal's datasets whose names, descriptions or ids match QUERY, best match first.",
+		argHelp: map[string]string{"query": "the keywords, e.g. \"police incidents\", or a dataset id", "limit": "show at most this many datasets"},
 		example: `datasf-mcp search "police incidents" --limit 3 --offline`},
 	{name: "list", tool: "list_datasf", short: "the newest datasets, optionally of one category",
+		long:    "List shows the portal's datasets, most recently updated first.",
+		argHelp: map[string]string{"category": "only datasets of this category, e.g. \"Public Safety\"", "limit": "show at most this many datasets"},
 		example: `datasf-mcp list --category "Public Safety" --offline`},
 	{name: "schema", tool: "get_schema", short: "a dataset's columns and exact row count",
+		long:    "Schema shows a dataset's name, its exact row count, and its columns: the field names SoQL uses, with their types.",
+		argHelp: map[string]string{"dataset_id": "the dataset's id, e.g. wg3w-h783, or its URL on the portal"},
 		example: `datasf-mcp schema wg3w-h783 --offline`},
 	{name: "query", tool: "query_datasf", exports: true,
-		short:   "run SoQL on a dataset: a sample, the exact total and a link to the whole result",
+		short: "run SoQL on a dataset: a sample, the exact total and a link to the whole result",
+		long: `Query runs SOQL on the dataset DATASET_ID and prints a sample of the rows, the
+exact number of rows and a link to the complete result; with --all, the complete
+result itself. SoQL has no FROM: the dataset is DATASET_ID. Column names that are
+surely misspelt are corrected, and the answer says so.`,
+		argHelp: map[string]string{
+			"dataset_id":   "the dataset's id, e.g. wg3w-h783, or its URL on the portal",
+			"soql":         "the SoQL query, e.g. \"SELECT incident_category, count(*) AS n GROUP BY incident_category\"",
+			"auto_correct": "correct column names that are surely misspelt (--auto-correct=false: run the query as written)",
+			"sample_size":  "show this many rows of the result (default: the server's --sample-size)",
+		},
 		example: `datasf-mcp query rqzj-sfat "SELECT applicant, status WHERE status = 'APPROVED'" --offline --all -o approved.csv`},
 	{name: "results", tool: "list_results", short: "the stored results of this session (or bearer token) that are still available",
+		long:    "Results lists the stored results of this session (with --server, those of its bearer token) that are still kept, newest first.",
+		argHelp: map[string]string{"limit": "show at most this many results", "offset": "skip this many results (the next_offset of the previous page)"},
 		example: `datasf-mcp results --server http://127.0.0.1:8080`},
 	{
 		name: "analyze", tool: "analyze_results",
-		short:   "read-only SQL (SQLite) over stored results, for joins across datasets",
+		short: "read-only SQL (SQLite) over stored results, for joins across datasets",
+		long: `Analyze runs one read-only SQLite SELECT over stored results, each loaded as a
+table named on the command line: joins and calculations across datasets that SoQL
+cannot do. It prints at most 1,000 rows; aggregate in the SQL.`,
+		argHelp: map[string]string{
+			"sql":     "the SQL, e.g. \"SELECT a.x, count(*) FROM a JOIN b ON b.k = a.k GROUP BY 1\"",
+			"results": "load the stored RESULT (its id, resource:// URI or URL; up to 100,000 rows) as table NAME",
+		},
 		example: `datasf-mcp analyze "SELECT status, count(*) AS n FROM trucks GROUP BY status" --query "trucks=rqzj-sfat:SELECT applicant, status" --offline`,
 		flags: func(p *parser, cmd *cobra.Command) {
 			group(cmd, groupArguments, func(fs *pflag.FlagSet) {
 				fs.StringArrayVar(&p.queries, "query", nil,
-					"run query_datasf first, in the same session, and load its result as table NAME; repeatable `NAME=DATASET_ID:SOQL`")
+					"run SOQL on DATASET_ID first (as the query command does) and load its result as table NAME; repeatable `NAME=DATASET_ID:SOQL`")
 			})
 		},
 		check: func(p *parser, cmd *cobra.Command, _ []string) error {
@@ -123,23 +152,38 @@ datasf-mcp query wg3w-h783 "SELECT incident_category, count(*) AS n GROUP BY inc
 		use:   "fetch URL",
 		short: "download a complete result from its link, with a progress bar",
 		long: `Fetch downloads the complete result behind a result link (http://HOST/resources/ID,
-as printed by query --server or shown to the model) to stdout or -o FILE. With
+as printed by query --server or shown to the model) to stdout or -o FILE, in the
+format --format or the file's name says (x.csv, x.ndjson, x.json, x.parquet,
+x.csv.gz ...; a name of another format is refused). The download is compressed
+on the wire; one broken midway is resumed from its last complete row, and
+--resume FILE continues a partial file left by an earlier fetch. With
 DATASF_REST_TOKEN set, its first token is sent as the bearer token.`,
 		example: `datasf-mcp fetch http://127.0.0.1:8080/resources/ID --format csv -o result.csv`,
 		args:    exactArgs(1, "URL"),
 		flags: func(p *parser, cmd *cobra.Command) {
 			group(cmd, groupOutput, func(fs *pflag.FlagSet) {
-				fs.StringVar(&p.cfg.Format, "format", p.env("DATASF_FORMAT", ""), "download as `FORMAT`: csv, ndjson or json (default from -o's extension, else csv; env DATASF_FORMAT)")
+				fs.StringVar(&p.cfg.Format, "format", p.env("DATASF_FORMAT", ""), "download as `FORMAT`: csv, ndjson, json, parquet, csv.gz, ndjson.gz or json.gz (default from the file's name, else csv; env DATASF_FORMAT)")
 				fs.StringVarP(&p.cfg.Output, "output", "o", p.env("DATASF_OUTPUT", ""), "write to `FILE` instead of stdout (env DATASF_OUTPUT)")
+				fs.StringVar(&p.cfg.Resume, "resume", "", "continue the partial download `FILE` (csv, ndjson or json) from its last complete row")
 				fs.StringVar(&p.cfg.LogLevel, "log-level", p.env("DATASF_LOG_LEVEL", "info"), "log at `LEVEL`: debug, info, warn or error (env DATASF_LOG_LEVEL)")
 			})
-			completeWords(cmd, "format", "csv", "ndjson", "json")
+			completeWords(cmd, "format", "csv", "ndjson", "json", "parquet", "csv.gz", "ndjson.gz", "json.gz")
 		},
 		check: func(p *parser, cmd *cobra.Command, args []string) error {
 			p.cfg.Args = args
-			format, err := exportFormat(p.cfg.Format, p.cfg.Output)
+			output := p.cfg.Output
+			if p.cfg.Resume != "" {
+				if output != "" && output != p.cfg.Resume {
+					return usage(cmd, fmt.Errorf("--resume %s writes to that file: drop -o %s", p.cfg.Resume, output))
+				}
+				output = p.cfg.Resume
+			}
+			format, err := exportFormat(p.cfg.Format, output)
 			if err != nil {
 				return usage(cmd, err)
+			}
+			if p.cfg.Resume != "" && format != "csv" && format != "ndjson" && format != "json" {
+				return usage(cmd, fmt.Errorf("--resume continues csv, ndjson and json files; a partial %s file cannot be continued: fetch it again", format))
 			}
 			p.cfg.Format = format
 			return nil
@@ -231,7 +275,7 @@ func (p *parser) toolCommand(cmd *cobra.Command, c command) func(*parser, *cobra
 			cmd.Use += " " + strings.ToUpper(a.Name)
 		}
 	}
-	cmd.Long = fmt.Sprintf("Runs the tool %s. %s", spec.Name, spec.Description)
+	cmd.Long = fmt.Sprintf("%s\n\nIt calls the MCP tool %s, with the flags below as its arguments.", c.long, spec.Name)
 	cmd.Aliases = []string{spec.Name}
 	cmd.Args = cobra.MaximumNArgs(len(positional))
 
@@ -240,6 +284,9 @@ func (p *parser) toolCommand(cmd *cobra.Command, c command) func(*parser, *cobra
 	group(cmd, groupArguments, func(fs *pflag.FlagSet) {
 		for _, a := range spec.Args {
 			if a.Name != "format" && a.Name != "domain" { // --domain is a portal flag
+				if words, ok := c.argHelp[a.Name]; ok {
+					a.Description = words
+				}
 				values[a.Name] = p.argFlag(fs, a)
 			}
 		}
@@ -366,16 +413,25 @@ func (p *parser) toolArgsCheck(cmd *cobra.Command, spec datasf.ToolSpec, fromFla
 		}
 		check["results"] = m
 	}
-	if err := spec.Check(check); err != nil {
-		msg := err.Error()
-		for _, a := range spec.Args {
-			if fromFlag[a.Name] {
-				msg = regexp.MustCompile(`\b`+a.Name+`\b`).ReplaceAllString(msg, "--"+flagName(a.Name))
-			}
+	err := spec.Check(check)
+	var verr *validate.Error
+	if !errors.As(err, &verr) {
+		if err != nil {
+			return usage(cmd, err)
 		}
-		return usage(cmd, errors.New(msg))
+		return nil
 	}
-	return nil
+	// Each argument is named as the user gave it: its flag, or its place
+	// in the synopsis (DATASET_ID).
+	msgs := make([]string, len(verr.Fields))
+	for i, f := range verr.Fields {
+		name := strings.ToUpper(f.Field)
+		if fromFlag[f.Field] {
+			name = "--" + flagName(f.Field)
+		}
+		msgs[i] = name + " " + f.Problem
+	}
+	return usage(cmd, errors.New(strings.Join(msgs, "; ")))
 }
 
 // parseConfig reads the command line and the environment, and checks every
@@ -438,6 +494,7 @@ func commandTree(getenv func(string) string) (*cobra.Command, map[*cobra.Command
 			// cobra adds -v, --version only when the root command itself
 			// runs; added now, `datasf-mcp help` lists it as --help does.
 			root.InitDefaultVersionFlag()
+			root.Flags().Lookup("version").Usage = "print the version of this binary and exit"
 		case "help":
 			root.SetHelpCommand(cmd)
 		default:

@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
 	"github.com/datasf-mcp/datasf-mcp/datasf"
 )
 
@@ -98,6 +101,28 @@ func TestCompletionScripts(t *testing.T) {
 		}
 		if !strings.Contains(out.String(), "datasf-mcp") {
 			t.Errorf("completion %s wrote no script for datasf-mcp: %.200s", shell, out.String())
+		}
+	}
+}
+
+// TestHelpSpeaksToAPerson: every flag of every command has a description
+// that starts with words (not only limits), and no command's help tells
+// the reader what a model should do (the tools' descriptions are written
+// for a model; the command line has its own words).
+func TestHelpSpeaksToAPerson(t *testing.T) {
+	t.Parallel()
+	root, _ := commandTree(func(string) string { return "" })
+	cmds := append([]*cobra.Command{root}, root.Commands()...)
+	for _, cmd := range cmds {
+		cmd.Flags().VisitAll(func(f *pflag.Flag) {
+			if u := strings.TrimSpace(f.Usage); u == "" || strings.HasPrefix(u, "(") {
+				t.Errorf("%s --%s: help %q; want words that say what the flag does", cmd.CommandPath(), f.Name, f.Usage)
+			}
+		})
+		for _, modelWords := range []string{"Next: ", "Call it before", "never page through", "the user", "Runs the tool"} {
+			if strings.Contains(cmd.Long, modelWords) {
+				t.Errorf("%s's help says %q, words for a model:\n%s", cmd.CommandPath(), modelWords, cmd.Long)
+			}
 		}
 	}
 }

@@ -8,7 +8,10 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
+	"strings"
 
+	"github.com/klauspost/compress/gzip"
 	"github.com/schollz/progressbar/v3"
 
 	"github.com/datasf-mcp/datasf-mcp/dualresp"
@@ -16,7 +19,9 @@ import (
 
 // runFetch downloads a full result from its resource URL, streaming the
 // export to stdout or --o, with a progress bar on stderr. With
-// DATASF_REST_TOKEN set, the first token is sent as the bearer token.
+// DATASF_REST_TOKEN set, the first token is sent as the bearer token. With
+// --resume FILE it continues the partial download FILE from its last
+// complete row.
 func runFetch(ctx context.Context, cfg config, log *slog.Logger) error {
 	url := cfg.Args[0]
 	client, err := dualresp.NewClient(dualresp.ClientOptions{Header: serverHeader(cfg)})
@@ -39,25 +44,65 @@ func runFetch(ctx context.Context, cfg config, log *slog.Logger) error {
 		return fmt.Errorf("fetch %s: %w", url, err)
 	}
 
-	out, closeOut, err := openOutput(cfg)
-	if err != nil {
+	var (
+		out      io.Writer
+		closeOut func() error
+		from     dualresp.ExportOptions
+	)
+	if cfg.Resume != "" {
+		f, rows, err := openPartial(cfg.Resume, cfg.Format)
+		if err != nil {
+			return fmt.Errorf("fetch --resume %s: %w", cfg.Resume, err)
+		}
+		out, closeOut = f, f.Close
+		from = dualresp.ExportOptions{Offset: rows, Continue: rows > 0}
+		log.Info("continuing a partial download", "file", cfg.Resume, "complete_rows", rows, "of", info.TotalCount)
+	} else if out, closeOut, err = openOutput(cfg); err != nil {
 		return err
 	}
-	n, err := exportWithProgress(ctx, cfg, parsed, info.TotalCount, out)
+	n, err := exportWithProgress(ctx, cfg, parsed, info.Columns, info.TotalCount, out, from, log)
 	if cerr := closeOut(); err == nil {
 		err = cerr
 	}
 	if err != nil {
 		return fmt.Errorf("fetch %s: %w", url, err)
 	}
-	log.Info("fetched", "rows", info.TotalCount, "bytes", n, "format", cfg.Format, "to", cfg.Output)
+	to := cfg.Output
+	if cfg.Resume != "" {
+		to = cfg.Resume
+	}
+	log.Info("fetched", "rows", info.TotalCount, "bytes", n, "format", cfg.Format, "to", to)
 	return nil
 }
 
-// exportWithProgress writes the complete result of parsed, of total rows,
-// to out in cfg.Format, with a progress bar on stderr, and returns the
-// bytes written.
-func exportWithProgress(ctx context.Context, cfg config, parsed *dualresp.Parsed, total int64, out io.Writer) (int64, error) {
+// openPartial opens a partial download to continue it: it counts the
+// file's complete rows, cuts off what follows the last one, and returns
+// the file positioned at its end.
+func openPartial(name, format string) (*os.File, int64, error) {
+	f, err := os.OpenFile(name, os.O_RDWR, 0)
+	if err != nil {
+		return nil, 0, err
+	}
+	rows, end, err := dualresp.ScanRows(f, format)
+	if err == nil {
+		err = f.Truncate(end)
+	}
+	if err == nil {
+		_, err = f.Seek(end, io.SeekStart)
+	}
+	if err != nil {
+		f.Close()
+		return nil, 0, err
+	}
+	return f, rows, nil
+}
+
+// exportWithProgress writes the result of parsed, of total rows, to out in
+// cfg.Format from row from.Offset on, with a progress bar on stderr, and
+// returns the bytes written. A download broken midway is resumed from its
+// last complete row (said on the log). The .gz formats are compressed here;
+// parquet is written here from typed NDJSON, with the columns' types.
+func exportWithProgress(ctx context.Context, cfg config, parsed *dualresp.Parsed, cols []dualresp.Column, total int64, out io.Writer, from dualresp.ExportOptions, log *slog.Logger) (int64, error) {
 	bar := progressbar.NewOptions64(total,
 		progressbar.OptionSetWriter(cfg.Stderr),
 		progressbar.OptionSetDescription("rows"),
@@ -65,9 +110,78 @@ func exportWithProgress(ctx context.Context, cfg config, parsed *dualresp.Parsed
 		progressbar.OptionThrottle(200_000_000),
 		progressbar.OptionClearOnFinish(),
 	)
-	n, err := parsed.Export(ctx, cfg.Format, &rowCounter{w: out, bar: bar, format: cfg.Format})
+	_ = bar.Set64(from.Offset)
+	counted := &countWriter{w: out}
+	format, gz := strings.CutSuffix(cfg.Format, ".gz")
+	var (
+		sink   io.Writer = counted
+		finish []func() error
+	)
+	if gz {
+		zw, _ := gzip.NewWriterLevel(counted, gzip.DefaultCompression) // a valid level
+		sink = zw
+		finish = append(finish, zw.Close)
+	}
+	opts := from
+	opts.Format = format
+	opts.OnResume = func(r dualresp.Resume) {
+		log.Warn("the download broke; resuming it from its last complete row", "row", r.Row, "resume", r.Attempt, "of", r.Max, "err", r.Err)
+	}
+	if format == "parquet" {
+		pw := dualresp.NewParquetWriter(sink, cols)
+		sink = &lineRows{write: func(row []byte) error { return pw.WriteRow(row) }}
+		finish = append([]func() error{pw.Close}, finish...)
+		opts.Format = "ndjson"
+	}
+	_, err := parsed.ExportWith(ctx, &rowCounter{w: sink, bar: bar, format: opts.Format, header: opts.Continue}, opts)
+	if err == nil {
+		for _, f := range finish {
+			if err = f(); err != nil {
+				break
+			}
+		}
+	}
 	_ = bar.Finish()
+	return counted.n, err
+}
+
+// countWriter counts the bytes written through it.
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
 	return n, err
+}
+
+// lineRows hands each line written to it (a row of NDJSON) to write.
+type lineRows struct {
+	write func([]byte) error
+	part  []byte
+}
+
+func (l *lineRows) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			l.part = append(l.part, p...)
+			break
+		}
+		line := p[:i]
+		if len(l.part) > 0 {
+			line = append(l.part, line...)
+		}
+		if err := l.write(line); err != nil {
+			return 0, err
+		}
+		l.part = l.part[:0]
+		p = p[i+1:]
+	}
+	return n, nil
 }
 
 // rowCounter advances the progress bar by the rows it sees pass: one per

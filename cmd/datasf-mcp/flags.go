@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/datasf-mcp/datasf-mcp/datasf"
+	"github.com/datasf-mcp/datasf-mcp/dualresp"
 	"github.com/datasf-mcp/datasf-mcp/internal/localportal"
 	"github.com/datasf-mcp/datasf-mcp/socrata"
 )
@@ -202,10 +203,13 @@ func (p *parser) serverFlags(cmd *cobra.Command, listen func(fs *pflag.FlagSet))
 	group(cmd, groupServer, func(fs *pflag.FlagSet) {
 		listen(fs)
 		fs.StringVar(&c.PublicURL, "public-url", p.env("DATASF_PUBLIC_URL", ""), "base `URL` of result links, when behind a proxy (default http://LISTEN-ADDR; env DATASF_PUBLIC_URL)")
-		fs.StringVar(&c.Store, "store", p.env("DATASF_STORE", "memory"), "keep results in `STORE`: memory, sqlite:PATH or redis://HOST:PORT/DB (env DATASF_STORE)")
+		fs.StringVar(&c.Store, "store", p.env("DATASF_STORE", ""), "keep results in `STORE`: memory, sqlite:PATH or redis://HOST:PORT/DB; with redis:// every replica sharing it shares sessions and the portals' limits too (default: serve memory, stdio a SQLite file in the user's cache directory, so links outlive the process; env DATASF_STORE)")
+		fs.IntVar(&c.Replicas, "replicas", p.envInt("DATASF_REPLICAS"), "the `N` replicas that share the portals' limits: each keeps to 1/N of them when the store's Redis is unreachable (without Redis: always) (env DATASF_REPLICAS)")
 		fs.StringVar(&p.expiration, "expiration", p.env("DATASF_EXPIRATION", "15m"), "keep a stored result for `DURATION` (such as 15m or 2h) after its last access (env DATASF_EXPIRATION)")
-		fs.IntVar(&c.SampleSize, "sample-size", 15, fmt.Sprintf("sample rows a query returns to the model when it asks for no number (1-%d)", datasf.MaxSampleSize))
+		fs.IntVar(&c.SampleSize, "sample-size", 15, fmt.Sprintf("show this many rows of a result as its sample when a call names no number (1 to %d)", datasf.MaxSampleSize))
 		fs.StringVar(&c.CORSOrigins, "cors-origins", p.env("DATASF_CORS_ORIGINS", ""), "browser `ORIGINS` (comma-separated) allowed to call the REST API cross-origin (env DATASF_CORS_ORIGINS)")
+		fs.IntVar(&c.MaxResults, "max-results", p.envInt("DATASF_MAX_RESULTS"),
+			fmt.Sprintf("with --store memory, keep at most `N` results, pinned ones included (at most half pinned; default %d; env DATASF_MAX_RESULTS)", dualresp.DefaultMaxResources))
 	})
 }
 
@@ -227,6 +231,7 @@ func (p *parser) finish(cmd *cobra.Command) error {
 			return fail("--expiration must be a positive duration such as 15m or 2h; got %q%s", p.expiration, hint)
 		}
 		c.Expiration = d
+		c.ExpirationSet = cmd.Flags().Changed("expiration") || p.getenv("DATASF_EXPIRATION") != ""
 	}
 	if has("upstream-timeout") {
 		if len(p.badEnv) > 0 {
@@ -252,8 +257,11 @@ func (p *parser) finish(cmd *cobra.Command) error {
 	if c.SampleSize < 1 || c.SampleSize > datasf.MaxSampleSize {
 		return fail("--sample-size must be between 1 and %d; got %d", datasf.MaxSampleSize, c.SampleSize)
 	}
-	if c.Store == "" {
-		c.Store = "memory"
+	if c.MaxResults < 0 {
+		return fail("--max-results must be 0 (the default, %d) or more; got %d", dualresp.DefaultMaxResources, c.MaxResults)
+	}
+	if has("replicas") && c.Replicas < 0 {
+		return fail("--replicas must be 0 or more (0 and 1: this replica alone); got %d", c.Replicas)
 	}
 	if c.LogLevel == "" {
 		c.LogLevel = "info"
@@ -276,6 +284,11 @@ func (p *parser) finish(cmd *cobra.Command) error {
 	for _, tok := range strings.Split(p.getenv("DATASF_REST_TOKEN"), ",") {
 		if tok = strings.TrimSpace(tok); tok != "" {
 			c.RESTTokens = append(c.RESTTokens, tok)
+		}
+	}
+	for _, tok := range strings.Split(p.getenv("DATASF_METRICS_TOKEN"), ",") {
+		if tok = strings.TrimSpace(tok); tok != "" {
+			c.MetricsTokens = append(c.MetricsTokens, tok)
 		}
 	}
 	c.AppToken = p.getenv("SOCRATA_APP_TOKEN")
@@ -346,23 +359,53 @@ func (p *parser) outputCheck(cmd *cobra.Command) error {
 	return nil
 }
 
-// exportFormat checks a download format, or picks it from the output
-// file's extension (csv by default).
-func exportFormat(format, output string) (string, error) {
-	if format == "" {
-		switch strings.ToLower(filepath.Ext(output)) {
-		case ".ndjson", ".jsonl":
-			return "ndjson", nil
-		case ".json":
-			return "json", nil
+// downloadFormats are the formats fetch and query --all write, by the
+// file name endings that name them.
+var downloadFormats = []struct{ format, ext string }{
+	{"csv", ".csv"}, {"ndjson", ".ndjson"}, {"ndjson", ".jsonl"}, {"json", ".json"}, {"parquet", ".parquet"},
+	{"csv.gz", ".csv.gz"}, {"ndjson.gz", ".ndjson.gz"}, {"ndjson.gz", ".jsonl.gz"}, {"json.gz", ".json.gz"},
+}
+
+// formatOfName returns the download format a file name ends in, or "".
+func formatOfName(name string) string {
+	lower := strings.ToLower(name)
+	format := ""
+	for _, f := range downloadFormats {
+		if strings.HasSuffix(lower, f.ext) && (format == "" || len(f.format) > len(format)) {
+			format = f.format // .csv.gz over .gz's shorter matches
 		}
-		return "csv", nil
 	}
-	switch format {
-	case "csv", "ndjson", "json":
-		return format, nil
+	return format
+}
+
+// exportFormat checks a download format, or picks it from the output
+// file's name (csv for stdout or a name without an extension). A name
+// whose ending is no format we write (x.xlsx, x.zip) is refused unless
+// --format says what to write, and a --format that contradicts the name
+// (--format csv -o x.parquet) is refused: a file is what its name says.
+func exportFormat(format, output string) (string, error) {
+	const known = "csv, ndjson, json, parquet, csv.gz, ndjson.gz or json.gz"
+	named := ""
+	if output != "" && output != "-" {
+		named = formatOfName(output)
 	}
-	return "", fmt.Errorf("--format must be csv, ndjson or json; got %q", format)
+	if format == "" {
+		ext := filepath.Ext(output)
+		switch {
+		case named != "":
+			return named, nil
+		case output == "" || output == "-" || ext == "":
+			return "csv", nil
+		}
+		return "", fmt.Errorf("cannot write %s: its name ends in %s, which is no format datasf-mcp writes; name it .csv, .ndjson, .json, .parquet, .csv.gz, .ndjson.gz or .json.gz, or give --format (%s)", output, ext, known)
+	}
+	if !slices.ContainsFunc(downloadFormats, func(f struct{ format, ext string }) bool { return f.format == format }) {
+		return "", fmt.Errorf("--format must be %s; got %q", known, format)
+	}
+	if named != "" && named != format {
+		return "", fmt.Errorf("--format %s contradicts the file name %s (which names %s): rename the file or drop --format", format, output, named)
+	}
+	return format, nil
 }
 
 // listenAddr normalizes *addr, the value of the listen address flag
@@ -421,25 +464,24 @@ func singleDashCheck(root *cobra.Command, args []string) error {
 // flagName is the flag of a tool argument: sample_size -> sample-size.
 func flagName(arg string) string { return strings.ReplaceAll(arg, "_", "-") }
 
-// argHelp is a tool argument's flag help: its description, which already
-// names its limits and default in most cases, and the limits when not.
+// argHelp is a tool argument's flag help: its words, then its limits
+// unless the words name them already.
 func argHelp(a datasf.ArgSpec) string {
-	help := a.Description
-	var limits []string
+	help := strings.TrimSuffix(a.Description, ".")
+	var limits string
 	switch {
 	case a.Kind == "string" && a.Max > 0 && !strings.Contains(help, strconv.Itoa(a.Max)):
+		limits = fmt.Sprintf("at most %d characters", a.Max)
 		if a.Min > 0 {
-			limits = append(limits, fmt.Sprintf("%d-%d characters", a.Min, a.Max))
-		} else {
-			limits = append(limits, fmt.Sprintf("at most %d characters", a.Max))
+			limits = fmt.Sprintf("%d to %d characters", a.Min, a.Max)
 		}
 	case a.Kind == "integer" && !strings.Contains(help, fmt.Sprintf("%d-%d", a.Min, a.Max)):
-		limits = append(limits, fmt.Sprintf("%d-%d", a.Min, a.Max))
+		limits = fmt.Sprintf("%d to %d", a.Min, a.Max)
 	case a.Kind == "object":
-		limits = append(limits, fmt.Sprintf("%d-%d entries", a.Min, a.Max))
+		limits = fmt.Sprintf("%d to %d entries", a.Min, a.Max)
 	}
-	if len(limits) > 0 {
-		help = strings.TrimSuffix(help, ".") + " (" + strings.Join(limits, ", ") + ")."
+	if limits != "" {
+		help += " (" + limits + ")"
 	}
 	return help
 }

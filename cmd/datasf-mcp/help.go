@@ -38,6 +38,8 @@ Environment only:
   DATASF_REST_TOKEN   comma-separated bearer tokens; when set, /resources/ and /mcp require
                       "Authorization: Bearer TOKEN" and each result is visible only to the
                       token that created it; fetch and --server send the first one
+  DATASF_METRICS_TOKEN  comma-separated operator tokens for /metrics; with DATASF_REST_TOKEN
+                      and without it, /metrics is closed
 `)
 	}
 	if cmd.Example != "" {

@@ -75,39 +75,47 @@ type config struct {
 	// All makes query write the complete result in Format.
 	All bool
 
-	Domain       string
-	Dataset      string // doctor's --dataset
-	BaseURL      string
-	DiscoveryURL string
-	AppToken     string
-	AppTokens    map[string]string // DATASF_APP_TOKENS: app tokens by domain
-	Domains      string            // --domains: the allowlist, comma-separated
-	Offline      bool
-	Data         []string
-	DataStrict   bool
-	Catalog      string
-	CacheDir     string
-	NoCache      bool
-	Server       string
-	RESTAddr     string
-	RESTAddrSet  bool // --rest-addr or DATASF_REST_ADDR given
-	PublicURL    string
-	HTTPAddr     string
-	Store        string
-	SampleSize   int
-	LogLevel     string
-	RESTTokens   []string
-	ClientKey    string // without RESTTokens, the user's key sent to --server (mcphttp.ClientKeyHeader)
-	CORSOrigins  string
-	Format       string // download format of fetch and query --all: csv, ndjson or json
-	Output       string // -o FILE
-	Expiration   time.Duration
+	Domain        string
+	Dataset       string // doctor's --dataset
+	BaseURL       string
+	DiscoveryURL  string
+	AppToken      string
+	AppTokens     map[string]string // DATASF_APP_TOKENS: app tokens by domain
+	Domains       string            // --domains: the allowlist, comma-separated
+	Offline       bool
+	Data          []string
+	DataStrict    bool
+	Catalog       string
+	CacheDir      string
+	NoCache       bool
+	Server        string
+	RESTAddr      string
+	RESTAddrSet   bool // --rest-addr or DATASF_REST_ADDR given
+	PublicURL     string
+	HTTPAddr      string
+	Store         string
+	SampleSize    int
+	MaxResults    int // --max-results: the memory store's bound (0: dualresp's default)
+	LogLevel      string
+	RESTTokens    []string
+	MetricsTokens []string // DATASF_METRICS_TOKEN: the operator's tokens for /metrics
+	ClientKey     string   // without RESTTokens, the user's key sent to --server (mcphttp.ClientKeyHeader)
+	CORSOrigins   string
+	Format        string // download format of fetch and query --all: csv, ndjson, json, parquet or csv/ndjson/json.gz
+	Output        string // -o FILE
+	Resume        string // fetch --resume FILE: the partial download to continue
+	Expiration    time.Duration
+	// ExpirationSet is whether --expiration (or its env) was given: stdio's
+	// default differs from serve's.
+	ExpirationSet bool
 
 	// The portals' politeness limits and timeout (datasf.UpstreamLimits).
 	UpstreamTimeout     time.Duration
 	UpstreamConcurrency int
 	UpstreamRate        float64
 	UpstreamWait        time.Duration
+	// Replicas share the limits (datasf.UpstreamLimits.Replicas).
+	Replicas int
 
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer

@@ -23,7 +23,7 @@ func TestParseConfig(t *testing.T) {
 		{
 			name: "defaults",
 			check: func(t *testing.T, cfg config) {
-				if cfg.Command != "" || cfg.Domain != "data.sf.gov" || cfg.RESTAddr != "127.0.0.1:8765" || cfg.Store != "memory" || cfg.SampleSize != 15 || cfg.Expiration != 15*time.Minute {
+				if cfg.Command != "" || cfg.Domain != "data.sf.gov" || cfg.RESTAddr != "127.0.0.1:8765" || cfg.Store != "" || cfg.SampleSize != 15 || cfg.Expiration != 15*time.Minute {
 					t.Errorf("defaults = %+v", cfg)
 				}
 			},
@@ -147,9 +147,9 @@ func TestParseConfig(t *testing.T) {
 		{
 			name: "fetch reads DATASF_OUTPUT and DATASF_FORMAT",
 			args: []string{"fetch", "http://127.0.0.1:1/resources/a"},
-			env:  map[string]string{"DATASF_OUTPUT": "out.json", "DATASF_FORMAT": "ndjson"},
+			env:  map[string]string{"DATASF_OUTPUT": "out.jsonl", "DATASF_FORMAT": "ndjson"},
 			check: func(t *testing.T, cfg config) {
-				if cfg.Command != "fetch" || cfg.Output != "out.json" || cfg.Format != "ndjson" {
+				if cfg.Command != "fetch" || cfg.Output != "out.jsonl" || cfg.Format != "ndjson" {
 					t.Errorf("cfg = %+v", cfg)
 				}
 			},
@@ -159,7 +159,7 @@ func TestParseConfig(t *testing.T) {
 		{name: "bad expiration", args: []string{"serve", "--http", "8081", "--expiration", "5"}, wantErr: `--expiration must be a positive duration such as 15m or 2h; got "5" (a number needs a unit`},
 		{name: "query missing soql", args: []string{"query", "wg3w-h783"}, wantErr: "query needs SOQL (or --soql)"},
 		{name: "query too many arguments", args: []string{"query", "a", "b", "c"}, wantErr: "accepts at most 2 arg(s), received 3"},
-		{name: "query bad dataset id", args: []string{"query", "x", "SELECT 1"}, wantErr: "dataset_id must be a dataset id"},
+		{name: "query bad dataset id", args: []string{"query", "x", "SELECT 1"}, wantErr: "DATASET_ID must be a dataset id"},
 		{name: "query csv without --all", args: []string{"query", "wg3w-h783", "SELECT 1", "--format", "csv"}, wantErr: "--format csv is a format of the complete result: add --all"},
 		{name: "search limit over the tool's", args: []string{"search", "trees", "--limit", "50"}, wantErr: "--limit must be between 1 and 20"},
 		{name: "search without words", args: []string{"search"}, wantErr: "search needs QUERY"},
@@ -170,7 +170,7 @@ func TestParseConfig(t *testing.T) {
 		{name: "help of an unknown command", args: []string{"help", "frobnicate"}, wantErr: `unknown command "frobnicate"`},
 		{name: "long flag with one dash", args: []string{"query", "a", "b", "-offline"}, wantErr: "-offline: long flags take two dashes: --offline"},
 		{name: "bad sample size", args: []string{"--sample-size", "0"}, wantErr: "--sample-size must be between 1 and 100"},
-		{name: "bad fetch format", args: []string{"fetch", "http://x/resources/a", "--format", "xml"}, wantErr: "--format must be csv, ndjson or json"},
+		{name: "bad fetch format", args: []string{"fetch", "http://x/resources/a", "--format", "xml"}, wantErr: "--format must be csv, ndjson, json, parquet"},
 		{name: "bad log level", args: []string{"--log-level", "loud"}, wantErr: "--log-level must be"},
 		{name: "data without offline", args: []string{"--data", "/tmp"}, wantErr: "--data and --catalog need --offline"},
 		{name: "server and offline", args: []string{"search", "x", "--server", "http://127.0.0.1:1", "--offline"}, wantErr: "--server and --offline exclude each other"},

@@ -45,6 +45,9 @@ func serving(serve func(ctx context.Context, cfg config, svc *datasf.Service) er
 			return err
 		}
 		defer svc.Close()
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		go takeOverDefault(ctx, cfg, ln, svc, log)
 		return serve(ctx, cfg, svc)
 	}
 }

@@ -48,7 +48,10 @@ type stdioInstance struct {
 
 func startStdio(t *testing.T, args ...string) *stdioInstance {
 	t.Helper()
-	c, err := client.NewStdioMCPClient(binary(t), []string{"DATASF_REST_ADDR="}, append([]string{"--offline"}, args...)...)
+	// Its own cache directory: its own default result store, so that it
+	// never gives links on the address of another test's instance.
+	env := []string{"DATASF_REST_ADDR=", "XDG_CACHE_HOME=" + t.TempDir()}
+	c, err := client.NewStdioMCPClient(binary(t), env, append([]string{"--offline"}, args...)...)
 	if err != nil {
 		t.Fatalf("starting the stdio instance: %v", err)
 	}

@@ -113,7 +113,7 @@ func runTool(ctx context.Context, cfg config, c *client.Client, svc *datasf.Serv
 	}
 	markdown := printTo != nil && (cfg.Render == renderMarkdown || cfg.Render == renderAuto && isTerminal(printTo))
 	if markdown {
-		args["format"] = datasf.FormatMarkdown
+		args["format"] = "markdown" // the tool's format argument: a summary and a table
 	}
 	res, err := callTool(ctx, c, cfg.Tool, args)
 	if err != nil {
@@ -268,7 +268,16 @@ func exportAll(ctx context.Context, cfg config, svc *datasf.Service, res *mcp.Ca
 	if parsed == nil {
 		return errors.New("query_datasf answered without a result link")
 	}
-	n, err := exportWithProgress(ctx, cfg, parsed, parsed.TotalCount, out)
+	cols := parsed.Columns
+	if cfg.Format == "parquet" {
+		// Parquet columns are typed: the answer names the columns only.
+		info, err := parsed.Metadata(ctx)
+		if err != nil {
+			return fmt.Errorf("reading the result's column types: %w", err)
+		}
+		cols = info.Columns
+	}
+	n, err := exportWithProgress(ctx, cfg, parsed, cols, parsed.TotalCount, out, dualresp.ExportOptions{}, slog.New(slog.NewTextHandler(cfg.Stderr, nil)))
 	if err != nil {
 		return fmt.Errorf("writing the complete result: %w", err)
 	}

@@ -19,6 +19,8 @@
 package mcpgo
 
 import (
+	"encoding/json"
+
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/datasf-mcp/datasf-mcp/dualresp"
@@ -28,6 +30,19 @@ import (
 // and the structured content (a *dualresp.Structured).
 func CallToolResult(r *dualresp.Response) *mcp.CallToolResult {
 	return &mcp.CallToolResult{Content: Content(r), StructuredContent: r.StructuredContent()}
+}
+
+// CallToolResultJSON is CallToolResult with the compact JSON of the
+// structured content as its text block, for clients that read only the
+// text and parse it (code rather than a model). The JSON is written once,
+// from the structured content the result also carries.
+func CallToolResultJSON(r *dualresp.Response) *mcp.CallToolResult {
+	sc := r.StructuredContent()
+	b, err := json.Marshal(sc)
+	if err != nil { // a Structured is plain data and row JSON the Executor checked
+		return CallToolResult(r)
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(string(b)), ResourceLink(r.Link())}, StructuredContent: sc}
 }
 
 // Content returns the unstructured content of a dual response: a text

@@ -114,6 +114,33 @@ func TestCallToolResult(t *testing.T) {
 	}
 }
 
+// CallToolResultJSON's text is the structured content's JSON; the rest is
+// CallToolResult's.
+func TestCallToolResultJSON(t *testing.T) {
+	t.Parallel()
+	results := newResults(t, 30)
+	resp, err := results.CreateResponse(t.Context(), dualresp.Spec{
+		Name: "Letters", Query: dualresp.Query{Kind: "letters"}, SampleSize: 2,
+		Columns: []dualresp.Column{{Name: "i"}, {Name: "letter"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := mcpgo.CallToolResultJSON(resp)
+	want, _ := json.Marshal(resp.StructuredContent())
+	if text, ok := mcp.AsTextContent(res.Content[0]); !ok || text.Text != string(want) {
+		t.Errorf("CallToolResultJSON content[0] = %#v; want the text %s", res.Content[0], want)
+	}
+	plain := mcpgo.CallToolResult(resp)
+	if diff := cmp.Diff(plain.Content[1:], res.Content[1:]); diff != "" {
+		t.Errorf("CallToolResultJSON's other content differs from CallToolResult's (-want +got):\n%s", diff)
+	}
+	sc, _ := json.Marshal(res.StructuredContent)
+	if diff := cmp.Diff(jsonValue(t, want), jsonValue(t, sc)); diff != "" {
+		t.Errorf("CallToolResultJSON's structured content differs from CallToolResult's (-want +got):\n%s", diff)
+	}
+}
+
 // TestOutputSchemaValidation serves a dual response through an mcp-go
 // server that validates structured content against dualresp.OutputSchema.
 func TestOutputSchemaValidation(t *testing.T) {

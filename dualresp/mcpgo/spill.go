@@ -185,7 +185,14 @@ func (sp *Spiller) spill(ctx context.Context, tool string, res *mcp.CallToolResu
 	if total > sp.blobs.MaxBlobBytes() {
 		return nil, fmt.Errorf("the result's rows take %d bytes, more than MaxBlobBytes (%d)", total, sp.blobs.MaxBlobBytes())
 	}
-	key, evicted, err := sp.blobs.Put(p.rows)
+	owner := ""
+	if sp.opts.Owner != nil {
+		owner = sp.opts.Owner(ctx)
+	}
+	if owner == "" {
+		owner, _ = dualresp.OwnerFrom(ctx)
+	}
+	key, evicted, err := sp.blobs.PutOwned(owner, p.rows)
 	if err != nil {
 		return nil, err
 	}
@@ -216,6 +223,7 @@ func (sp *Spiller) spill(ctx context.Context, tool string, res *mcp.CallToolResu
 		Name:        fmt.Sprintf("%s result", tool),
 		Description: fmt.Sprintf("Full result of the %s tool (%d bytes), kept because it was too large for the model", tool, size),
 		Query:       dualresp.Query{Kind: spill.Kind, Text: key, Params: map[string]string{"tool": tool}},
+		Owner:       owner,
 		Columns:     p.columns,
 		SampleSize:  max(len(sample), 1),
 		Expiration:  sp.opts.Expiration,

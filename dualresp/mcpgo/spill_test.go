@@ -389,7 +389,7 @@ func TestErrorResultsAreNeverSpilled(t *testing.T) {
 
 func TestEvictedResultAnswersNotFound(t *testing.T) {
 	t.Parallel()
-	e := newEnvWith(t, spill.StoreOptions{MaxBlobs: 2})
+	e := newEnvWith(t, spill.StoreOptions{MaxBlobs: 2, MaxBlobsPerOwner: 2})
 	sp := mcpgo.NewSpiller(e.results, e.blobs, spill.Options{Tools: map[string]spill.ToolOptions{"t": {Always: true}}})
 	var urls []string
 	for i := range 3 {

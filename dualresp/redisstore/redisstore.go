@@ -18,9 +18,9 @@
 // still answer "expired" rather than "not found" for it, as with the other
 // stores.
 //
-// Pinned records are also listed, for CountPinned, in one set per owner,
-// Prefix+"pinned:"+owner; entries of records deleted or saved unpinned since
-// are pruned when the set is counted.
+// Pinned records are also listed, for CountPinned, in one set per owner's
+// identity, Prefix+"pinned:"+identity; entries of records deleted or saved
+// unpinned since are pruned when the set is counted.
 //
 // DeleteExpired deletes expired records before Redis does: unpinned records
 // are also listed in a sorted set, Prefix+"expiry", scored by expiry, which
@@ -163,8 +163,11 @@ func clientOptions(rawURL, addr string) (*redis.Options, error) {
 	return o, nil
 }
 
-// pinnedKey is the key of the set of ids of owner's pinned records.
-func (s *Store) pinnedKey(owner string) string { return s.prefix + "pinned:" + owner }
+// pinnedKey is the key of the set of ids of the pinned records of owner's
+// identity (dualresp.OwnerIdentity).
+func (s *Store) pinnedKey(owner string) string {
+	return s.prefix + "pinned:" + dualresp.OwnerIdentity(owner)
+}
 
 // Client returns the Redis client the store uses.
 func (s *Store) Client() *redis.Client { return s.client }

@@ -27,7 +27,9 @@
 //
 // dualresp stores queries, not rows; a spilled result has no query to run
 // again, so its rows are kept in a Store, in process memory, bounded by
-// count and bytes (least recently used first out), and the spiller
+// count and bytes, in all and per owner (least recently used first out;
+// one owner's spills never evict another's while it holds some of its
+// own: Options.Owner names the owner), and the spiller
 // registers a dualresp record whose Query is {Kind: Kind, Text: key}. The
 // Store is the dualresp.Executor of that kind: it is built first and given
 // both to dualresp.New (in Options.Executors, under Kind) and to the

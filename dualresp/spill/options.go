@@ -67,6 +67,11 @@ type Options struct {
 	Hint string
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
+	// Owner names the owner of a result spilled in ctx: its dualresp
+	// record's Owner and whom the Store's per-owner bounds count it
+	// against. Default (or when it returns ""): the caller of
+	// dualresp.WithOwner, if any.
+	Owner func(ctx context.Context) string
 	// Logger receives operational logs. Default: discard.
 	Logger *slog.Logger
 }

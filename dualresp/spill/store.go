@@ -24,6 +24,10 @@ const Kind = "spill"
 const (
 	DefaultMaxBlobs     = 1000
 	DefaultMaxBlobBytes = 256 << 20
+	// DefaultOwnerShare is the part of MaxBlobs and MaxBlobBytes one owner
+	// may hold when StoreOptions.MaxBlobsPerOwner and
+	// MaxBlobBytesPerOwner are zero: a quarter.
+	DefaultOwnerShare = 4
 )
 
 // ErrGone means a spilled result's rows are no longer held: the blob was
@@ -33,6 +37,7 @@ var ErrGone = errors.New("spill: the full result is no longer held in memory (ev
 // blob is one spilled result.
 type blob struct {
 	key   string
+	owner string // the identity of its owner (dualresp.OwnerIdentity)
 	id    string // dualresp resource id, once known
 	rows  []json.RawMessage
 	size  int64
@@ -47,10 +52,21 @@ type StoreOptions struct {
 	// MaxBlobBytes is not spilled.
 	MaxBlobs     int
 	MaxBlobBytes int64
+	// MaxBlobsPerOwner and MaxBlobBytesPerOwner bound the spilled results
+	// of one owner (PutOwned; counted per identity, see
+	// dualresp.OwnerIdentity): past them its own least recently used go.
+	// Defaults: a quarter of MaxBlobs and MaxBlobBytes.
+	MaxBlobsPerOwner     int
+	MaxBlobBytesPerOwner int64
 }
 
 // Store keeps the rows of spilled results in memory, bounded by count and
-// bytes, least recently used first out. It is the dualresp.Executor (and
+// bytes, in all and per owner, least recently used first out. Owners are
+// kept apart: an owner over its own bound loses its own results, and a
+// Put over the store's bound evicts the putting owner's own results while
+// it has others, and only then the least recently used of the owner
+// holding the most bytes, so one tenant's spills never evict another's
+// while it still holds some. It is the dualresp.Executor (and
 // dualresp.Streamer) of the query kind Kind: give it to dualresp.New in
 // Options.Executors under Kind, and to the spiller that fills it. It is
 // safe for concurrent use.
@@ -58,9 +74,18 @@ type Store struct {
 	mu       sync.Mutex
 	maxCount int
 	maxBytes int64
+	ownCount int   // of one owner's results
+	ownBytes int64 // of one owner's results
 	bytes    int64
 	m        map[string]*blob
 	lru      *list.List // of *blob, most recently used first
+	owners   map[string]*ownerUse
+}
+
+// ownerUse is what one owner (identity) holds.
+type ownerUse struct {
+	count int
+	bytes int64
 }
 
 var (
@@ -77,7 +102,15 @@ func NewStore(opts StoreOptions) *Store {
 	if maxBytes <= 0 {
 		maxBytes = DefaultMaxBlobBytes
 	}
-	return &Store{maxCount: maxCount, maxBytes: maxBytes, m: map[string]*blob{}, lru: list.New()}
+	ownCount, ownBytes := opts.MaxBlobsPerOwner, opts.MaxBlobBytesPerOwner
+	if ownCount <= 0 {
+		ownCount = max(maxCount/DefaultOwnerShare, 1)
+	}
+	if ownBytes <= 0 {
+		ownBytes = max(maxBytes/DefaultOwnerShare, 1)
+	}
+	return &Store{maxCount: maxCount, maxBytes: maxBytes, ownCount: ownCount, ownBytes: ownBytes,
+		m: map[string]*blob{}, lru: list.New(), owners: map[string]*ownerUse{}}
 }
 
 // MaxBlobBytes returns the largest total size of rows the Store holds.
@@ -102,13 +135,19 @@ func newKey() (string, error) {
 // Put stores rows under a new key (the Query.Text of its record) and
 // returns the key and the results evicted to make room. The new result is
 // never evicted by its own Put, even when it alone exceeds MaxBlobBytes:
-// check that first.
+// check that first. It is PutOwned of no owner.
 func (s *Store) Put(rows []json.RawMessage) (string, []Evicted, error) {
+	return s.PutOwned("", rows)
+}
+
+// PutOwned is Put of rows belonging to owner (a dualresp record Owner):
+// the bounds per owner apply to owner's identity (dualresp.OwnerIdentity).
+func (s *Store) PutOwned(owner string, rows []json.RawMessage) (string, []Evicted, error) {
 	key, err := newKey()
 	if err != nil {
 		return "", nil, err
 	}
-	b := &blob{key: key, rows: rows}
+	b := &blob{key: key, owner: dualresp.OwnerIdentity(owner), rows: rows}
 	for _, r := range rows {
 		b.size += int64(len(r))
 	}
@@ -117,19 +156,59 @@ func (s *Store) Put(rows []json.RawMessage) (string, []Evicted, error) {
 	b.elem = s.lru.PushFront(b)
 	s.m[key] = b
 	s.bytes += b.size
+	use := s.owners[b.owner]
+	if use == nil {
+		use = &ownerUse{}
+		s.owners[b.owner] = use
+	}
+	use.count++
+	use.bytes += b.size
 	var evicted []Evicted
-	for (len(s.m) > s.maxCount || s.bytes > s.maxBytes) && s.lru.Len() > 1 {
-		old := s.lru.Back().Value.(*blob)
+	evict := func(old *blob) {
 		s.removeLocked(old)
 		evicted = append(evicted, Evicted{Key: old.key, ID: old.id, Bytes: old.size})
 	}
+	for use.count > 1 && (use.count > s.ownCount || use.bytes > s.ownBytes) {
+		evict(s.oldestOf(b.owner, b))
+	}
+	for (len(s.m) > s.maxCount || s.bytes > s.maxBytes) && s.lru.Len() > 1 {
+		if use.count > 1 {
+			evict(s.oldestOf(b.owner, b))
+			continue
+		}
+		largest, most := "", int64(-1)
+		for o, u := range s.owners {
+			if o != b.owner && u.bytes > most {
+				largest, most = o, u.bytes
+			}
+		}
+		evict(s.oldestOf(largest, b))
+	}
 	return key, evicted, nil
+}
+
+// oldestOf returns owner's least recently used result other than keep;
+// s.mu must be held and owner must hold one.
+func (s *Store) oldestOf(owner string, keep *blob) *blob {
+	for e := s.lru.Back(); e != nil; e = e.Prev() {
+		if b := e.Value.(*blob); b != keep && b.owner == owner {
+			return b
+		}
+	}
+	panic("spill: oldestOf an owner without results") // unreachable: the callers check the counts
 }
 
 func (s *Store) removeLocked(b *blob) {
 	s.lru.Remove(b.elem)
 	delete(s.m, b.key)
 	s.bytes -= b.size
+	if u := s.owners[b.owner]; u != nil {
+		if u.count--; u.count <= 0 {
+			delete(s.owners, b.owner)
+		} else {
+			u.bytes -= b.size
+		}
+	}
 }
 
 // SetID records the dualresp resource id of the result stored under key.

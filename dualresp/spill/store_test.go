@@ -56,7 +56,7 @@ func TestStoreIsTheExecutorOfSpilledResults(t *testing.T) {
 
 func TestStoreEvictsLeastRecentlyUsed(t *testing.T) {
 	t.Parallel()
-	st := spill.NewStore(spill.StoreOptions{MaxBlobs: 2})
+	st := spill.NewStore(spill.StoreOptions{MaxBlobs: 2, MaxBlobsPerOwner: 2})
 	k1, _, _ := st.Put(rows(1))
 	st.SetID(k1, "id1")
 	k2, _, _ := st.Put(rows(2))

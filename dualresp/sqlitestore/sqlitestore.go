@@ -54,6 +54,10 @@ type Options struct {
 	// MaxReadConns bounds the connections used for reads. Zero means
 	// DefaultMaxReadConns. Writes always use one connection.
 	MaxReadConns int
+	// MaxRecords bounds the records of the file: saving a new record past
+	// it removes the unpinned records read the longest ago (expired ones
+	// first). Zero or negative: no bound.
+	MaxRecords int
 }
 
 // Store is a dualresp.Store backed by a SQLite file. Create one with Open.
@@ -61,6 +65,8 @@ type Store struct {
 	path  string
 	write *sql.DB // one connection: SQLite has a single writer anyway
 	read  *sql.DB
+	// maxRecords bounds the records (Options.MaxRecords); <= 0: none.
+	maxRecords int
 
 	closeOnce sync.Once
 	closeErr  error
@@ -122,7 +128,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		read.Close()
 		return nil, fmt.Errorf("sqlitestore: open %s: %w", path, err)
 	}
-	return &Store{path: path, write: write, read: read}, nil
+	return &Store{path: path, write: write, read: read, maxRecords: opts.MaxRecords}, nil
 }
 
 func checkPath(path string) error {
@@ -224,6 +230,17 @@ func (s *Store) Save(ctx context.Context, r *dualresp.Record) error {
 	if err != nil {
 		return s.fail("save", r.ID, err)
 	}
+	if s.maxRecords > 0 {
+		// Over the bound: the unpinned records read the longest ago go,
+		// expired ones first (their expires_at is older).
+		_, err = s.write.ExecContext(ctx, `DELETE FROM records WHERE id IN (
+			SELECT id FROM records WHERE pinned = 0 AND id != ?1
+			ORDER BY expires_at IS NULL, expires_at, last_access
+			LIMIT max(0, (SELECT count(*) FROM records) - ?2))`, r.ID, s.maxRecords)
+		if err != nil {
+			return s.fail("save", r.ID, err)
+		}
+	}
 	return nil
 }
 
@@ -279,7 +296,8 @@ func (s *Store) Pin(ctx context.Context, id string) (*dualresp.Record, error) {
 // Server bounds them per owner), so a scan of the table is cheap enough.
 func (s *Store) CountPinned(ctx context.Context, owner string) (int, error) {
 	var n int
-	if err := s.read.QueryRowContext(ctx, `SELECT count(*) FROM records WHERE pinned = 1 AND owner = ?`, owner).Scan(&n); err != nil {
+	if err := s.read.QueryRowContext(ctx, `SELECT count(*) FROM records WHERE pinned = 1 AND (owner = ?1 OR substr(owner, 1, length(?1) + 1) = ?1 || '/')`,
+		dualresp.OwnerIdentity(owner)).Scan(&n); err != nil {
 		return 0, s.fail("count pinned", "", err)
 	}
 	return n, nil

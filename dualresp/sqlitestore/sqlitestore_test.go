@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -270,5 +271,41 @@ func TestTimeOutOfRange(t *testing.T) {
 	err := s.Save(t.Context(), r)
 	if err == nil || !strings.Contains(err.Error(), "expires_at") || !strings.Contains(err.Error(), "outside the storable range") {
 		t.Errorf("Save(ExpiresAt in year 3000) = %v; want an error naming expires_at and the range", err)
+	}
+}
+
+// TestMaxRecords: past Options.MaxRecords, saving a record removes the
+// unpinned records that expire first; pinned records stay.
+func TestMaxRecords(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "bounded.db"), Options{MaxRecords: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	save := func(id string, expires time.Time, pinned bool) {
+		t.Helper()
+		r := &dualresp.Record{ID: id, Query: dualresp.Query{Kind: "soql", Text: "SELECT 1"}, CreatedAt: base, LastAccess: base, ExpiresAt: expires, Pinned: pinned}
+		if pinned {
+			r.ExpiresAt = time.Time{}
+		}
+		if err := s.Save(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	save("pinned", time.Time{}, true)
+	for i := range 5 {
+		save(fmt.Sprintf("r%d", i), base.Add(time.Duration(i)*time.Hour), false)
+	}
+	var kept []string
+	for _, id := range []string{"pinned", "r0", "r1", "r2", "r3", "r4"} {
+		if _, err := s.Get(ctx, id); err == nil {
+			kept = append(kept, id)
+		}
+	}
+	if want := []string{"pinned", "r3", "r4"}; !slices.Equal(kept, want) {
+		t.Errorf("records kept under MaxRecords 3 = %v; want %v", kept, want)
 	}
 }

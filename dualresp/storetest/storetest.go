@@ -344,6 +344,19 @@ func testCountPinned(t *testing.T, s dualresp.Store) {
 	mustSave(t, s, unpinned)
 	count("alice", 1)
 	count("nobody", 0)
+	// Labels inside an identity (dualresp.OwnerIdentity) count for it.
+	for i, owner := range []string{"alice/key-1", "alice/key-2", "alicebob/key-1"} {
+		r := Record(fmt.Sprintf("l%d", i), base.Add(time.Hour))
+		r.Owner = owner
+		mustSave(t, s, r)
+		if _, err := s.Pin(ctx, r.ID); err != nil {
+			t.Fatalf("Pin(%s) = %v", r.ID, err)
+		}
+	}
+	count("alice", 3)
+	count("alice/key-9", 3)
+	count("alicebob", 1)
+	count("bob", 1)
 }
 
 func testDelete(t *testing.T, s dualresp.Store) {

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -120,9 +121,12 @@ type Options struct {
 	// MaxResultRows is the most rows a query returns; Result.Truncated
 	// tells when there were more. Default 1,000.
 	MaxResultRows int
-	// MaxResultBytes bounds the size of the rows a query returns (counted
-	// as the bytes of their values); the rows that fit are returned with
-	// Result.Truncated set. Default 8 MiB.
+	// MaxResultBytes bounds the size of the rows a query returns, counted
+	// as they will be answered: each row as a JSON object, its column names
+	// and escaped values included, so that no answer grows past it however
+	// its values escape or its column names repeat. The rows that fit are
+	// returned with Result.Truncated set and Result.Cut saying so. Default
+	// 8 MiB.
 	MaxResultBytes int
 	// MaxConcurrent is how many Runs load and query at once; more wait for
 	// a turn (within their Timeout). Default 4.
@@ -239,9 +243,13 @@ type Result struct {
 	Rows    []map[string]any `json:"rows"`
 	// RowCount is len(Rows).
 	RowCount int `json:"row_count"`
-	// Truncated is true when the query had more than MaxResultRows rows.
-	Truncated bool        `json:"truncated"`
-	Tables    []TableInfo `json:"tables"`
+	// Truncated is true when the query had more than MaxResultRows rows,
+	// or more than MaxResultBytes of them.
+	Truncated bool `json:"truncated"`
+	// Cut says which bound truncated the rows, for the caller to tell
+	// ("" when none did).
+	Cut    string      `json:"-"`
+	Tables []TableInfo `json:"tables"`
 }
 
 // Progress is told after each loaded page: rows done of total rows to
@@ -721,15 +729,51 @@ func size(n int64) string {
 	return fmt.Sprintf("%d bytes", n)
 }
 
-// valueSize is the number of bytes a scanned value holds.
-func valueSize(v any) int {
+// jsonSize is the most bytes a scanned value takes in the answer's JSON,
+// escapes included: a NUL byte or an invalid UTF-8 byte takes six
+// (\u0000, \ufffd), so a blob of zeros takes six times its length.
+func jsonSize(v any) int {
+	var s string
 	switch x := v.(type) {
 	case string:
-		return len(x)
+		s = x
 	case []byte:
-		return len(x)
+		s = string(x)
+	case nil:
+		return 4
+	default:
+		return 24 // a number: at most 24 characters as JSON
 	}
-	return 8
+	return jsonStringSize(s)
+}
+
+// jsonStringSize is the length of s as a JSON string (encoding/json's
+// escapes, HTML ones included), quotes included.
+func jsonStringSize(s string) int {
+	n := 2
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t':
+			n += 2
+			i++
+		case c < 0x20 || c == '<' || c == '>' || c == '&':
+			n += 6
+			i++
+		case c < utf8.RuneSelf:
+			n++
+			i++
+		default:
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
+				n += 6
+			} else {
+				n += size
+			}
+			i += size
+		}
+	}
+	return n
 }
 
 // tempPoll is how often the temporary files are measured while a query
@@ -840,21 +884,28 @@ func (a *Analyzer) query(ctx context.Context, conn *sql.Conn, q string, out *Res
 		ptrs[i] = &vals[i]
 	}
 	out.Rows = []map[string]any{}
-	answered := 0 // bytes of values
+	// A row's JSON repeats every column name: {"name":value,…}.
+	names := 2
+	for _, c := range out.Columns {
+		names += jsonStringSize(c) + 2
+	}
+	answered := 2 // bytes of the rows as JSON: [row,row…]
 	for rows.Next() {
 		if len(out.Rows) == a.opts.MaxResultRows {
 			out.Truncated = true
+			out.Cut = fmt.Sprintf("at most %d rows are answered", a.opts.MaxResultRows)
 			break
 		}
 		if err := rows.Scan(ptrs...); err != nil {
 			return timedOut(err)
 		}
-		n := 0
+		n := names + 1
 		for _, v := range vals {
-			n += valueSize(v)
+			n += jsonSize(v)
 		}
 		if answered += n; answered > a.opts.MaxResultBytes {
 			out.Truncated = true
+			out.Cut = fmt.Sprintf("at most %s of rows (as JSON, column names and escaped values included) are answered", size(int64(a.opts.MaxResultBytes)))
 			break
 		}
 		m := make(map[string]any, len(cols))

@@ -31,6 +31,9 @@ func CheckSQL(sql string) error {
 	if clean == "" {
 		return notReadOnly("the SQL is empty")
 	}
+	if err := checkDepth(clean); err != nil {
+		return err
+	}
 	if i := strings.IndexByte(clean, ';'); i >= 0 {
 		return notReadOnly("only one statement is allowed, but there is more after the ';' at %q", excerpt(clean, i))
 	}
@@ -50,6 +53,29 @@ func CheckSQL(sql string) error {
 			continue // the replace() function
 		}
 		return notReadOnly("%s is not allowed; only read-only SELECT queries run here", w.upper)
+	}
+	return nil
+}
+
+// MaxSQLDepth is how deeply parentheses may nest in an analysis's SQL
+// (subqueries, calls, grouping): deeper SQL is refused before SQLite parses
+// it, so a statement of thousands of '(' costs nothing to answer.
+const MaxSQLDepth = 100
+
+// checkDepth refuses SQL (comments and literals stripped) whose
+// parentheses nest deeper than MaxSQLDepth.
+func checkDepth(clean string) error {
+	depth := 0
+	for i := 0; i < len(clean); i++ {
+		switch clean[i] {
+		case '(':
+			if depth++; depth > MaxSQLDepth {
+				return fmt.Errorf("%w: the SQL is nested too deeply: more than %d levels of parentheses at %q; write it with fewer levels (a WITH clause names a subquery once)",
+					ErrInvalid, MaxSQLDepth, excerpt(clean, i))
+			}
+		case ')':
+			depth--
+		}
 	}
 	return nil
 }

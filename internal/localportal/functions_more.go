@@ -19,7 +19,7 @@ import (
 	"github.com/datasf-mcp/datasf-mcp/internal/soql"
 )
 
-// This file holds the SoQL functions added for issue 17: the caseless_*
+// This file holds the less common SoQL functions: the caseless_*
 // family, greatest/least, ln/round, unaccent, get_utc_date, date_diff_d,
 // to_floating_timestamp, within_polygon/intersects, extent, convex_hull,
 // num_points, median, the regr_* aggregates, and the data transform

@@ -29,6 +29,7 @@ import (
 	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/datasf-mcp/datasf-mcp/dualresp"
 )
@@ -53,9 +54,12 @@ type Options struct {
 	// past it, initialize is answered 429.
 	MaxSessions int
 	// MaxSessionsPerClient bounds the live sessions of one client, a bearer
-	// token or else a remote address (default DefaultMaxSessionsPerClient);
-	// past it, initialize is answered 429. No client's initialize ends
-	// another client's session.
+	// token or else a remote address with its client key, and of one
+	// identity (token or address) in all (default
+	// DefaultMaxSessionsPerClient); past it, initialize is answered 429, or
+	// ends the least recently used session of the same address's key
+	// holding the most (see sessionfair.go). No initialize ends another
+	// identity's session.
 	MaxSessionsPerClient int
 	// MaxEventStreams and MaxEventStreamsPerClient bound the open event
 	// streams (GET /mcp) in all and of one client (defaults
@@ -70,6 +74,10 @@ type Options struct {
 	// http.Server of HTTPServer.
 	BodyReadTimeout time.Duration
 	IdleTimeout     time.Duration
+	// Redis, when set, keeps the MCP sessions there, so that every replica
+	// sharing it accepts a session any of them started (see
+	// redisSessions); nil keeps them in this process.
+	Redis redis.UniversalClient
 	// OnSessionEnd is called with the id of each session that ends.
 	OnSessionEnd func(id string)
 	// ContextFunc adds what a request says (its headers) to the context of
@@ -84,7 +92,7 @@ type Options struct {
 type Server struct {
 	opts     Options
 	log      *slog.Logger
-	sessions *sessions
+	sessions sessionStore
 }
 
 // New returns the transport that opts describe.
@@ -93,8 +101,7 @@ func New(opts Options) *Server {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
-	s.sessions = newSessions(opts.SessionIdleTimeout, opts.MaxSessions, nil, opts.OnSessionEnd)
-	s.sessions.maxPerClient = positiveOr(opts.MaxSessionsPerClient, DefaultMaxSessionsPerClient)
+	s.sessions = newSessionStore(opts, s.log)
 	return s
 }
 
@@ -138,8 +145,11 @@ const (
 	// ends the one idle the longest.
 	DefaultMaxSessions = 10_000
 	// DefaultMaxSessionsPerClient bounds the live MCP sessions of one
-	// client (a bearer token, or a remote address without tokens); past it,
-	// initialize is answered 429 until the client ends or idles out one.
+	// client (a bearer token, or a remote address and client key without
+	// tokens) and of one token or address in all; past it, initialize is
+	// answered 429 until the client ends or idles out one (or, for another
+	// key of the same address, ends the oldest session of the key holding
+	// the most).
 	DefaultMaxSessionsPerClient = 1_000
 	// DefaultMaxEventStreams bounds the open event streams (GET /mcp) of
 	// the server; DefaultMaxEventStreamsPerClient those of one client.
@@ -176,7 +186,7 @@ func (s *Server) Handler(mcpServer *server.MCPServer, rest http.Handler) (handle
 		// check would refuse.
 		server.WithDisableLocalhostProtection(true),
 		server.WithSessionIdManagerResolver(sessionResolver{s.sessions}),
-		server.WithSessionIdleTTL(s.sessions.idle),
+		server.WithSessionIdleTTL(s.sessions.idleTimeout()),
 		server.WithHTTPContextFunc(func(ctx context.Context, r *http.Request) context.Context {
 			if s.opts.ContextFunc != nil {
 				ctx = s.opts.ContextFunc(ctx, r)
@@ -217,7 +227,8 @@ func (s *Server) Handler(mcpServer *server.MCPServer, rest http.Handler) (handle
 			owner, _ = auth(r)
 		}
 		client := httpClient(r, owner)
-		r = r.WithContext(context.WithValue(r.Context(), httpClientKey{}, client))
+		ctx := context.WithValue(r.Context(), httpClientKey{}, client)
+		r = r.WithContext(context.WithValue(ctx, sessionClientKey{}, sessionClient(r, client, auth != nil)))
 		switch r.Method {
 		case http.MethodPost:
 			body, ok := readBounded(w, r, MaxMCPRequestBody)
@@ -229,9 +240,9 @@ func (s *Server) Handler(mcpServer *server.MCPServer, rest http.Handler) (handle
 				return
 			}
 			if isInitialize(body) {
-				if err := s.sessions.admit(client); err != nil {
+				if err := s.sessions.admit(sessionClient(r, client, auth != nil)); err != nil {
 					w.Header().Set("Retry-After", "60")
-					writeHTTPJSON(w, http.StatusTooManyRequests, "too_many_sessions", err.Error())
+					writeHTTPJSON(w, sessionStoreStatus(err), "too_many_sessions", err.Error())
 					return
 				}
 			}
@@ -340,7 +351,9 @@ func (s *Server) CheckHost(next http.Handler) http.Handler {
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-		if ok && local != nil && isLoopback(local.String()) && !isLoopback(r.Host) && strings.ToLower(r.Host) != public {
+		// A balancer's health check names no host of ours; /healthz tells
+		// nothing but "up", so it answers any Host.
+		if ok && local != nil && r.URL.Path != "/healthz" && isLoopback(local.String()) && !isLoopback(r.Host) && strings.ToLower(r.Host) != public {
 			writeHTTPJSON(w, http.StatusForbidden, "forbidden_host", fmt.Sprintf("Host %q is not allowed on a loopback address", r.Host))
 			return
 		}
@@ -536,6 +549,7 @@ type sessions struct {
 	live      *lru.Cache[string, liveSession]
 	ended     *lru.Cache[string, struct{}] // recently ended ids, to say "terminated"
 	perClient map[string]int               // live sessions by client
+	perID     map[string]int               // live sessions by client identity (see sessionfair.go)
 	streams   map[string]int               // open event streams by client
 	nStreams  int
 }
@@ -557,7 +571,7 @@ func newSessions(idle time.Duration, maxLive int, now func() time.Time, onEnd fu
 		now = time.Now
 	}
 	s := &sessions{idle: idle, now: now, onEnd: onEnd, maxLive: maxLive, maxPerClient: DefaultMaxSessionsPerClient,
-		perClient: map[string]int{}, streams: map[string]int{}}
+		perClient: map[string]int{}, perID: map[string]int{}, streams: map[string]int{}}
 	s.ended, _ = lru.New[string, struct{}](maxLive) // only fails for a size <= 0
 	// The cache's own bound is never reached (admit refuses first) but
 	// for a race of initializes; its eviction ends a session as Remove does.
@@ -565,6 +579,11 @@ func newSessions(idle time.Duration, maxLive int, now func() time.Time, onEnd fu
 		s.ended.Add(id, struct{}{})
 		if s.perClient[e.client]--; s.perClient[e.client] <= 0 {
 			delete(s.perClient, e.client)
+		}
+		if id := clientIdentity(e.client); s.perID[id] <= 1 {
+			delete(s.perID, id)
+		} else {
+			s.perID[id]--
 		}
 		if s.onEnd != nil {
 			s.onEnd(id)
@@ -588,12 +607,14 @@ func (e *errTooManySessions) Error() string {
 }
 
 // admit reports whether client may start one more session: an error
-// *errTooManySessions when it, or the server, is at its bound. Sessions
-// idle past the timeout are ended first, so they make room.
+// *errTooManySessions when it, its identity, or the server, is at its
+// bound (see sessionfair.go for the identity's). Sessions idle past the
+// timeout are ended first, so they make room.
 func (s *sessions) admit(client string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.perClient[client] < s.maxPerClient && s.live.Len() < s.maxLive {
+	identity := clientIdentity(client)
+	if s.perClient[client] < s.maxPerClient && s.perID[identity] < s.maxPerClient && s.live.Len() < s.maxLive {
 		return nil
 	}
 	now := s.now()
@@ -604,6 +625,8 @@ func (s *sessions) admit(client string) error {
 	}
 	switch {
 	case s.perClient[client] >= s.maxPerClient:
+		return &errTooManySessions{perClient: true, max: s.maxPerClient}
+	case s.perID[identity] >= s.maxPerClient && !s.makeRoom(client):
 		return &errTooManySessions{perClient: true, max: s.maxPerClient}
 	case s.live.Len() >= s.maxLive:
 		return &errTooManySessions{max: s.maxLive}
@@ -623,6 +646,7 @@ func (s *sessions) generate(client string) string {
 	defer s.mu.Unlock()
 	s.live.Add(id, liveSession{client: client, last: s.now()})
 	s.perClient[client]++
+	s.perID[clientIdentity(client)]++
 	return id
 }
 
@@ -708,13 +732,13 @@ func (c clientSessions) Generate() string { return c.generate(c.client) }
 
 // sessionResolver gives mcp-go the SessionIdManager of each request's
 // client (put in its context by the /mcp handler).
-type sessionResolver struct{ s *sessions }
+type sessionResolver struct{ s sessionStore }
 
 func (r sessionResolver) ResolveSessionIdManager(req *http.Request) server.SessionIdManager {
 	if req == nil { // mcp-go's own calls (the idle sweep, shutdown)
-		return r.s
+		return r.s.sweeper()
 	}
-	client, _ := req.Context().Value(httpClientKey{}).(string)
+	client, _ := req.Context().Value(sessionClientKey{}).(string)
 	return r.s.forClient(client)
 }
 

@@ -70,3 +70,61 @@ func TestSessionsEnd(t *testing.T) {
 		t.Errorf("ended = %s; want %s", got, want)
 	}
 }
+
+// TestSessionsFairUnderAFlood: a client that floods initialize is refused
+// at its bound, and ends only its own address's sessions: another key of
+// the same address, another address and a new key still open sessions
+// (the flooder's least recently used session ends to make room), the
+// address never holds more than its bound, and a session another address
+// holds never ends. Issue 46: 1,000 initialize from one local client gave
+// every other local client, even with its own client key, 429.
+func TestSessionsFairUnderAFlood(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	s := newSessions(30*time.Minute, 100, func() time.Time { return now }, nil)
+	s.maxPerClient = 10
+	open := func(client string) (string, error) {
+		if err := s.admit(client); err != nil {
+			return "", err
+		}
+		now = now.Add(time.Second)
+		return s.forClient(client).Generate(), nil
+	}
+	other, err := open("ip:127.0.0.2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var flood []string
+	refused := 0
+	for range 1_000 {
+		id, err := open("ip:127.0.0.1")
+		if err != nil {
+			refused++
+			continue
+		}
+		flood = append(flood, id)
+	}
+	if len(flood) != 10 || refused != 990 {
+		t.Errorf("1,000 initialize of one client with a bound of 10: %d sessions, %d refused; want 10, 990", len(flood), refused)
+	}
+	if _, err := open("ip:127.0.0.1/key-a"); err != nil {
+		t.Fatalf("another key of the flooding address: admit = %v; want a session", err)
+	}
+	if term, _ := s.Validate(flood[0]); !term {
+		t.Errorf("the flooder's least recently used session is live; want it ended to make room")
+	}
+	if _, err := open("ip:127.0.0.3"); err != nil {
+		t.Errorf("another address after the flood: admit = %v; want a session", err)
+	}
+	for i := range 50 { // new keys, one session each, from the flooding address
+		if _, err := open(fmt.Sprintf("ip:127.0.0.1/minted-%d", i)); err != nil {
+			t.Fatalf("minted key %d: admit = %v; want a session (ending the address's own)", i, err)
+		}
+	}
+	if n := s.perID["ip:127.0.0.1"]; n > 10 {
+		t.Errorf("the flooding address holds %d sessions; want at most 10", n)
+	}
+	if term, err := s.Validate(other); term || err != nil {
+		t.Errorf("another address's session after the flood: Validate = %v, %v; want live", term, err)
+	}
+}

@@ -12,6 +12,9 @@ import (
 	"context"
 	"net/http"
 	"strconv"
+	"strings"
+	"sync"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -23,11 +26,50 @@ import (
 	"github.com/datasf-mcp/datasf-mcp/socrata"
 )
 
+// Defaults of Options.
+const (
+	// DefaultMaxPortals bounds the portals besides the configured one
+	// that have series of their own.
+	DefaultMaxPortals = 20
+	// DefaultPortalIdle is how long a portal (not the configured one) keeps
+	// its series after its last request.
+	DefaultPortalIdle = time.Hour
+	// OtherPortal is the portal label of the requests to portals past
+	// MaxPortals.
+	OtherPortal = "other"
+)
+
+// Options configures New. The zero value means the defaults.
+type Options struct {
+	// MaxPortals bounds the other portals with series of their own
+	// (default DefaultMaxPortals): past it, requests to a new portal are
+	// counted under portal="other" (OtherPortal), so that a caller naming
+	// thousands of domains cannot grow /metrics without bound.
+	MaxPortals int
+	// PortalIdle is how long a portal keeps its series after its last
+	// request (default DefaultPortalIdle): a portal idle longer is
+	// forgotten when a new one needs its place, and its series are
+	// removed.
+	PortalIdle time.Duration
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}
+
 // Metrics are one Service's metrics. The registry is its own (not
 // prometheus.DefaultRegisterer), so that several Services in one process
 // (tests, embedders) do not clash.
 type Metrics struct {
 	reg *prometheus.Registry
+
+	// The portals with series of their own, and when each was last used;
+	// mu also makes choosing a label and using it one step, so that a
+	// forgotten portal's series are not made again by a request under way.
+	mu         sync.Mutex
+	keep       string
+	maxPortals int
+	idle       time.Duration
+	now        func() time.Time
+	portals    map[string]time.Time
 
 	toolCalls       *prometheus.CounterVec
 	upstream        *prometheus.CounterVec
@@ -42,15 +84,25 @@ type Metrics struct {
 }
 
 // New returns the metrics of a new Service.
-func New() *Metrics {
-	m := &Metrics{reg: prometheus.NewRegistry()}
+func New(opts Options) *Metrics {
+	m := &Metrics{reg: prometheus.NewRegistry(), maxPortals: opts.MaxPortals,
+		idle: opts.PortalIdle, now: opts.Now, portals: map[string]time.Time{}}
+	if m.maxPortals <= 0 {
+		m.maxPortals = DefaultMaxPortals
+	}
+	if m.idle <= 0 {
+		m.idle = DefaultPortalIdle
+	}
+	if m.now == nil {
+		m.now = time.Now
+	}
 	m.toolCalls = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "datasf_tool_calls_total",
 		Help: "MCP tool calls by tool and outcome: ok, tool_error (an isError result) or failed (an internal error).",
 	}, []string{"tool", "outcome"})
 	m.upstream = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "datasf_upstream_requests_total",
-		Help: "Requests sent to Socrata portals (every attempt) by portal, endpoint and HTTP status (0: no answer).",
+		Help: "Requests sent to Socrata portals (every attempt) by portal (the configured one and a bounded set of others, the rest \"other\"), endpoint and HTTP status (0: no answer).",
 	}, []string{"portal", "endpoint", "status"})
 	m.upstreamLatency = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "datasf_upstream_request_duration_seconds",
@@ -101,7 +153,7 @@ func (m *Metrics) Gauge(name, help string, f func() float64) {
 // from the memory store at each scrape, by reason: owner_bound (an owner
 // went over its bound: only its own records go) or store_full.
 func (m *Metrics) EvictionCounters(f func() dualresp.Evictions) {
-	const name, help = "datasf_stored_results_evicted_total", "Stored results evicted by the memory store, by reason: owner_bound (the owner went over its own bound) or store_full (the store went over its bound; the owner holding the most loses one)."
+	const name, help = "datasf_stored_results_evicted_total", "Stored results evicted by the memory store, by reason: owner_bound (the owner went over its own bound) or store_full (the store went over its bound; the saving owner loses its own oldest first)."
 	m.reg.MustRegister(
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help, ConstLabels: prometheus.Labels{"reason": "owner_bound"}},
 			func() float64 { return float64(f().OwnerBound) }),
@@ -109,10 +161,58 @@ func (m *Metrics) EvictionCounters(f func() dualresp.Evictions) {
 			func() float64 { return float64(f().StoreFull) }))
 }
 
+// KeepPortal names the configured portal: its series are always kept,
+// and it takes none of the MaxPortals places.
+func (m *Metrics) KeepPortal(domain string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.keep = strings.ToLower(domain)
+	delete(m.portals, m.keep)
+}
+
+// portal returns the portal label of domain (see Options) and marks it
+// used; m.mu must be held.
+func (m *Metrics) portal(domain string) string {
+	d := strings.ToLower(domain)
+	if d == m.keep {
+		return d
+	}
+	now := m.now()
+	if _, ok := m.portals[d]; ok {
+		m.portals[d] = now
+		return d
+	}
+	if len(m.portals) >= m.maxPortals {
+		for old, last := range m.portals {
+			if now.Sub(last) > m.idle {
+				m.forget(old)
+			}
+		}
+	}
+	if len(m.portals) >= m.maxPortals {
+		return OtherPortal
+	}
+	m.portals[d] = now
+	return d
+}
+
+// forget removes a portal's series; m.mu must be held.
+func (m *Metrics) forget(domain string) {
+	delete(m.portals, domain)
+	l := prometheus.Labels{"portal": domain}
+	m.upstream.DeletePartialMatch(l)
+	m.upstreamLatency.DeletePartialMatch(l)
+	m.waits.DeletePartialMatch(l)
+	m.waitSeconds.DeletePartialMatch(l)
+}
+
 // OnRequest is socrata.Options.OnRequest.
 func (m *Metrics) OnRequest(r socrata.RequestInfo) {
-	m.upstream.WithLabelValues(r.Domain, r.Endpoint, strconv.Itoa(r.Status)).Inc()
-	m.upstreamLatency.WithLabelValues(r.Domain, r.Endpoint).Observe(r.Took.Seconds())
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p := m.portal(r.Domain)
+	m.upstream.WithLabelValues(p, r.Endpoint, strconv.Itoa(r.Status)).Inc()
+	m.upstreamLatency.WithLabelValues(p, r.Endpoint).Observe(r.Took.Seconds())
 }
 
 // OnWait is socrata.Options.OnWait.
@@ -121,8 +221,11 @@ func (m *Metrics) OnWait(w socrata.WaitInfo) {
 	if !w.Served {
 		outcome = "refused"
 	}
-	m.waits.WithLabelValues(w.Domain, outcome).Inc()
-	m.waitSeconds.WithLabelValues(w.Domain).Observe(w.Waited.Seconds())
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p := m.portal(w.Domain)
+	m.waits.WithLabelValues(p, outcome).Inc()
+	m.waitSeconds.WithLabelValues(p).Observe(w.Waited.Seconds())
 }
 
 // OnExportStart and OnExportEnd are dualresp's export hooks.

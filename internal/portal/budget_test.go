@@ -38,7 +38,7 @@ func budgetExecutor(t *testing.T, budget, growFrom int64) (*Executor, *socratate
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := NewExecutor(r)
+	e := NewExecutor(r, ExecutorOptions{})
 	const width = 30 // about the bytes of {"n":"1234","label":"row 1234"}
 	e.stream.pageBytes, e.stream.maxPageBytes = 150*width, 1_500*width
 	e.stream.budget, e.stream.growFrom = nil, growFrom
@@ -76,6 +76,7 @@ func TestStreamBudgetLargePagesAlone(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			e, fake := budgetExecutor(t, tc.budget, tc.growFrom)
+			e.stream.parallel = 1 // one page at a time: each page's size follows the last
 			var ns []int
 			err := e.Stream(t.Context(), stored(t, "SELECT n, label"), dualresp.PageRequest{}, func(row json.RawMessage) error {
 				var r struct{ N string }

@@ -9,8 +9,8 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
-	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -48,10 +48,23 @@ const (
 	// streamGrowFrom is the offset from which pages grow: a request before
 	// it costs the portal little more for its offset.
 	streamGrowFrom = 100_000
-	// streamAhead is how many fetched pages wait for the reader; one more
-	// may be fetched and held until there is room. A stalled reader so
-	// holds at most streamAhead+2 pages and no upstream request.
+	// streamAhead is how many fetched pages wait for the reader besides
+	// the one it reads and one being fetched: an export's own pipeline of
+	// streamAhead+2 pages. A stalled reader so holds at most that many
+	// pages (and those of the shared pool it took) and no upstream request.
 	streamAhead = 2
+	// streamParallel is the most pages of one export fetched at once;
+	// fewer when the portal's concurrency bound is lower (it leaves one of
+	// the portal's requests to the tools). The page requests of a
+	// sequential reader cost the portal's fixed cost of a request each, one
+	// after the other; a few at once pay it side by side.
+	streamParallel = 4
+	// streamSharedPages is the pool of pages beyond their own pipeline
+	// the exports of an Executor share: a page fetched ahead while the
+	// export's own pages are all taken holds one, until the reader has
+	// taken it. It bounds what concurrency adds to the memory of all
+	// exports, and shares the extra requests among them.
+	streamSharedPages = 8
 	// streamPageTimeout bounds each attempt at fetching one page (the
 	// socrata client's own timeout applies too).
 	streamPageTimeout = 2 * time.Minute
@@ -69,8 +82,12 @@ func pageBackoff(n int) time.Duration {
 // streamOptions are how Stream reads a result (the stream constants, or
 // a test's).
 type streamOptions struct {
-	pageRows  int64 // the most rows of one upstream request
-	ahead     int   // fetched pages waiting for the reader
+	pageRows int64 // the most rows of one upstream request
+	ahead    int   // fetched pages waiting for the reader
+	// parallel is the most pages fetched at once (0: one); extra is the
+	// pool of pages beyond its own pipeline an export may take (nil: none).
+	parallel  int
+	extra     *semaphore.Weighted
 	pageBytes int64 // the bytes any page may hold (0: pageRows rows a page)
 	// maxPageBytes is the bytes a page may hold with leave from budget,
 	// which the streams of an Executor share; with no budget, pages hold
@@ -128,11 +145,27 @@ type Executor struct {
 	stream  streamOptions
 }
 
+// ExecutorOptions configures an Executor. The zero value gives the
+// defaults.
+type ExecutorOptions struct {
+	// Backoff is the wait before attempt n+1 (n from 1) at a page that
+	// failed in a way that may pass, when the portal gave no Retry-After.
+	// Default: 0.5s, 1s, 2s, 4s, at most 8s.
+	Backoff func(n int) time.Duration
+}
+
 // NewExecutor returns the Executor of the portals of r.
-func NewExecutor(r *Registry) *Executor {
+func NewExecutor(r *Registry, opts ExecutorOptions) *Executor {
 	stream := defaultStream
 	stream.log = r.log
+	if opts.Backoff != nil {
+		stream.backoff = opts.Backoff
+	}
 	stream.maxPageBytes, stream.budget, stream.growFrom = streamMaxPageBytes, semaphore.NewWeighted(streamBudgetBytes), streamGrowFrom
+	stream.parallel, stream.extra = streamParallel, semaphore.NewWeighted(streamSharedPages)
+	if bound := r.opts.Limits.MaxConcurrent; bound > 0 {
+		stream.parallel = min(streamParallel, max(bound-1, 1))
+	}
 	return &Executor{portals: r, stream: stream}
 }
 
@@ -186,42 +219,64 @@ func (e *Executor) Stream(ctx context.Context, q dualresp.Query, req dualresp.Pa
 
 // Count returns the exact number of rows of q: `<q> |> SELECT count(*)`.
 func (q *Query) Count(ctx context.Context) (int64, error) {
-	n, stale, err := countRows(ctx, q.Portal.Client, q.DatasetID, q.Tree)
-	if stale {
-		q.stale.Store(true)
-	}
-	return n, err
+	return q.Portal.Client.Count(ctx, q.DatasetID, q.Tree.CountQuery().String())
 }
 
 // Page returns one page of q's rows, as raw JSON objects, with the
 // result's columns from the response's X-SODA2-Fields and X-SODA2-Types
 // headers: one upstream request.
 func (q *Query) Page(ctx context.Context, req dualresp.PageRequest) (dualresp.PageResult, error) {
-	tree := withOrder(q.Tree, req.Order)
-	rows, cols, stale, err := rawRows(ctx, q.Portal.Client, q.DatasetID, tree.WithPage(req.Offset, req.Limit))
-	if stale {
+	tree := withOrder(q.Tree, req.Order).WithPage(req.Offset, req.Limit)
+	stream, err := q.Portal.Client.QueryStream(ctx, q.DatasetID, tree.String())
+	if err != nil {
+		return dualresp.PageResult{}, err
+	}
+	defer stream.Close()
+	if stream.Stale {
 		q.stale.Store(true)
 	}
-	return dualresp.PageResult{Rows: rows, Columns: cols}, err
+	res := dualresp.PageResult{Columns: make([]dualresp.Column, len(stream.Fields))}
+	for i, f := range stream.Fields {
+		res.Columns[i].Name = f
+		if i < len(stream.Types) {
+			res.Columns[i].Type = stream.Types[i]
+		}
+	}
+	for {
+		raw, err := stream.NextRaw()
+		if errors.Is(err, io.EOF) {
+			return res, nil
+		}
+		if err != nil {
+			return dualresp.PageResult{}, err
+		}
+		res.Rows = append(res.Rows, raw)
+	}
 }
 
 // Stream passes rows req.Offset .. req.Offset+req.Limit-1 of the
 // query (all rows from req.Offset when req.Limit is 0) to fn, in req's
 // order, without decoding them.
 //
-// A fetcher reads the result in pages, each page one upstream request read
-// whole with its own timeout (pageTimeout), so an upstream request never
-// waits on fn: a slow or stalled reader cannot make the portal's answer
-// time out. The fetcher keeps up to e.ahead fetched pages waiting for fn
-// (and holds one more until there is room), then pauses without a request
-// open. A page whose request fails (a timeout, a cut body, a 5xx or 429)
-// is asked for again at the same offset, e.attempts times in all: the
-// stored query's stable order (ORDER BY ... :id, see soql.WithStableOrder)
-// makes that page the same rows, so none is lost or sent twice. Only a
-// page that still fails after that ends the stream, with its error.
-// Each page aims at e.pageBytes of rows (its rows adapt to the rows' width
-// seen so far, between streamMinRows and e.pageRows); a short page means
-// the result ended. With req.Limit no page goes past its end.
+// The result is read in pages, each page one upstream request (or a few,
+// see fetchRange) read whole with its own timeout (pageTimeout), so an
+// upstream request never waits on fn: a slow or stalled reader cannot make
+// the portal's answer time out. Up to e.parallel pages are fetched at once,
+// each into a slot of its own, and fn gets them in order. An export may
+// have e.ahead+2 pages fetched, being fetched or being read; more only
+// with a slot of the pool the exports of an Executor share (e.extra),
+// given back once the reader has taken the page. So a stalled reader holds
+// at most that many pages and no upstream request, and what all exports
+// hold beyond today's pipeline of each is bounded by the pool. A page
+// whose request fails (a timeout, a cut body, a 5xx or 429) is asked for
+// again at the same offset, e.attempts times in all: the stored query's
+// stable order (ORDER BY ... :id, see soql.WithStableOrder) makes that page
+// the same rows, so none is lost or sent twice. Only a page that still
+// fails after that ends the stream, with its error, once every row before
+// it has gone to fn. Each page aims at e.pageBytes of rows (its rows adapt
+// to the rows' width seen so far, between streamMinRows and e.pageRows); a
+// short page means the result ended. With req.Limit no page goes past its
+// end.
 func (q *Query) Stream(ctx context.Context, req dualresp.PageRequest, fn func(json.RawMessage) error) error {
 	c, id, e := q.Portal.Client, q.DatasetID, q.stream
 	if e == nil {
@@ -236,28 +291,39 @@ func (q *Query) Stream(ctx context.Context, req dualresp.PageRequest, fn func(js
 		end = req.Offset + req.Limit
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	pages := make(chan fetchedPage, max(e.ahead, 1))
+	f := newPageFetcher(e, c, id, parsed)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		defer close(pages)
-		e.fetchPages(ctx, c, id, parsed, req.Offset, end, pages)
+		defer close(f.queue)
+		f.run(ctx, req.Offset, end)
 	}()
 	defer func() {
 		cancel()
-		<-done // no request after Stream returns
-		for page := range pages {
-			e.release(page.held) // pages the reader did not take
+		<-done      // no page is started after Stream returns
+		f.wg.Wait() // nor is any request open
+		for slot := range f.queue {
+			f.release(<-slot) // pages the reader did not take
 		}
 	}()
-	for page := range pages {
+	for slot := range f.queue {
+		var page fetchedPage
+		select {
+		case page = <-slot:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 		if page.err != nil {
+			f.release(page)
 			return page.err
 		}
 		err := sendRows(page.rows, fn)
-		e.release(page.held)
+		f.release(page)
 		if err != nil {
 			return err
+		}
+		if page.last {
+			return nil
 		}
 	}
 	return ctx.Err()
@@ -275,11 +341,163 @@ func sendRows(rows []json.RawMessage, fn func(json.RawMessage) error) error {
 }
 
 // fetchedPage is one page of a stream: its rows, or the error that ended
-// the stream; held is what it reserved of the budget.
+// the stream; last marks a short page (the result ended). held is what it
+// reserved of the budget, extra whether it took a slot of the shared pool.
 type fetchedPage struct {
-	rows []json.RawMessage
-	held int64
-	err  error
+	rows  []json.RawMessage
+	held  int64
+	extra bool
+	last  bool
+	err   error
+}
+
+// pageFetcher fetches the pages of one stream: run hands out their slots,
+// in order, on queue, and fetches them up to e.parallel at once.
+type pageFetcher struct {
+	e     *streamOptions
+	c     *socrata.Client
+	id    string
+	q     *soql.Query
+	queue chan chan fetchedPage
+	room  chan struct{} // a token for each page of the stream's own pipeline
+	busy  chan struct{} // a token for each page being fetched
+	wg    sync.WaitGroup
+
+	extras atomic.Int64 // slots of the shared pool held
+	most   atomic.Int64 // the most rows of a request, lowered for good when a page times out
+	width  atomic.Int64 // the bytes of a row, once a page has shown it
+	ended  atomic.Bool  // a page came back short
+}
+
+func newPageFetcher(e *streamOptions, c *socrata.Client, id string, q *soql.Query) *pageFetcher {
+	parallel := max(e.parallel, 1)
+	own := max(e.ahead, 1) + 2
+	f := &pageFetcher{e: e, c: c, id: id, q: q,
+		queue: make(chan chan fetchedPage, own+parallel),
+		room:  make(chan struct{}, own),
+		busy:  make(chan struct{}, parallel)}
+	f.most.Store(e.pageRows)
+	return f
+}
+
+// release gives back what a page held once the reader is done with it.
+func (f *pageFetcher) release(page fetchedPage) {
+	if page.held > 0 {
+		f.e.budget.Release(page.held)
+	}
+	if page.extra {
+		f.extras.Add(-1)
+		f.e.extra.Release(1)
+	} else {
+		<-f.room
+	}
+}
+
+// slot waits for room for one more page: a token of the stream's own, or
+// without waiting one of the shared pool (at most e.parallel-1 of them), so
+// that pages are fetched ahead at once when a page in flight leaves no
+// room. It reports whether it took a shared one; ok is false when ctx
+// ended.
+func (f *pageFetcher) slot(ctx context.Context) (extra, ok bool) {
+	select {
+	case f.room <- struct{}{}:
+		return false, true
+	default:
+	}
+	if f.e.extra != nil && f.extras.Load() < int64(max(f.e.parallel, 1)-1) && f.e.extra.TryAcquire(1) {
+		f.extras.Add(1)
+		return true, true
+	}
+	select {
+	case f.room <- struct{}{}:
+		return false, true
+	case <-ctx.Done():
+		return false, false
+	}
+}
+
+// run hands out the pages of rows off .. end-1 in order until the result
+// ends, a page fails for good or ctx ends. The first page is fetched before
+// the others are sized: it shows the width of the rows.
+func (f *pageFetcher) run(ctx context.Context, off, end int64) {
+	e := f.e
+	limit := e.pageBytes // the bytes the next page may hold
+	for first := true; off < end && !f.ended.Load(); first = false {
+		extra, ok := f.slot(ctx)
+		if !ok {
+			return
+		}
+		select {
+		case f.busy <- struct{}{}:
+		case <-ctx.Done():
+			f.release(fetchedPage{extra: extra})
+			return
+		}
+		if f.ended.Load() {
+			<-f.busy
+			f.release(fetchedPage{extra: extra})
+			return
+		}
+		size, held := min(f.most.Load(), end-off), int64(0)
+		width := f.width.Load()
+		switch {
+		case e.pageBytes > 0 && width == 0:
+			size = min(size, streamFirstRows)
+		case e.pageBytes > 0:
+			size, held = e.budgetRows(min(size, max(limit/width, streamMinRows)), width)
+			if e.budget != nil && off >= e.growFrom {
+				limit = min(2*limit, e.maxPageBytes)
+			}
+		}
+		slot, from := make(chan fetchedPage, 1), off
+		f.queue <- slot // never waits: the pages handed out are bounded by room
+		f.wg.Add(1)
+		fetch := func() {
+			defer f.wg.Done()
+			page := f.fetchRange(ctx, from, size)
+			page.held, page.extra = held, extra
+			<-f.busy
+			slot <- page
+		}
+		if first && e.pageBytes > 0 {
+			fetch()
+		} else {
+			go fetch()
+		}
+		off += size
+	}
+}
+
+// fetchRange reads rows off .. off+size-1 (fewer when the result ends),
+// in as many requests as fetchPage needs (it asks for fewer rows after a
+// timeout). An error, or a short page, ends the stream.
+func (f *pageFetcher) fetchRange(ctx context.Context, off, size int64) fetchedPage {
+	var page fetchedPage
+	for got := int64(0); got < size; {
+		rows, nbytes, asked, err := f.e.fetchPage(ctx, f.c, f.id, f.q, off+got, size-got)
+		if err != nil {
+			f.ended.Store(true)
+			return fetchedPage{err: err}
+		}
+		if asked < size-got {
+			f.most.Store(min(f.most.Load(), asked)) // the page timed out at its full size
+		}
+		if nbytes > 0 {
+			f.width.Store(max(nbytes/int64(len(rows)), 1))
+		}
+		if page.rows == nil {
+			page.rows = rows
+		} else {
+			page.rows = append(page.rows, rows...)
+		}
+		got += int64(len(rows))
+		if int64(len(rows)) < asked {
+			page.last = true
+			f.ended.Store(true)
+			break
+		}
+	}
+	return page
 }
 
 // budgetRows is the rows of the next page at rows of width bytes, as many as
@@ -297,58 +515,6 @@ func (e *streamOptions) budgetRows(want, width int64) (int64, int64) {
 		}
 	}
 	return floor, 0
-}
-
-func (e *streamOptions) release(held int64) {
-	if held > 0 {
-		e.budget.Release(held)
-	}
-}
-
-// fetchPages fetches the pages of rows off .. end-1 of q in order and sends
-// them on pages, until the result ends, a page fails for good (sent as the
-// last page) or ctx ends.
-func (e *streamOptions) fetchPages(ctx context.Context, c *socrata.Client, id string, q *soql.Query, off, end int64, pages chan<- fetchedPage) {
-	most := e.pageRows   // lowered for good when a page times out
-	var width int64      // the bytes of a row, once a page has shown it
-	limit := e.pageBytes // the bytes the next page may hold
-	for off < end {
-		size, held := min(most, end-off), int64(0)
-		switch {
-		case e.pageBytes > 0 && width == 0:
-			size = min(size, streamFirstRows)
-		case e.pageBytes > 0:
-			size, held = e.budgetRows(min(size, max(limit/width, streamMinRows)), width)
-			if e.budget != nil && off >= e.growFrom {
-				limit = min(2*limit, e.maxPageBytes)
-			}
-		}
-		rows, nbytes, asked, err := e.fetchPage(ctx, c, id, q, off, size)
-		if err != nil {
-			e.release(held)
-			select {
-			case pages <- fetchedPage{err: err}:
-			case <-ctx.Done():
-			}
-			return
-		}
-		select {
-		case pages <- fetchedPage{rows: rows, held: held}:
-		case <-ctx.Done():
-			e.release(held)
-			return
-		}
-		if int64(len(rows)) < asked {
-			return // a short page: the result ended
-		}
-		off += asked
-		if asked < size {
-			most = asked // the page timed out at its full size
-		}
-		if nbytes > 0 {
-			width = max(nbytes/int64(len(rows)), 1)
-		}
-	}
 }
 
 // fetchPage reads rows off .. off+size-1 of q whole, asking again after a
@@ -497,58 +663,4 @@ func orderable(dataType string) bool {
 		return false
 	}
 	return true
-}
-
-// countRows runs `<q> |> SELECT count(*)` and returns the count (a
-// string, as the portal sends it: "A count(*) query returns the count as a
-// string", find_string id 68959116828) and whether the answer was stale.
-func countRows(ctx context.Context, c *socrata.Client, datasetID string, q *soql.Query) (int64, bool, error) {
-	res, err := c.Query(ctx, datasetID, q.CountQuery().String())
-	if err != nil {
-		return 0, false, err
-	}
-	if len(res.Rows) != 1 {
-		return 0, res.Stale, fmt.Errorf("portal: count query returned %d rows, want 1", len(res.Rows))
-	}
-	for _, v := range res.Rows[0] {
-		switch v := v.(type) {
-		case string:
-			n, err := strconv.ParseInt(v, 10, 64)
-			return n, res.Stale, err
-		case float64:
-			return int64(v), res.Stale, nil
-		case json.Number:
-			n, err := v.Int64()
-			return n, res.Stale, err
-		}
-	}
-	return 0, res.Stale, errors.New("portal: count query returned no count")
-}
-
-// rawRows runs q and returns its rows as raw JSON objects plus the result's
-// columns from the X-SODA2-Fields and X-SODA2-Types headers.
-func rawRows(ctx context.Context, c *socrata.Client, datasetID string, q *soql.Query) ([]json.RawMessage, []dualresp.Column, bool, error) {
-	stream, err := c.QueryStream(ctx, datasetID, q.String())
-	if err != nil {
-		return nil, nil, false, err
-	}
-	defer stream.Close()
-	cols := make([]dualresp.Column, len(stream.Fields))
-	for i, f := range stream.Fields {
-		cols[i].Name = f
-		if i < len(stream.Types) {
-			cols[i].Type = stream.Types[i]
-		}
-	}
-	var rows []json.RawMessage
-	for {
-		raw, err := stream.NextRaw()
-		if errors.Is(err, io.EOF) {
-			return rows, cols, stream.Stale, nil
-		}
-		if err != nil {
-			return nil, nil, stream.Stale, err
-		}
-		rows = append(rows, raw)
-	}
 }

@@ -34,7 +34,7 @@ func streamExecutor(t *testing.T) (*Executor, *socratatest.Server) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := NewExecutor(r)
+	e := NewExecutor(r, ExecutorOptions{})
 	e.stream = streamOptions{pageRows: 50, ahead: streamAhead} // whole 50-row pages, one attempt each
 	return e, fake
 }

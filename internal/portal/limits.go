@@ -1,6 +1,7 @@
 package portal
 
 import (
+	"math"
 	"time"
 
 	"github.com/datasf-mcp/datasf-mcp/socrata"
@@ -43,6 +44,16 @@ type Limits struct {
 	// TokenFactor multiplies MaxConcurrent and Rate for a portal with an
 	// app token. Zero: DefaultTokenFactor; below 1: 1.
 	TokenFactor float64
+	// Shared, when set, makes these limits the service's: every replica
+	// that shares its Redis takes its turns from one budget per portal and
+	// token (see SharedBudget).
+	Shared *SharedBudget
+	// Replicas is the number of replicas that share the limits (zero or
+	// one: this one alone). Each replica's own limits are its share,
+	// MaxConcurrent / Replicas (rounded up) and Rate / Replicas: what it
+	// keeps to when Shared's Redis is unreachable, and, without Shared, a
+	// fixed split of the limits between the replicas.
+	Replicas int
 }
 
 // Resolve fills in the defaults; offline means the local portal.
@@ -68,12 +79,20 @@ func (l Limits) Apply(o *socrata.Options) {
 	if o.AppToken != "" {
 		f = l.TokenFactor
 	}
-	o.MaxConcurrent, o.RequestRate = 0, 0
+	o.MaxConcurrent, o.RequestRate, o.SharedLimit = 0, 0, nil
+	n := float64(max(l.Replicas, 1))
+	var concurrent int
+	var perSecond float64
 	if l.MaxConcurrent > 0 {
-		o.MaxConcurrent = int(float64(l.MaxConcurrent) * f)
+		concurrent = int(float64(l.MaxConcurrent) * f)
+		o.MaxConcurrent = int(math.Ceil(float64(concurrent) / n))
 	}
 	if l.Rate > 0 {
-		o.RequestRate = l.Rate * f
+		perSecond = l.Rate * f
+		o.RequestRate = perSecond / n
+	}
+	if sl := l.Shared.limiter(o.Domain, o.AppToken, concurrent, perSecond); sl != nil {
+		o.SharedLimit = sl
 	}
 	o.MaxQueueWait = l.MaxWait
 }

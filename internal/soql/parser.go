@@ -27,11 +27,35 @@ func (e *SyntaxError) Error() string {
 // does not have.
 const NoFromMessage = "SoQL has no FROM clause: a query runs on one dataset, which is named outside the query"
 
+// MaxDepth is how deeply expressions may nest: parentheses, function
+// calls, CASE, NOT, signs and ^ each add a level. The parser recurses once
+// per level, so the bound is checked before it recurses further and keeps
+// a deep input (a query of 16,000 '(') from costing a deep stack; a
+// *SyntaxError saying "nested too deeply" answers it. Real queries nest a
+// few levels.
+const MaxDepth = 100
+
 // parser is a recursive-descent parser over a pre-lexed token slice.
 type parser struct {
-	toks []token
-	i    int
+	toks  []token
+	i     int
+	depth int // levels of expression recursion open; see enter
 }
+
+// enter opens one more level of expression recursion, or returns the
+// "nested too deeply" error past MaxDepth. Each successful enter is matched
+// by a leave.
+func (p *parser) enter() error {
+	if p.depth >= MaxDepth {
+		t := p.peek()
+		return &SyntaxError{Pos: t.pos, Got: t.describe(),
+			Msg: fmt.Sprintf("the expression is nested too deeply: more than %d levels of parentheses, function calls, CASE, NOT or signs; write it with fewer levels", MaxDepth)}
+	}
+	p.depth++
+	return nil
+}
+
+func (p *parser) leave() { p.depth-- }
 
 func newParser(src string) (*parser, error) {
 	l := newLexer(src)
@@ -397,7 +421,13 @@ const (
 	precPrimary
 )
 
-func (p *parser) expr() (Expr, error) { return p.or() }
+func (p *parser) expr() (Expr, error) {
+	if err := p.enter(); err != nil {
+		return nil, err
+	}
+	defer p.leave()
+	return p.or()
+}
 
 func (p *parser) or() (Expr, error) {
 	left, err := p.and()
@@ -434,6 +464,10 @@ func (p *parser) and() (Expr, error) {
 func (p *parser) not() (Expr, error) {
 	if t := p.peek(); t.isKw("NOT") {
 		p.next()
+		if err := p.enter(); err != nil {
+			return nil, err
+		}
+		defer p.leave()
 		x, err := p.not()
 		if err != nil {
 			return nil, err
@@ -583,6 +617,10 @@ func (p *parser) pow() (Expr, error) {
 	}
 	if t := p.peek(); t.isOp("^") {
 		p.next()
+		if err := p.enter(); err != nil {
+			return nil, err
+		}
+		defer p.leave()
 		right, err := p.pow()
 		if err != nil {
 			return nil, err
@@ -595,6 +633,10 @@ func (p *parser) pow() (Expr, error) {
 func (p *parser) unary() (Expr, error) {
 	if t := p.peek(); t.isOp("-") || t.isOp("+") {
 		p.next()
+		if err := p.enter(); err != nil {
+			return nil, err
+		}
+		defer p.leave()
 		x, err := p.unary()
 		if err != nil {
 			return nil, err

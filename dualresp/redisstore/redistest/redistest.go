@@ -35,6 +35,24 @@ const startTimeout = 10 * time.Second
 // stopped in tb.Cleanup.
 func Start(tb testing.TB) string {
 	tb.Helper()
+	return StartServer(tb).Addr
+}
+
+// Server is a running redis-server started by StartServer.
+type Server struct {
+	// Addr is its address, "127.0.0.1:PORT".
+	Addr string
+	stop func()
+}
+
+// Stop stops the server now (SIGTERM, then SIGKILL after 5 seconds), for
+// tests of what happens when Redis goes away. It is safe to call more
+// than once; tb.Cleanup calls it too.
+func (s *Server) Stop() { s.stop() }
+
+// StartServer is Start for a test that also stops the server itself.
+func StartServer(tb testing.TB) *Server {
+	tb.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		msg := "redistest: redis-server not found on PATH; install the Debian package redis-server (apt-get install -y redis-server) to run the Redis tests"
@@ -47,14 +65,14 @@ func Start(tb testing.TB) string {
 	// try a few times.
 	var lastErr error
 	for range 3 {
-		addr, err := start(tb, bin)
+		srv, err := start(tb, bin)
 		if err == nil {
-			return addr
+			return srv
 		}
 		lastErr = err
 	}
 	tb.Fatalf("redistest: %v", lastErr)
-	return ""
+	return nil
 }
 
 func freePort() (int, error) {
@@ -84,10 +102,10 @@ func (b *lockedBuffer) String() string {
 	return b.b.String()
 }
 
-func start(tb testing.TB, bin string) (string, error) {
+func start(tb testing.TB, bin string) (*Server, error) {
 	port, err := freePort()
 	if err != nil {
-		return "", fmt.Errorf("choose a port: %w", err)
+		return nil, fmt.Errorf("choose a port: %w", err)
 	}
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	cmd := exec.Command(bin,
@@ -101,11 +119,11 @@ func start(tb testing.TB, bin string) (string, error) {
 	var out lockedBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
-		return "", fmt.Errorf("start %s: %w", bin, err)
+		return nil, fmt.Errorf("start %s: %w", bin, err)
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	stop := func() {
+	stop := sync.OnceFunc(func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		select {
 		case <-exited:
@@ -113,7 +131,7 @@ func start(tb testing.TB, bin string) (string, error) {
 			_ = cmd.Process.Kill()
 			<-exited
 		}
-	}
+	})
 
 	deadline := time.Now().Add(startTimeout)
 	for {
@@ -121,16 +139,16 @@ func start(tb testing.TB, bin string) (string, error) {
 			break
 		} else if time.Now().After(deadline) {
 			stop()
-			return "", fmt.Errorf("redis-server on %s did not answer PING within %v: %v\n%s", addr, startTimeout, err, out.String())
+			return nil, fmt.Errorf("redis-server on %s did not answer PING within %v: %v\n%s", addr, startTimeout, err, out.String())
 		}
 		select {
 		case err := <-exited:
-			return "", fmt.Errorf("redis-server on %s exited before answering PING: %v\n%s", addr, err, out.String())
+			return nil, fmt.Errorf("redis-server on %s exited before answering PING: %v\n%s", addr, err, out.String())
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
 	tb.Cleanup(stop)
-	return addr, nil
+	return &Server{Addr: addr, stop: stop}, nil
 }
 
 // ping sends one inline PING and expects +PONG.

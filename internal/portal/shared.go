@@ -1,0 +1,309 @@
+package portal
+
+import (
+	"context"
+	crand "crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-redis/redis_rate/v10"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/datasf-mcp/datasf-mcp/socrata"
+)
+
+// SharedBudget makes each portal's Limits the service's rather than one
+// replica's: every replica that shares one Redis takes its requests'
+// turns from the same budget, keyed by portal and app token, so that N
+// replicas behind one address ask the portal no more than one would.
+//
+// The rate is GCRA on Redis (github.com/go-redis/redis_rate, a small,
+// maintained limiter from the go-redis authors: one Lua script per turn,
+// no clock shared but Redis's own). The bound on requests in flight is a
+// sorted set of leases per portal, taken and freed by a Lua script,
+// renewed while a request (a streamed page) is read, and dropped by
+// Redis's clock when a replica dies holding one.
+//
+// When Redis cannot be reached, a request is not refused and not sent
+// without limit: the replica's own limits apply, which Limits.Apply sets to
+// its share (Limits / Limits.Replicas). The change is logged once each way
+// and shown by Shared (the metric datasf_upstream_limits_shared). Redis is
+// tried again after RetryInterval.
+type SharedBudget struct {
+	rdb     redis.UniversalClient
+	rate    *redis_rate.Limiter
+	prefix  string
+	log     *slog.Logger
+	lease   time.Duration
+	retry   time.Duration
+	replica string
+
+	shared    atomic.Bool
+	fallbacks atomic.Int64
+	mu        sync.Mutex
+	downUntil time.Time
+}
+
+// SharedBudgetOptions configures NewSharedBudget. Every zero field but
+// Client means the default.
+type SharedBudgetOptions struct {
+	// Client is the Redis every replica reaches.
+	Client redis.UniversalClient
+	// Prefix starts every key (default "datasf:upstream:").
+	Prefix string
+	// Lease is how long a slot of the bound on requests in flight is held
+	// without renewal: the time a dead replica's slots take to come back
+	// (default 30s; renewed every third of it while held).
+	Lease time.Duration
+	// RetryInterval is how long a replica keeps to its local share after
+	// Redis failed before trying Redis again (default 5s).
+	RetryInterval time.Duration
+	// Logger receives the changes between the shared budget and the local
+	// share (default: discard).
+	Logger *slog.Logger
+}
+
+// NewSharedBudget returns the shared budget kept in opts.Client.
+func NewSharedBudget(opts SharedBudgetOptions) *SharedBudget {
+	b := &SharedBudget{rdb: opts.Client, rate: redis_rate.NewLimiter(opts.Client), prefix: opts.Prefix,
+		log: opts.Logger, lease: opts.Lease, retry: opts.RetryInterval}
+	if b.prefix == "" {
+		b.prefix = "datasf:upstream:"
+	}
+	if b.log == nil {
+		b.log = slog.New(slog.DiscardHandler)
+	}
+	if b.lease <= 0 {
+		b.lease = 30 * time.Second
+	}
+	if b.retry <= 0 {
+		b.retry = 5 * time.Second
+	}
+	var id [8]byte
+	_, _ = crand.Read(id[:]) // never fails
+	b.replica = hex.EncodeToString(id[:])
+	b.shared.Store(true)
+	return b
+}
+
+// Shared reports whether the last turn came from the shared budget: false
+// while Redis is unreachable and the replica keeps to its local share.
+func (b *SharedBudget) Shared() bool { return b.shared.Load() }
+
+// Fallbacks returns the requests that took their turn from the local share
+// because Redis was unreachable.
+func (b *SharedBudget) Fallbacks() int64 { return b.fallbacks.Load() }
+
+// limiter returns the socrata.SharedLimiter of one portal client, or nil
+// when the limits have no bound to share. The token only names the key,
+// hashed: it is never stored.
+func (b *SharedBudget) limiter(domain, token string, maxConcurrent int, perSecond float64) socrata.SharedLimiter {
+	if b == nil || (maxConcurrent <= 0 && perSecond <= 0) {
+		return nil
+	}
+	sum := sha256.Sum256([]byte("datasf-upstream\x00" + token))
+	key := b.prefix + strings.ToLower(strings.TrimSpace(domain)) + ":" + hex.EncodeToString(sum[:6])
+	l := &sharedLimiter{b: b, slotsKey: key + ":inflight", rateKey: key + ":rate", max: maxConcurrent}
+	if perSecond > 0 {
+		// GCRA's emission interval is Period/Rate: a rate in thousandths
+		// a second keeps a fractional rate (2.5/s) exact.
+		l.limit = redis_rate.Limit{Rate: int(math.Round(perSecond * 1000)), Period: 1000 * time.Second,
+			Burst: max(1, int(math.Ceil(perSecond)))}
+	}
+	return l
+}
+
+// unavailable records that Redis failed, and says so when that changes
+// the budget in use.
+func (b *SharedBudget) unavailable(err error) error {
+	b.mu.Lock()
+	b.downUntil = time.Now().Add(b.retry)
+	b.mu.Unlock()
+	if b.shared.Swap(false) {
+		b.log.Warn("upstream limits: Redis is unreachable; this replica keeps to its local share of each portal's limits (the limits divided by --replicas) until Redis answers again",
+			"error", err.Error(), "retry_in", b.retry)
+	}
+	b.fallbacks.Add(1)
+	return fmt.Errorf("%w: %v", socrata.ErrSharedLimitUnavailable, err)
+}
+
+// down reports whether Redis failed less than RetryInterval ago.
+func (b *SharedBudget) down() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return time.Now().Before(b.downUntil)
+}
+
+// available records that Redis answered.
+func (b *SharedBudget) available() {
+	if !b.shared.Swap(true) {
+		b.log.Info("upstream limits: Redis answers again; each portal's limits are shared by every replica")
+	}
+}
+
+// sharedLimiter is one portal client's turns from a SharedBudget.
+type sharedLimiter struct {
+	b        *SharedBudget
+	slotsKey string
+	rateKey  string
+	max      int              // 0: no bound on requests in flight
+	limit    redis_rate.Limit // zero: no rate
+}
+
+// takeSlot takes a lease of the bound on requests in flight when fewer
+// than ARGV[3] are held: KEYS[1] is a sorted set of leases scored by
+// their end in Redis's clock (milliseconds); ended ones are dropped first.
+var takeSlot = redis.NewScript(`
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then
+  return 0
+end
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
+redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]) * 2)
+return 1
+`)
+
+// renewSlot moves a held lease's end to now + ARGV[2] ms.
+var renewSlot = redis.NewScript(`
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local n = redis.call('ZADD', KEYS[1], 'XX', 'CH', now + tonumber(ARGV[2]), ARGV[1])
+redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]) * 2)
+return n
+`)
+
+// Acquire implements socrata.SharedLimiter.
+func (l *sharedLimiter) Acquire(ctx context.Context, deadline time.Time) (release func(), waited bool, err error) {
+	b := l.b
+	if b.down() {
+		b.fallbacks.Add(1)
+		return nil, false, socrata.ErrSharedLimitUnavailable
+	}
+	release = func() {}
+	if l.max > 0 {
+		release, waited, err = l.takeSlot(ctx, deadline)
+		if err != nil {
+			return nil, waited, err
+		}
+	}
+	if l.limit.Rate > 0 {
+		w, err := l.takeRate(ctx, deadline)
+		waited = waited || w
+		if err != nil {
+			release()
+			return nil, waited, err
+		}
+	}
+	b.available()
+	return release, waited, nil
+}
+
+// pollWait is how long a request waits before asking again for a slot
+// that was full: short first, longer while the wait lasts, with jitter so
+// that waiters on several replicas do not ask in step.
+func pollWait(try int) time.Duration {
+	d := min(2*time.Millisecond<<min(try, 4), 25*time.Millisecond)
+	return d/2 + rand.N(d/2+1)
+}
+
+// takeSlot takes one lease of the bound on requests in flight, asking
+// again until deadline; the lease is renewed until release.
+func (l *sharedLimiter) takeSlot(ctx context.Context, deadline time.Time) (release func(), waited bool, err error) {
+	b := l.b
+	var idb [12]byte
+	_, _ = crand.Read(idb[:])
+	member := b.replica + ":" + hex.EncodeToString(idb[:])
+	lease := b.lease.Milliseconds()
+	for try := 0; ; try++ {
+		ok, err := takeSlot.Run(ctx, b.rdb, []string{l.slotsKey}, member, lease, l.max).Int()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, waited, ctx.Err()
+			}
+			return nil, waited, b.unavailable(err)
+		}
+		if ok == 1 {
+			break
+		}
+		waited = true
+		d := pollWait(try)
+		if time.Now().Add(d).After(deadline) {
+			return nil, waited, &socrata.BusyError{After: time.Second}
+		}
+		if err := sleep(ctx, d); err != nil {
+			return nil, waited, err
+		}
+	}
+	stop := make(chan struct{})
+	go func() { // renew the lease while the request (a streamed page) is read
+		t := time.NewTicker(b.lease / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				rctx, cancel := context.WithTimeout(context.Background(), b.lease/3)
+				_ = renewSlot.Run(rctx, b.rdb, []string{l.slotsKey}, member, lease).Err()
+				cancel()
+			}
+		}
+	}()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			close(stop)
+			// A lease not removed (Redis away) ends by itself.
+			rctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			_ = b.rdb.ZRem(rctx, l.slotsKey, member).Err()
+		})
+	}, waited, nil
+}
+
+// takeRate takes one token of the shared rate, waiting for it until
+// deadline.
+func (l *sharedLimiter) takeRate(ctx context.Context, deadline time.Time) (waited bool, err error) {
+	for range 1000 { // each try waits the RetryAfter GCRA gives; bounded anyway
+		res, err := l.b.rate.Allow(ctx, l.rateKey, l.limit)
+		if err != nil {
+			if ctx.Err() != nil {
+				return waited, ctx.Err()
+			}
+			return waited, l.b.unavailable(err)
+		}
+		if res.Allowed > 0 {
+			return waited, nil
+		}
+		waited = true
+		if time.Now().Add(res.RetryAfter).After(deadline) {
+			return waited, &socrata.BusyError{After: res.RetryAfter}
+		}
+		if err := sleep(ctx, res.RetryAfter); err != nil {
+			return waited, err
+		}
+	}
+	return waited, &socrata.BusyError{After: time.Second}
+}
+
+// sleep waits d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
