@@ -49,6 +49,10 @@ func main() {
 	}
 }
 
+// keptSectionsMarker starts the part of the report that tests write
+// (TestSearchDevSet in package datasf): a rerun keeps it.
+const keptSectionsMarker = "<!-- sections below are written by tests; make bench keeps them -->"
+
 // config is one benchmark run's settings.
 type config struct {
 	Runs  int
@@ -142,6 +146,13 @@ func realMain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if cfg.Out != "" {
 		if err := os.MkdirAll(filepath.Dir(cfg.Out), 0o755); err != nil {
 			return fmt.Errorf("-out %s: %w", cfg.Out, err)
+		}
+		// Sections that tests write (the search benchmark) follow a marker
+		// line; they are kept as they are.
+		if old, err := os.ReadFile(cfg.Out); err == nil {
+			if i := strings.Index(string(old), keptSectionsMarker); i >= 0 {
+				text = strings.TrimRight(text, "\n") + "\n\n" + string(old[i:])
+			}
 		}
 		if err := os.WriteFile(cfg.Out, []byte(text), 0o644); err != nil {
 			return fmt.Errorf("writing -out %s: %w", cfg.Out, err)

@@ -73,11 +73,17 @@ func (s *toolServer) query(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 	// its new host, and the answer says so.
 	p, moved := s.portals.Moved(ctx, strings.TrimSpace(in.Domain), p)
 	domain := otherDomain(p)
+	// A bare word compared with a text column is a value without quotes,
+	// not a column to correct (mistakes.go).
+	if res := unquotedValue(parsed, in.DatasetID, sc); res != nil {
+		return res, nil
+	}
 	fixed := fuzzymatch.Result{Query: in.SoQL}
 	if or(in.AutoCorrect, true) && namesUnknownColumn(parsed, sc) {
 		// fuzzymatch reads the text (it parsed above, so this parse does
-		// not fail); the tree is renamed as the text was.
-		fixed, _ = fuzzymatch.Correct(in.SoQL, fieldNames(sc), fuzzymatch.Options{})
+		// not fail); the tree is renamed as the text was. A display name
+		// ("Category") is corrected to its field name.
+		fixed, _ = fuzzymatch.Correct(in.SoQL, fieldNames(sc), fuzzymatch.Options{DisplayNames: displayNames(sc)})
 		parsed.RenameColumns(fixed.Renames())
 	}
 	corrections := fixed.Corrections

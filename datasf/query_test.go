@@ -719,7 +719,9 @@ func TestQueryUpstreamFaults(t *testing.T) {
 		{
 			name: "search 503 without retries", opts: harnessOptions{maxRetries: -1, timeout: 5 * time.Second},
 			tool: "search_datasf", args: map[string]any{"query": "food"},
-			fault:    func(h *harness) { h.fake.FailNext(1, 503, 0) },
+			// Two: reading the whole catalog, then Discovery's own search,
+			// the fallback when the catalog cannot be read.
+			fault:    func(h *harness) { h.fake.FailNext(2, 503, 0) },
 			wantType: "api_error",
 		},
 		{

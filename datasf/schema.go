@@ -3,8 +3,10 @@ package datasf
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 
+	"github.com/datasf-mcp/datasf-mcp/socrata"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
@@ -44,6 +46,11 @@ type schemaColumn struct {
 	FieldName   string `json:"fieldName"`
 	DataType    string `json:"dataType"`
 	Description string `json:"description,omitempty"`
+	// NullShare is the share of rows without a value (0 to 1).
+	NullShare *float64 `json:"null_share,omitempty"`
+	// Values are the most frequent values of a text column with few
+	// distinct values, written exactly as a WHERE clause compares them.
+	Values []string `json:"values,omitempty"`
 }
 
 func (s *toolServer) schema(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -64,8 +71,31 @@ func (s *toolServer) schema(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 		DatasetID: in.DatasetID, Domain: otherDomain(p), Name: sc.Name, Description: sc.Description, Category: sc.Category,
 		RowCount: sc.RowCount, Cached: cached, Columns: make([]schemaColumn, 0, len(sc.Columns)),
 	}
+	stats := map[string]*socrata.ColumnStats{}
+	if hasStats(sc) {
+		for _, c := range sc.Columns {
+			stats[c.FieldName] = c.Stats
+		}
+	} else {
+		key := p.Domain + "/" + sc.ID + "/" + sc.UpdatedAt.String()
+		var ok bool
+		if stats, ok = s.valueStats.Get(key); !ok {
+			var complete bool
+			if stats, complete = queryStats(ctx, p.Client, sc); complete {
+				s.valueStats.Add(key, stats)
+			}
+		}
+	}
+	withValues := 0
 	for _, c := range sc.Columns {
-		out.Columns = append(out.Columns, schemaColumn{Name: c.Name, FieldName: c.FieldName, DataType: c.DataType, Description: c.Description})
+		col := schemaColumn{Name: c.Name, FieldName: c.FieldName, DataType: c.DataType, Description: c.Description,
+			NullShare: nullShare(stats[c.FieldName])}
+		if withValues < maxValueColumns {
+			if col.Values = fewValues(c, stats[c.FieldName]); col.Values != nil {
+				withValues++
+			}
+		}
+		out.Columns = append(out.Columns, col)
 	}
 	out.Summary = fmt.Sprintf("%s (%s): %d columns, %d rows. Use the fieldName values in query_datasf.", sc.Name, in.DatasetID, len(out.Columns), sc.RowCount)
 	if out.Domain != "" {
@@ -73,9 +103,13 @@ func (s *toolServer) schema(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 	}
 	out.Summary = s.sourceNotes(out.Summary, moved)
 	var table strings.Builder
-	table.WriteString("| fieldName | type | name |\n|---|---|---|\n")
+	table.WriteString("| fieldName | type | name | nulls | values |\n|---|---|---|---|---|\n")
 	for _, c := range out.Columns {
-		fmt.Fprintf(&table, "| %s | %s | %s |\n", cell(c.FieldName), cell(c.DataType), cell(c.Name))
+		nulls := ""
+		if c.NullShare != nil {
+			nulls = strconv.FormatFloat(*c.NullShare, 'f', -1, 64)
+		}
+		fmt.Fprintf(&table, "| %s | %s | %s | %s | %s |\n", cell(c.FieldName), cell(c.DataType), cell(c.Name), nulls, cell(strings.Join(c.Values, "; ")))
 	}
 	return render(responseFormat(ctx, in.Format), out, out.Summary, table.String()), nil
 }

@@ -4,8 +4,11 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/datasf-mcp/datasf-mcp/socrata"
@@ -58,10 +61,10 @@ func (s *toolServer) search(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 	}
 	limit := or(in.Limit, DefaultSearchLimit)
 	var (
-		ds     []socrata.Dataset
-		err    error
-		domain string // "" on the configured portal alone
-		moved  string // the line saying the portal moved
+		hits   []rankedHit
+		domain string        // "" on the configured portal alone
+		schema schemaFetcher // the portal's schemas, for row counts; nil over several portals
+		moved  string        // the line saying the portal moved
 	)
 	switch d := strings.TrimSpace(in.Domain); {
 	case d == "*" || strings.Contains(d, ","):
@@ -70,9 +73,14 @@ func (s *toolServer) search(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 			return upstreamError(derr, "the domain", ""), nil
 		}
 		domain = cmp.Or(strings.Join(domains, ","), "*")
-		if ds, err = s.portals.Catalog.SearchPortals(ctx, in.Query, domains, limit); err == nil {
-			ds = slices.DeleteFunc(ds, func(x socrata.Dataset) bool { return !s.portals.Permitted(x.Domain) })
+		// Discovery finds the candidates over several portals; our ranker
+		// orders them, as it orders a single portal's catalog.
+		ds, err := s.portals.Catalog.SearchPortals(ctx, in.Query, domains, min(max(4*limit, 40), 100))
+		if err != nil {
+			return upstreamError(err, "the catalog search", ""), nil
 		}
+		ds = slices.DeleteFunc(ds, func(x socrata.Dataset) bool { return !s.portals.Permitted(x.Domain) })
+		hits = rerank(ds, in.Query, limit)
 	default:
 		p, perr := s.portals.Get(ctx, d)
 		if perr != nil {
@@ -81,15 +89,26 @@ func (s *toolServer) search(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 		if d != "" {
 			domain = p.Domain // named, even the configured one: the hits say their domain
 		}
-		ds, err = p.Client.Search(ctx, in.Query, limit)
+		schema = p.Schemas
+		var err error
+		if hits, err = s.indexes.search(ctx, p.Client, p.Domain, in.Query, limit); err != nil {
+			// Without the catalog, the Discovery API's candidates,
+			// reranked.
+			s.log.Warn("search: the portal's catalog is not kept; reranking the Discovery API's candidates", "domain", p.Domain, "error", err)
+			ds, serr := p.Client.Search(ctx, in.Query, min(max(4*limit, 40), 100))
+			if serr != nil {
+				return upstreamError(serr, "the catalog search", ""), nil
+			}
+			hits = rerank(ds, in.Query, limit)
+		}
 		_, moved = s.portals.Moved(ctx, d, p)
 	}
-	if err != nil {
-		return upstreamError(err, "the catalog search", ""), nil
+	out := catalogResult{Query: in.Query, Domain: domain, Results: searchItems(hits, limit, domain)}
+	if schema != nil {
+		addRowCounts(ctx, schema, out.Results)
 	}
-	out := catalogResult{Query: in.Query, Domain: domain, Results: datasetItems(ds, limit, domain)}
 	out.Count = len(out.Results)
-	out.Summary = fmt.Sprintf("%d datasets match %q.", out.Count, in.Query)
+	out.Summary = fmt.Sprintf("%d datasets match %q, best first.", out.Count, in.Query)
 	table := catalogTable(out.Results)
 	switch {
 	case out.Count == 0 && domain == "":
@@ -110,14 +129,50 @@ func (s *toolServer) search(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 	return render(responseFormat(ctx, in.Format), out, out.Summary, table), nil
 }
 
+// schemaFetcher gives a dataset's schema through the schema cache.
+type schemaFetcher interface {
+	Schema(ctx context.Context, datasetID string) (*socrata.Schema, bool, error)
+}
+
+// Row counts in search answers: the schemas of the first rowCountHits hits
+// are read at once (through the schema cache, which the get_schema call
+// that follows reuses), within rowCountTimeout; a hit whose schema is not
+// there in time has no row_count.
+const (
+	rowCountHits    = 5
+	rowCountTimeout = 4 * time.Second
+)
+
+func addRowCounts(ctx context.Context, schemas schemaFetcher, items []datasetItem) {
+	ctx, cancel := context.WithTimeout(ctx, rowCountTimeout)
+	defer cancel()
+	var wg sync.WaitGroup
+	for i := range items[:min(len(items), rowCountHits)] {
+		wg.Go(func() {
+			if sc, _, err := schemas.Schema(ctx, items[i].ID); err == nil {
+				n := sc.RowCount
+				items[i].RowCount = &n
+			}
+		})
+	}
+	wg.Wait()
+}
+
 type datasetItem struct {
-	ID          string   `json:"id"`
-	Name        string   `json:"name"`
-	Description string   `json:"description"`
-	Category    string   `json:"category,omitempty"`
-	UpdatedAt   string   `json:"updated_at,omitempty"`
-	Link        string   `json:"link,omitempty"`
-	Columns     []string `json:"columns,omitempty"`
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Category    string `json:"category,omitempty"`
+	UpdatedAt   string `json:"updated_at,omitempty"`
+	// RowCount is the dataset's row count, in search answers when the
+	// portal gave it in time.
+	RowCount *int64 `json:"row_count,omitempty"`
+	// Matched says which fields the search words matched, strongest first
+	// ("name", "columns: fooditems", "description", …).
+	Matched []string `json:"matched,omitempty"`
+	Link    string   `json:"link,omitempty"`
+	// Columns are the dataset's first field names, in search answers.
+	Columns []string `json:"columns,omitempty"`
 	// Domain is the portal that publishes it, when the call named one.
 	Domain string `json:"domain,omitempty"`
 }
@@ -147,6 +202,64 @@ func datasetItems(ds []socrata.Dataset, limit int, domain string) []datasetItem 
 	return items
 }
 
+// Search answers are made for choosing among five datasets within
+// searchTokenBudget Claude tokens (TestSearchAnswerTokens): a cleaned
+// description of searchDescription characters, the first searchFields
+// field names and what matched.
+const (
+	searchTokenBudget = 1200
+	searchDescription = 240
+	searchFields      = 6
+)
+
+// searchItems are the first limit hits as search answers.
+func searchItems(hits []rankedHit, limit int, domain string) []datasetItem {
+	items := make([]datasetItem, 0, min(len(hits), limit))
+	for _, h := range hits {
+		if len(items) == limit {
+			break
+		}
+		it := datasetItem{ID: h.ID, Name: h.Name, Description: clipText(cleanDescription(h.Description), searchDescription), Category: h.Category}
+		if domain != "" {
+			it.Domain = cmp.Or(strings.ToLower(h.Domain), domain)
+		}
+		if !h.UpdatedAt.IsZero() {
+			it.UpdatedAt = h.UpdatedAt.UTC().Format(time.DateOnly)
+		}
+		for _, f := range h.Fields {
+			if f == "columns" && len(h.Columns) > 0 {
+				f += ": " + strings.Join(h.Columns, ", ")
+			}
+			it.Matched = append(it.Matched, f)
+		}
+		for _, f := range h.FieldNames {
+			if len(it.Columns) == searchFields {
+				break
+			}
+			if !strings.HasPrefix(f, ":") {
+				it.Columns = append(it.Columns, f)
+			}
+		}
+		items = append(items, it)
+	}
+	return items
+}
+
+var (
+	htmlTagRE      = regexp.MustCompile(`<[^>]*>`)
+	summaryHeadRE  = regexp.MustCompile(`^(?i)(?:note[^.]*\.\s*)?(?:[A-F]\.\s*)?summary:?\s*`)
+	spaceRunRE     = regexp.MustCompile(`\s+`)
+	htmlEntityRepl = strings.NewReplacer("&amp;", "&", "&lt;", "<", "&gt;", ">", "&quot;", `"`, "&#39;", "'", "&nbsp;", " ")
+)
+
+// cleanDescription is a description as plain text on one line, without
+// HTML and without DataSF's "A. SUMMARY" heading.
+func cleanDescription(s string) string {
+	s = htmlEntityRepl.Replace(htmlTagRE.ReplaceAllString(s, " "))
+	s = strings.TrimSpace(spaceRunRE.ReplaceAllString(s, " "))
+	return summaryHeadRE.ReplaceAllString(s, "")
+}
+
 // clipText cuts s to at most n characters, marking the cut.
 func clipText(s string, n int) string {
 	if r := []rune(s); len(r) > n {
@@ -162,6 +275,19 @@ func catalogTable(items []datasetItem) string {
 		b.WriteString("| domain | id | name | category | updated |\n|---|---|---|---|---|\n")
 		for _, it := range items {
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", cell(it.Domain), cell(it.ID), cell(it.Name), cell(it.Category), cell(it.UpdatedAt))
+		}
+		return b.String()
+	}
+	if slices.ContainsFunc(items, func(it datasetItem) bool { return len(it.Matched) > 0 }) {
+		// A search: what a model chooses by.
+		b.WriteString("| id | name | rows | updated | matched | first columns |\n|---|---|---|---|---|---|\n")
+		for _, it := range items {
+			rows := ""
+			if it.RowCount != nil {
+				rows = strconv.FormatInt(*it.RowCount, 10)
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", cell(it.ID), cell(it.Name), rows, cell(it.UpdatedAt),
+				cell(strings.Join(it.Matched, "; ")), cell(strings.Join(it.Columns, ", ")))
 		}
 		return b.String()
 	}

@@ -71,7 +71,11 @@ type toolServer struct {
 	log     *slog.Logger
 	mcp     *server.MCPServer
 	session sessionResults
-	offline string // toolServerOptions.Offline
+	// indexes keeps the portals' ranked catalogs (searchindex.go).
+	indexes *catalogIndexes
+	// valueStats keeps column statistics computed by queries (colvalues.go).
+	valueStats *valueStats
+	offline    string // toolServerOptions.Offline
 
 	// categories keeps the portal's categories (key "") for answers
 	// without hits, categoriesTTL long.
@@ -104,6 +108,8 @@ func newToolServer(opts toolServerOptions) (*toolServer, error) {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
+	s.indexes = newCatalogIndexes(s.log)
+	s.valueStats = newValueStats()
 	spillOpts := opts.Spill
 	if spillOpts.Hint == "" {
 		spillOpts.Hint = "Page through it at the url, or analyze it with analyze_results."

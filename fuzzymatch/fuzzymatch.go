@@ -64,6 +64,14 @@ type Options struct {
 	// Disabled turns correction off: the query is returned unchanged (it is
 	// still parsed, so syntax errors are reported).
 	Disabled bool
+	// DisplayNames maps columns' display names to their field names (the
+	// Views API's name and fieldName: "Category" to service_name). A
+	// reference that is a display name, ignoring case and with spaces read
+	// as underscores, is corrected to its field name before any spelling
+	// is considered, and reported like any correction. A display name that
+	// is another column's field name, or that two columns share, is not
+	// used.
+	DisplayNames map[string]string
 }
 
 // Correction reports one column name that was rewritten.
@@ -140,7 +148,7 @@ func correctQuery(q *soql.Query, src string, columns []string, opts Options) Res
 		return res
 	}
 	m := newMatcher(columns, threshold)
-	names, decided := decideRefs(q, misses, m)
+	names, decided := decideRefs(q, misses, m, displayNames(opts.DisplayNames, columns))
 	for _, name := range names {
 		res.report(m, name, decided[name], threshold)
 	}
@@ -181,7 +189,7 @@ func unknownRefs(q *soql.Query, columns []string) []*soql.Ident {
 // written), and returns the names in order of first use with their
 // decisions. A reference as close to one of the query's own aliases as to
 // any column is more likely a misspelt alias: it is left out (no decision).
-func decideRefs(q *soql.Query, misses []*soql.Ident, m *matcher) ([]string, map[string]decision) {
+func decideRefs(q *soql.Query, misses []*soql.Ident, m *matcher, display map[string]string) ([]string, map[string]decision) {
 	aliases := stageAliases(q)
 	var names []string
 	decided := map[string]decision{}
@@ -190,6 +198,11 @@ func decideRefs(q *soql.Query, misses []*soql.Ident, m *matcher) ([]string, map[
 			continue
 		}
 		if _, ok := decided[ref.Name]; ok {
+			continue
+		}
+		if field, ok := display[displayKey(ref.Name)]; ok {
+			decided[ref.Name] = decision{verdict: corrected, best: candidate{Column: field}, why: whyDisplayName}
+			names = append(names, ref.Name)
 			continue
 		}
 		d := m.decide(ref.Name)
@@ -229,6 +242,44 @@ func (res *Result) report(m *matcher, name string, d decision, threshold float64
 		}
 		res.closest(m, name, d)
 	}
+}
+
+// whyDisplayName marks a correction from a display name.
+const whyDisplayName = "display name"
+
+// displayKey is how display names and references compare: case ignored,
+// spaces and hyphens read as underscores.
+func displayKey(s string) string {
+	return Canonical(strings.Join(strings.Fields(strings.ReplaceAll(s, "_", " ")), "_"))
+}
+
+// displayNames keys byName (display name -> field name) by displayKey,
+// leaving out names shared by two columns and names that are another
+// column's field name.
+func displayNames(byName map[string]string, columns []string) map[string]string {
+	if len(byName) == 0 {
+		return nil
+	}
+	fields := make(map[string]bool, len(columns))
+	for _, c := range columns {
+		fields[Canonical(c)] = true
+	}
+	out := map[string]string{}
+	shared := map[string]bool{}
+	for name, field := range byName {
+		k := displayKey(name)
+		if k == "" || fields[k] || !fields[Canonical(field)] {
+			continue
+		}
+		if prev, ok := out[k]; ok && prev != field {
+			shared[k] = true
+		}
+		out[k] = field
+	}
+	for k := range shared {
+		delete(out, k)
+	}
+	return out
 }
 
 // closest records the columns closest to a name left alone, from the
@@ -309,6 +360,9 @@ func rejection(name string, d decision) Rejection {
 
 func reason(name string, d decision, threshold float64) string {
 	c := d.best
+	if d.why == whyDisplayName {
+		return fmt.Sprintf("%q is the display name of column %q; SoQL uses field names", name, c.Column)
+	}
 	if d.why == whyVocabulary {
 		return fmt.Sprintf("no column %q; %q is the only column that names the same thing in this dataset's words", name, c.Column)
 	}

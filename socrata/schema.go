@@ -17,7 +17,29 @@ type Column struct {
 	FieldName   string // the name to use in SoQL
 	DataType    string // Views dataTypeName: text, number, calendar_date, checkbox, point, …; see ColumnType
 	Description string
+	// Stats are the column's statistics as the Views API caches them
+	// (cachedContents), nil when the document has none.
+	Stats *ColumnStats
 }
+
+// ColumnStats are a column's statistics from the Views API's
+// cachedContents: how many rows have a value and how many have none, and
+// the most frequent values (the portal keeps up to 20), most frequent
+// first.
+type ColumnStats struct {
+	NonNull, Null int64
+	Top           []TopValue
+}
+
+// TopValue is one of a column's most frequent values and its row count.
+type TopValue struct {
+	Value string
+	Count int64
+}
+
+// TopIsComplete reports whether Top lists every value of the column: the
+// portal keeps 20, so a shorter list is all of them.
+func (s *ColumnStats) TopIsComplete() bool { return s != nil && len(s.Top) < 20 && s.NonNull > 0 }
 
 // Schema is a dataset's metadata and columns.
 type Schema struct {
@@ -46,6 +68,59 @@ type viewColumn struct {
 	DataTypeName string `json:"dataTypeName"`
 	Description  string `json:"description"`
 	Position     int    `json:"position"`
+	// CachedContents holds numbers as JSON numbers or as strings,
+	// depending on the portal's version: both are read.
+	CachedContents *struct {
+		NonNull flexInt `json:"non_null"`
+		Null    flexInt `json:"null"`
+		Top     []struct {
+			Item  any     `json:"item"`
+			Count flexInt `json:"count"`
+		} `json:"top"`
+	} `json:"cachedContents"`
+}
+
+// flexInt is a whole number written as a JSON number or a string.
+type flexInt int64
+
+func (n *flexInt) UnmarshalJSON(b []byte) error {
+	s := strings.Trim(string(b), `"`)
+	if s == "" || s == "null" {
+		*n = 0
+		return nil
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return fmt.Errorf("cachedContents: %s is not a number", b)
+	}
+	*n = flexInt(f)
+	return nil
+}
+
+// stats reads a column's cachedContents.
+func (v viewColumn) stats() *ColumnStats {
+	cc := v.CachedContents
+	if cc == nil {
+		return nil
+	}
+	st := &ColumnStats{NonNull: int64(cc.NonNull), Null: int64(cc.Null)}
+	for _, t := range cc.Top {
+		var val string
+		switch x := t.Item.(type) {
+		case nil:
+			continue
+		case string:
+			val = x
+		case float64:
+			val = strconv.FormatFloat(x, 'f', -1, 64)
+		case bool:
+			val = strconv.FormatBool(x)
+		default:
+			continue // points, locations: not a value to compare with
+		}
+		st.Top = append(st.Top, TopValue{Value: val, Count: int64(t.Count)})
+	}
+	return st
 }
 
 // Schema returns a dataset's metadata and columns (Views API
@@ -97,7 +172,7 @@ func (c *Client) Schema(ctx context.Context, datasetID string) (*Schema, error) 
 		if col.FieldName == "" || strings.HasPrefix(col.FieldName, ":") {
 			continue
 		}
-		s.Columns = append(s.Columns, Column{Name: col.Name, FieldName: col.FieldName, DataType: col.DataTypeName, Description: col.Description})
+		s.Columns = append(s.Columns, Column{Name: col.Name, FieldName: col.FieldName, DataType: col.DataTypeName, Description: col.Description, Stats: col.stats()})
 	}
 	s.RowCount = n
 	return s, nil

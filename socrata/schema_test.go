@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	gocmp "github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/datasf-mcp/datasf-mcp/internal/fixtures"
 )
@@ -88,7 +89,8 @@ func TestSchemaFixtures(t *testing.T) {
 					wantCols = append(wantCols, Column{Name: c.Name, FieldName: c.FieldName, DataType: c.DataTypeName, Description: c.Description})
 				}
 			}
-			if diff := gocmp.Diff(wantCols, s.Columns); diff != "" {
+			// Stats (cachedContents) have a test of their own.
+			if diff := gocmp.Diff(wantCols, s.Columns, cmpopts.IgnoreFields(Column{}, "Stats")); diff != "" {
 				t.Errorf("columns (-want +got):\n%s", diff)
 			}
 			if s.ID != tt.id || s.Name != view.Name || s.Description != view.Description || s.Category != view.Category {
@@ -191,5 +193,48 @@ func TestColumnTypeAgainstRecordedHeaders(t *testing.T) {
 		if got := ColumnType(tt.viewType); got != tt.sodaType {
 			t.Errorf("ColumnType(%q) = %q; the portal's header says %q for column %s", tt.viewType, got, tt.sodaType, tt.field)
 		}
+	}
+}
+
+// Schema reads each column's cachedContents: the real Film Locations view
+// document has them (numbers as JSON numbers); older portals write them
+// as strings.
+func TestSchemaColumnStats(t *testing.T) {
+	t.Parallel()
+	view := readFile(t, fixtures.Path(t, "datasets", "yitu-d5am__film-locations__2015-08.view.json"))
+	var soql atomic.Value
+	c, _, _ := newTestClient(t, viewsServer(t, "yitu-d5am", view, `[{"count":"1151"}]`, &soql), Options{})
+	s, err := c.Schema(t.Context(), "yitu-d5am")
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]*ColumnStats{}
+	for _, col := range s.Columns {
+		byName[col.FieldName] = col.Stats
+	}
+	title, locations := byName["title"], byName["locations"]
+	if title == nil || title.NonNull != 1151 || title.Null != 0 || len(title.Top) != 20 || title.Top[0] != (TopValue{"Blue Jasmine", 20}) {
+		t.Errorf("title stats = %+v; want 1151 non-null, 0 null, 20 top values, Blue Jasmine (20) first", title)
+	}
+	if locations == nil || locations.Null != 54 || locations.NonNull != 1097 {
+		t.Errorf("locations stats = %+v; want 54 null, 1097 non-null", locations)
+	}
+	if title.TopIsComplete() {
+		t.Error("title: TopIsComplete with 20 top values; want false (the portal keeps 20)")
+	}
+
+	strs := `{"id":"abcd-1234","name":"x","columns":[{"name":"Kind","fieldName":"kind","dataTypeName":"text","position":1,
+		"cachedContents":{"non_null":"3","null":"1","top":[{"item":"A","count":"2"},{"item":"B","count":"1"}]}}]}`
+	c2, _, _ := newTestClient(t, viewsServer(t, "abcd-1234", []byte(strs), `[{"count":"4"}]`, &soql), Options{})
+	s2, err := c2.Schema(t.Context(), "abcd-1234")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &ColumnStats{NonNull: 3, Null: 1, Top: []TopValue{{"A", 2}, {"B", 1}}}
+	if diff := gocmp.Diff(want, s2.Columns[0].Stats); diff != "" {
+		t.Errorf("stats written as strings (-want +got):\n%s", diff)
+	}
+	if !s2.Columns[0].Stats.TopIsComplete() {
+		t.Error("2 top values: TopIsComplete false; want true")
 	}
 }

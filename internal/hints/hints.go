@@ -18,9 +18,11 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/datasf-mcp/datasf-mcp/dualresp"
 	"github.com/datasf-mcp/datasf-mcp/fuzzymatch"
+	"github.com/datasf-mcp/datasf-mcp/internal/rank"
 	"github.com/datasf-mcp/datasf-mcp/internal/soql"
 	"github.com/datasf-mcp/datasf-mcp/socrata"
 )
@@ -117,6 +119,10 @@ type Hint struct {
 	// Matches are the values that match the literal when case is ignored,
 	// most rows first.
 	Matches []hintValue `json:"case_insensitive_matches"`
+	// WrittenAs are the values that are the literal's words written
+	// otherwise (spacing, punctuation, a plural: 'Larceny  Thefts' for
+	// 'Larceny Theft'), when none matches it case-insensitively.
+	WrittenAs []hintValue `json:"written_as,omitempty"`
 	// Closest are the column's values nearest the literal, when none
 	// matches it case-insensitively.
 	Closest []hintValue `json:"closest_values"`
@@ -348,6 +354,20 @@ func makeHint(t hintTerm, values []hintValue) Hint {
 		}
 		return h
 	}
+	if t.op == "=" || t.op == "IN" {
+		key := wordsKey(t.literal)
+		var parts []string
+		for _, v := range values {
+			if key != "" && wordsKey(v.Value) == key && len(h.WrittenAs) < maxHintValues {
+				h.WrittenAs = append(h.WrittenAs, hintValue{clip(v.Value, maxHintValueLen), v.Count})
+				parts = append(parts, fmt.Sprintf("'%s' (%s rows)", v.Value, thousands(v.Count)))
+			}
+		}
+		if len(parts) > 0 {
+			h.Message = fmt.Sprintf("%s matches no row: the data writes it %s (spacing, punctuation or plural differ). Use the value exactly as written.", lit, strings.Join(parts, ", "))
+			return h
+		}
+	}
 	target := strings.ToLower(strings.Trim(t.literal, "%_"))
 	type rankedValue struct {
 		hintValue
@@ -373,6 +393,17 @@ func makeHint(t hintTerm, values []hintValue) Hint {
 	}
 	h.Message = fmt.Sprintf("%s matches no row, even ignoring case. Closest values of %s: %s.", lit, t.column, strings.Join(parts, ", "))
 	return h
+}
+
+// wordsKey is a text value's words, lower-cased and stemmed (Snowball
+// English, as the search's: "Thefts" is "theft"), joined by one space: two values with the
+// same key are the same words written otherwise.
+func wordsKey(s string) string {
+	words := strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	for i, w := range words {
+		words[i] = rank.Stem(w)
+	}
+	return strings.Join(words, " ")
 }
 
 // thousands writes n with comma separators: 2,553.

@@ -1,62 +1,74 @@
 package localportal
 
 import (
+	"cmp"
+	"fmt"
+	"hash/fnv"
 	"net/http"
 	"net/url"
 	"sort"
 	"strconv"
 	"strings"
-)
+	"sync"
 
-// stopWords are ignored in Discovery queries.
-var stopWords = map[string]bool{"a": true, "an": true, "and": true, "the": true, "of": true, "in": true,
-	"on": true, "for": true, "to": true, "by": true, "with": true, "sf": false}
+	"github.com/datasf-mcp/datasf-mcp/internal/rank"
+)
 
 type catalogHit struct {
 	sc     Schema
 	link   string
-	score  int
+	score  float64
 	domain string // the portal that publishes it
 }
 
-// stem drops a plural ending so that "trucks" finds "Truck".
-func stem(w string) string {
-	switch {
-	case len(w) > 4 && strings.HasSuffix(w, "ies"):
-		return w[:len(w)-3]
-	case len(w) > 4 && strings.HasSuffix(w, "es"):
-		return w[:len(w)-2]
-	case len(w) > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss"):
-		return w[:len(w)-1]
-	}
-	return w
+// rankedCatalog keeps the search index of the datasets last searched:
+// rebuilt only when the catalog changed (a dataset added, loaded or
+// updated), so a search does not re-analyse 600 descriptions.
+type rankedCatalog struct {
+	mu  sync.Mutex
+	key uint64
+	ix  *rank.Index
 }
 
-// relevance scores sc against the query words: name matches weigh most,
-// then column names, category and description. 0 means no match.
-func relevance(sc Schema, words []string) int {
-	name := strings.ToLower(sc.Name)
-	desc := strings.ToLower(sc.Description)
-	cat := strings.ToLower(sc.Category + " " + sc.Department)
-	var cols strings.Builder
-	for _, c := range sc.Columns {
-		cols.WriteString(strings.ToLower(c.Name + " " + c.FieldName + " " + c.Description + " "))
+// rankHits scores hits for query with package rank, the ranker
+// search_datasf uses, and keeps those that match, best first.
+func (s *Portal) rankHits(hits []catalogHit, query string) []catalogHit {
+	h := fnv.New64a()
+	for _, x := range hits {
+		fmt.Fprintf(h, "%s\x00%s\x00%s\x00%d\x00%d\x00%d\x00", x.domain, x.sc.ID, x.sc.Name, len(x.sc.Description), len(x.sc.Columns), x.sc.UpdatedAt.UnixNano())
 	}
-	colText := cols.String()
-	score := 0
-	for _, w := range words {
-		switch {
-		case strings.Contains(name, w):
-			score += 8
-		case strings.Contains(colText, w):
-			score += 3
-		case strings.Contains(cat, w):
-			score += 3
-		case strings.Contains(desc, w):
-			score += 1
+	key := h.Sum64()
+	s.ranked.mu.Lock()
+	ix := s.ranked.ix
+	if ix == nil || s.ranked.key != key || ix.Len() != len(hits) {
+		docs := make([]rank.Doc, len(hits))
+		for i, x := range hits {
+			docs[i] = rankDoc(x.sc)
+		}
+		ix = rank.New(docs)
+		s.ranked.key, s.ranked.ix = key, ix
+	}
+	s.ranked.mu.Unlock()
+	found := ix.Search(query, 0)
+	out := make([]catalogHit, 0, len(found))
+	for _, f := range found {
+		x := hits[f.Index]
+		x.score = f.Score
+		out = append(out, x)
+	}
+	return out
+}
+
+// rankDoc is what the ranker reads of a dataset.
+func rankDoc(sc Schema) rank.Doc {
+	d := rank.Doc{ID: sc.ID, Name: sc.Name, Description: sc.Description, Category: sc.Category,
+		Department: sc.Department, UpdatedAt: sc.UpdatedAt}
+	for _, c := range sc.Columns {
+		if !strings.HasPrefix(c.FieldName, ":") {
+			d.Columns = append(d.Columns, rank.Column{Name: c.Name, FieldName: c.FieldName, Description: c.Description})
 		}
 	}
-	return score
+	return d
 }
 
 func listParam(v []string) []string {
@@ -97,17 +109,13 @@ func (s *Portal) serveCatalog(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	var words []string
-	for _, f := range strings.Fields(strings.ToLower(params.Get("q"))) {
-		f = strings.Trim(f, `"'.,;:!?()`)
-		if f != "" && !stopWords[f] {
-			words = append(words, stem(f))
-		}
-	}
 	// Every portal this one serves answers for itself (domains.go).
 	var hits []catalogHit
 	for _, p := range s.federation() {
-		hits = append(hits, p.catalogHits(params, words)...)
+		hits = append(hits, p.catalogHits(params)...)
+	}
+	if q := strings.TrimSpace(params.Get("q")); q != "" {
+		hits = s.rankHits(hits, q)
 	}
 
 	order := strings.Fields(strings.ReplaceAll(params.Get("order"), "+", " "))
@@ -129,7 +137,7 @@ func (s *Portal) serveCatalog(w http.ResponseWriter, r *http.Request) {
 			return strings.Compare(a.sc.ID, b.sc.ID)
 		default: // relevance; without a query, freshness
 			if a.score != b.score {
-				return a.score - b.score
+				return cmp.Compare(a.score, b.score)
 			}
 			return a.sc.UpdatedAt.Compare(b.sc.UpdatedAt)
 		}
@@ -166,9 +174,8 @@ func (s *Portal) serveCatalog(w http.ResponseWriter, r *http.Request) {
 }
 
 // catalogHits are this portal's datasets that pass the Discovery filters
-// of params (domains, search_context, only, categories, ids) and match the
-// query words, scored.
-func (s *Portal) catalogHits(params url.Values, words []string) []catalogHit {
+// of params (domains, search_context, only, categories, ids).
+func (s *Portal) catalogHits(params url.Values) []catalogHit {
 	// Domain, type, category and id filters.
 	domainOK := func(key string) bool {
 		vals := listParam(params[key])
@@ -215,13 +222,7 @@ func (s *Portal) catalogHits(params url.Values, words []string) []catalogHit {
 			if len(cats) > 0 && !containsFold(cats, sc.Category) {
 				continue
 			}
-			score := 0
-			if len(words) > 0 {
-				if score = relevance(sc, words); score == 0 {
-					continue
-				}
-			}
-			hits = append(hits, catalogHit{sc: sc, link: link, score: score, domain: s.opts.Domain})
+			hits = append(hits, catalogHit{sc: sc, link: link, domain: s.opts.Domain})
 		}
 	}
 	s.mu.RUnlock()

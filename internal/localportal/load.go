@@ -2,9 +2,11 @@ package localportal
 
 import (
 	"bufio"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -76,6 +78,7 @@ func (s *Portal) publish(ctx context.Context, ds *dataset) {
 		s.order = append(s.order, id)
 	}
 	s.mu.Unlock()
+	s.statsAfterLoad(context.WithoutCancel(ctx), ds)
 	if old == nil {
 		return
 	}
@@ -159,7 +162,8 @@ func (v *viewDoc) schema() Schema {
 	return sc
 }
 
-// LoadCatalog reads a catalog JSONL file: one dataset per line with
+// LoadCatalog reads a catalog JSONL file, plain or gzip-compressed: one
+// dataset per line with
 // "endpoint" (or "id"), "title" (or "name"), "description", "category",
 // "publishing_department", "rows_updated_at", "url" and
 // "columns":[{name, fieldName, dataTypeName, description, position}].
@@ -175,7 +179,19 @@ func (s *Portal) LoadCatalog(ctx context.Context, jsonlPath string) error {
 		return fmt.Errorf("localportal: LoadCatalog: %w", err)
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
+	// A gzip-compressed catalog (catalog.jsonl.gz, as testdata/ ships it)
+	// is read as it is, known by its first bytes rather than its name.
+	br := bufio.NewReader(f)
+	var r io.Reader = br
+	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return fmt.Errorf("localportal: LoadCatalog %s: not a readable gzip file: %w", jsonlPath, err)
+		}
+		defer zr.Close()
+		r = zr
+	}
+	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
 	line, skipped := 0, 0
 	var entries []*catalogEntry

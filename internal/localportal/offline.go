@@ -1,10 +1,13 @@
 package localportal
 
 import (
+	"cmp"
 	"context"
 
 	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/datasf-mcp/datasf-mcp/internal/localportal/sampledata"
@@ -128,6 +131,7 @@ func (s *Portal) planOffline(ctx context.Context, opts OfflineOptions) ([]*dataF
 	for _, d := range sampledata.Datasets(sampledata.Options{Scale: opts.SampleScale}) {
 		schema := Schema{ID: d.ID, Name: d.Name, Description: d.Description, Category: d.Category,
 			UpdatedAt: d.UpdatedAt, Columns: d.Columns}
+		s.describeFromCatalog(&schema)
 		if err := s.addSampleCached(schema, sampledata.Version, d.Rows, d.Row); err != nil {
 			return nil, fmt.Errorf("sample dataset %s: %w", d.ID, err)
 		}
@@ -153,6 +157,34 @@ func (s *Portal) planOffline(ctx context.Context, opts OfflineOptions) ([]*dataF
 		}
 	}
 	return files, nil
+}
+
+// describeFromCatalog gives a built-in sample dataset the catalog's words
+// for it when the catalog has an entry of its id: the real name,
+// description, category and department, and the real description of each
+// column of the same field name, instead of the sample's own. The columns
+// and rows stay the sample's.
+func (s *Portal) describeFromCatalog(schema *Schema) {
+	s.mu.RLock()
+	e, ok := s.catalog[schema.ID]
+	s.mu.RUnlock()
+	if !ok {
+		return
+	}
+	c := e.schema
+	schema.Name = cmp.Or(c.Name, schema.Name)
+	schema.Description = cmp.Or(c.Description, schema.Description)
+	schema.Category = cmp.Or(c.Category, schema.Category)
+	schema.Department = cmp.Or(c.Department, schema.Department)
+	cols := slices.Clone(schema.Columns)
+	for i, col := range cols {
+		for _, cc := range c.Columns {
+			if strings.EqualFold(cc.FieldName, col.FieldName) && cc.Description != "" {
+				cols[i].Description = cc.Description
+			}
+		}
+	}
+	schema.Columns = cols
 }
 
 // addPendingFile registers f's dataset as loading; until it has loaded,

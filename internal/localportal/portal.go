@@ -129,6 +129,11 @@ type Portal struct {
 	// (domains.go); nil for most.
 	others *domainSet
 
+	// ranked is the search index of the last catalog searched (catalog.go).
+	ranked rankedCatalog
+	// stats are the loaded datasets' column statistics (colstats.go).
+	stats statsCache
+
 	srvMu   sync.Mutex
 	moves   map[string]string // SetMoved: old host name to new
 	httpSrv *http.Server

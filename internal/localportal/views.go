@@ -15,11 +15,23 @@ func (s *Portal) serveViews(w http.ResponseWriter, r *http.Request) {
 			"message": "Cannot find view with id " + id})
 		return
 	}
-	writeJSON(w, http.StatusOK, viewDocument(sc))
+	// Statistics come from rows: a dataset made or loaded on first use
+	// (and not used yet) has none, as a real portal's new dataset has no
+	// cachedContents until it computes them. A Views request does not
+	// make the dataset.
+	var stats map[string]*columnStats
+	s.mu.RLock()
+	ds := s.datasets[id]
+	s.mu.RUnlock()
+	if ds != nil {
+		stats = s.storedStats(ds)
+	}
+	writeJSON(w, http.StatusOK, viewDocument(sc, stats))
 }
 
-// viewDocument renders a schema in the Views API document shape.
-func viewDocument(sc Schema) map[string]any {
+// viewDocument renders a schema in the Views API document shape, with each
+// column's cachedContents from stats (by field name) when it has some.
+func viewDocument(sc Schema, stats map[string]*columnStats) map[string]any {
 	cols := make([]map[string]any, 0, len(sc.Columns))
 	for i, c := range sc.Columns {
 		col := map[string]any{
@@ -34,6 +46,9 @@ func viewDocument(sc Schema) map[string]any {
 		}
 		if c.Description != "" {
 			col["description"] = c.Description
+		}
+		if st := stats[c.FieldName]; st != nil {
+			col["cachedContents"] = st
 		}
 		cols = append(cols, col)
 	}

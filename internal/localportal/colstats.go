@@ -1,0 +1,181 @@
+package localportal
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+)
+
+// Column statistics in Views documents. The real Views API gives each
+// column "cachedContents": non_null and null counts, and the top values
+// with their counts (up to 20, most frequent first). The portal fills them
+// the same way for loaded datasets, computed once per dataset (one scan for
+// the counts, one grouped scan per text column, at most maxStatsColumns
+// of them) and kept until the dataset is replaced: while a small dataset
+// loads, or in the background for a large one (statsSyncRows). A catalog
+// entry without data, or a dataset not made yet (they are made on first
+// query), has none, as a portal whose statistics are not computed yet.
+const (
+	maxStatsColumns = 40
+	statsTop        = 20
+)
+
+// columnStats is one column's cachedContents.
+type columnStats struct {
+	NonNull int64      `json:"non_null"`
+	Null    int64      `json:"null"`
+	Top     []topValue `json:"top,omitempty"`
+}
+
+type topValue struct {
+	Item  string `json:"item"`
+	Count int64  `json:"count"`
+}
+
+// statsCache keeps each loaded dataset's column statistics.
+type statsCache struct {
+	mu        sync.Mutex
+	byDS      map[*dataset]map[string]*columnStats // by field name
+	computing map[*dataset]bool
+}
+
+// statsSyncRows bounds the datasets whose statistics are computed while
+// they load (so that their first Views document has them); a larger one
+// gets them in the background after a Views request first asks, as a real
+// portal computes cachedContents after an upload. A Views request never
+// waits for them.
+const statsSyncRows = 50000
+
+// statsAfterLoad computes a just-published dataset's statistics when it
+// is small.
+func (s *Portal) statsAfterLoad(ctx context.Context, ds *dataset) {
+	db := ds.db
+	if db == nil {
+		db = s.db
+	}
+	var n int64
+	s.ddlMu.RLock()
+	err := db.QueryRowContext(ctx, "SELECT count(*) FROM "+ds.table).Scan(&n)
+	s.ddlMu.RUnlock()
+	if err == nil && n <= statsSyncRows {
+		s.computeAndStore(ctx, ds)
+	}
+}
+
+// storedStats returns ds's column statistics by field name, or nil when
+// they are not computed yet; then it starts computing them in the
+// background (once).
+func (s *Portal) storedStats(ds *dataset) map[string]*columnStats {
+	s.stats.mu.Lock()
+	defer s.stats.mu.Unlock()
+	if st, ok := s.stats.byDS[ds]; ok {
+		return st
+	}
+	if !s.stats.computing[ds] {
+		if s.stats.computing == nil {
+			s.stats.computing = map[*dataset]bool{}
+		}
+		s.stats.computing[ds] = true
+		go s.computeAndStore(context.Background(), ds)
+	}
+	return nil
+}
+
+// computeAndStore computes ds's statistics and keeps them. An error (the
+// portal closing) leaves them to a later Views request.
+func (s *Portal) computeAndStore(ctx context.Context, ds *dataset) {
+	st, err := s.computeStats(ctx, ds)
+	s.stats.mu.Lock()
+	defer s.stats.mu.Unlock()
+	delete(s.stats.computing, ds)
+	if err != nil {
+		s.log.Debug("localportal: column statistics not computed", "dataset", ds.schema.ID, "err", err)
+		return
+	}
+	if s.stats.byDS == nil {
+		s.stats.byDS = map[*dataset]map[string]*columnStats{}
+	}
+	// Datasets replaced since are dropped: their pointers are no longer
+	// the portal's.
+	s.mu.RLock()
+	for old := range s.stats.byDS {
+		if s.datasets[old.schema.ID] != old {
+			delete(s.stats.byDS, old)
+		}
+	}
+	s.mu.RUnlock()
+	s.stats.byDS[ds] = st
+}
+
+func (s *Portal) computeStats(ctx context.Context, ds *dataset) (map[string]*columnStats, error) {
+	s.ddlMu.RLock()
+	defer s.ddlMu.RUnlock()
+	db := ds.db
+	if db == nil {
+		db = s.db
+	}
+	cols := ds.cols
+	if len(cols) > maxStatsColumns {
+		cols = cols[:maxStatsColumns]
+	}
+	if len(cols) == 0 {
+		return map[string]*columnStats{}, nil
+	}
+	var sel strings.Builder
+	sel.WriteString("SELECT count(*)")
+	for _, c := range cols {
+		sel.WriteString(", count(" + c.sqlName + ")")
+	}
+	sel.WriteString(" FROM " + ds.table)
+	counts := make([]int64, len(cols)+1)
+	ptrs := make([]any, len(counts))
+	for i := range counts {
+		ptrs[i] = &counts[i]
+	}
+	if err := db.QueryRowContext(ctx, sel.String()).Scan(ptrs...); err != nil {
+		return nil, fmt.Errorf("localportal: column statistics of %s: %w", ds.schema.ID, err)
+	}
+	out := make(map[string]*columnStats, len(cols))
+	var text []*column
+	for i, c := range cols {
+		st := &columnStats{NonNull: counts[i+1], Null: counts[0] - counts[i+1]}
+		out[c.FieldName] = st
+		if c.kind == kindText && st.NonNull > 0 {
+			text = append(text, c)
+		}
+	}
+	if len(text) == 0 {
+		return out, nil
+	}
+	// The top values of every text column in one statement: one grouped
+	// scan per column, the first statsTop of each kept.
+	var parts []string
+	for i, c := range text {
+		parts = append(parts, fmt.Sprintf("SELECT %d AS c, %s AS v, count(*) AS n FROM %s WHERE %s IS NOT NULL GROUP BY %s",
+			i, c.sqlName, ds.table, c.sqlName, c.sqlName))
+	}
+	q := fmt.Sprintf("SELECT c, v, n FROM (SELECT c, v, n, row_number() OVER (PARTITION BY c ORDER BY n DESC, v) AS r FROM (%s)) WHERE r <= %d ORDER BY c, r",
+		strings.Join(parts, " UNION ALL "), statsTop)
+	rows, err := db.QueryContext(ctx, q)
+	if err != nil {
+		return nil, fmt.Errorf("localportal: top values of %s: %w", ds.schema.ID, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var c int
+		var v any
+		var n int64
+		if err := rows.Scan(&c, &v, &n); err != nil {
+			return nil, err
+		}
+		if c >= 0 && c < len(text) {
+			st := out[text[c].FieldName]
+			st.Top = append(st.Top, topValue{Item: fmt.Sprint(v), Count: n})
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}

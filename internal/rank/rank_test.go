@@ -1,0 +1,87 @@
+package rank_test
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/datasf-mcp/datasf-mcp/internal/rank"
+)
+
+func day(d int) time.Time { return time.Date(2024, 1, d, 0, 0, 0, 0, time.UTC) }
+
+func idsOf(ix *rank.Index, hits []rank.Hit) []string {
+	var out []string
+	for _, h := range hits {
+		out = append(out, ix.Doc(h.Index).ID)
+	}
+	return out
+}
+
+func TestSearch(t *testing.T) {
+	t.Parallel()
+	docs := []rank.Doc{
+		{ID: "cras-0001", Name: "Traffic Crashes Resulting in Injury", Description: "All crashes with an injury.", UpdatedAt: day(1)},
+		{ID: "popo-0001", Name: "Open Spaces Downtown", Description: "Privately Owned Public Open Spaces (POPOS) are plazas and terraces.", UpdatedAt: day(1)},
+		{ID: "park-0001", Name: "Parking Citations", Description: "Tickets.", Columns: []rank.Column{{Name: "Fine Amount", FieldName: "fine_amount"}}, UpdatedAt: day(1)},
+		{ID: "park-0002", Name: "Parking Meters", Description: "Meters.", UpdatedAt: day(2)},
+		{ID: "park-0003", Name: "Parking Lots", Description: "Lots.", UpdatedAt: day(1), PageViews: 100000},
+		{ID: "data-0001", Name: "Dataset inventory", Description: "How many datasets there are.", UpdatedAt: day(1)},
+		{ID: "film-0001", Name: "Film Locations", Description: "Where movies were shot; location of each scene.", UpdatedAt: day(1)},
+		{ID: "film-0002", Name: "Location Permits", Description: "Permits for film shoots at each location.", UpdatedAt: day(1)},
+	}
+	ix := rank.New(docs)
+	tests := []struct {
+		name, query string
+		want        []string // the first ids, in order
+	}{
+		{"stemming: crash finds Crashes", "crash injuries", []string{"cras-0001"}},
+		{"acronym the catalog spells out", "popos", []string{"popo-0001"}},
+		{"question and request words are not searched", "how many show me the list of what", nil},
+		{"words are words, not substrings", "ark", nil},
+		{"popularity lifts among equals, then recency", "parking", []string{"park-0003", "park-0002", "park-0001"}},
+		{"column names count", "fine amount", []string{"park-0001"}},
+		{"phrase in the name first", "film locations", []string{"film-0001", "film-0002"}},
+		{"a dataset id comes first", "parking park-0001", []string{"park-0001"}},
+		{"an id alone", "film-0002", []string{"film-0002"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := idsOf(ix, ix.Search(tt.query, 0))
+			if len(got) > len(tt.want) {
+				got = got[:len(tt.want)]
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("Search(%q) first ids (-want +got):\n%s", tt.query, diff)
+			}
+		})
+	}
+}
+
+// A hit says which fields matched and which columns.
+func TestSearchSaysWhy(t *testing.T) {
+	t.Parallel()
+	ix := rank.New([]rank.Doc{{ID: "park-0001", Name: "Parking Citations", Description: "Tickets with fines.",
+		Columns: []rank.Column{{Name: "Citation Number", FieldName: "citation_number"}, {Name: "Fine Amount", FieldName: "fine_amount"}}}})
+	hits := ix.Search("citation fines", 1)
+	if len(hits) != 1 {
+		t.Fatalf("Search: %d hits; want 1", len(hits))
+	}
+	if want := []string{"name", "columns", "description"}; !slices.Equal(hits[0].Fields, want) {
+		t.Errorf("Fields = %v; want %v", hits[0].Fields, want)
+	}
+	if want := []string{"citation_number", "fine_amount"}; !slices.Equal(hits[0].Columns, want) {
+		t.Errorf("Columns = %v; want %v", hits[0].Columns, want)
+	}
+}
+
+func TestTerms(t *testing.T) {
+	t.Parallel()
+	got := rank.Terms("How many Police incident_reports were filed in 2023? Show me the owner's data")
+	want := []string{"polic", "incid", "report", "file", "2023", "owner"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Terms (-want +got):\n%s", diff)
+	}
+}
