@@ -14,7 +14,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/datasf-mcp/datasf-mcp/datasf"
+	"github.com/datasf-mcp/datasf-mcp/internal/portal"
 	"github.com/datasf-mcp/datasf-mcp/socrata"
 )
 
@@ -150,7 +150,7 @@ func runDoctor(ctx context.Context, cfg config, log *slog.Logger) error {
 		opts := socrata.Options{Domain: d, BaseURL: cfg.BaseURL, DiscoveryURL: cfg.DiscoveryURL, AppToken: token,
 			Timeout: cfg.UpstreamTimeout, Logger: log, MaxRetryWait: 20 * time.Second,
 			HTTPClient: &http.Client{Transport: rec.roundTrip(http.DefaultTransport, host)}}
-		limits := datasf.UpstreamLimits{MaxConcurrent: cfg.UpstreamConcurrency, Rate: cfg.UpstreamRate, MaxWait: cfg.UpstreamWait}.Resolve(false)
+		limits := portal.Limits{MaxConcurrent: cfg.UpstreamConcurrency, Rate: cfg.UpstreamRate, MaxWait: cfg.UpstreamWait}.Resolve(false)
 		limits.Apply(&opts)
 		return socrata.NewClient(opts)
 	}
@@ -252,7 +252,7 @@ func finishDoctor(cfg config, rec *seen, add func(name, status, detail, fix stri
 	default:
 		add("token", "skip", "not known: the requests failed for another reason", "")
 	}
-	limits := datasf.UpstreamLimits{MaxConcurrent: cfg.UpstreamConcurrency, Rate: cfg.UpstreamRate, MaxWait: cfg.UpstreamWait}.Resolve(false)
+	limits := portal.Limits{MaxConcurrent: cfg.UpstreamConcurrency, Rate: cfg.UpstreamRate, MaxWait: cfg.UpstreamWait}.Resolve(false)
 	detail := fmt.Sprintf("this server sends at most %d requests at once and %g a second to %s", limits.MaxConcurrent, limits.Rate, domain)
 	if token != "" {
 		detail += fmt.Sprintf(" (x%g with the token)", limits.TokenFactor)
