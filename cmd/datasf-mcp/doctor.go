@@ -21,14 +21,12 @@ import (
 // doctor is what a user runs when the portal misbehaves: each check prints
 // one line, "ok", "FAIL" (with the fix) or "skip" (with why), and the
 // command exits 0 only when none failed. The checks follow what the live
-// portals were seen to do (../shared/evidence/live-portals-2026.jsonl):
-// DataSF's move, its HTML 403 to queries on the old host, Discovery's
+// portals were seen to do: DataSF's move, its HTML 403 to queries on the old host, Discovery's
 // search_context, empty-body 425 bursts, counts as strings, a possibly
 // incomplete TLS chain.
 
 // sfSample is the dataset doctor reads on data.sf.gov when --dataset is
-// not given: police incidents, "live on data.sf.gov" (find_string ids
-// 71046789053, 71459117212).
+// not given: police incidents, a dataset served live on data.sf.gov.
 const sfSample = "wg3w-h783"
 
 // checkLine is one check's outcome.
