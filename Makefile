@@ -38,10 +38,11 @@ vet:
 #     each, measured as the product runs;
 #   - the figure and property tests that call one pure function in one
 #     goroutine: the column-name rewrite figures over the corpora, and the
-#     byte budget's property.
+#     byte budget's properties (dualresp's, and properties_test's
+#     payload and rendering ones, which CI runs again with 1000 checks).
 # Every other test runs with -race, concurrency tests of all of these included.
-NORACE_TESTS = ^(TestPagingMillionRows|TestExportMillionRowsConstantMemory|TestScaleMillionRowCSV|TestPagingGenerated|TestQuickRun|TestExportsFinish|TestExportsFinishBinary|TestAnalysesBoundedBinary|TestTempFilesBounded|TestQueryMemoryIsBounded|TestRewriteFigures|TestInventedNamesNeverRewrittenWrongly|TestTypoBenchmark|TestByteBudgetProperty|TestReplicasBehindHAProxy|TestStdioLinksOutliveTheProcess|TestAmplifyingAnalysesBinary|TestDeepNestingBinary|TestPinsUnderMintedKeysBinary|TestVictimResultsSurviveMintedKeysBinary|TestSpillsApartBinary|TestMetricsPortalsBounded)$$
-NORACE_PKGS = ./internal/localportal ./dualresp ./cmd/datasf-mcp ./socrata ./bench ./internal/analyze ./fuzzymatch ./datasf
+NORACE_TESTS = ^(TestPagingMillionRows|TestExportMillionRowsConstantMemory|TestScaleMillionRowCSV|TestPagingGenerated|TestQuickRun|TestExportsFinish|TestExportsFinishBinary|TestAnalysesBoundedBinary|TestTempFilesBounded|TestQueryMemoryIsBounded|TestRewriteFigures|TestInventedNamesNeverRewrittenWrongly|TestTypoBenchmark|TestByteBudgetProperty|TestFastPayloadWithinBudget|TestFastPayloadWithinBudgetEscapedNames|TestFastParseRoundTrip|TestReplicasBehindHAProxy|TestStdioLinksOutliveTheProcess|TestAmplifyingAnalysesBinary|TestDeepNestingBinary|TestPinsUnderMintedKeysBinary|TestVictimResultsSurviveMintedKeysBinary|TestSpillsApartBinary|TestMetricsPortalsBounded)$$
+NORACE_PKGS = ./internal/localportal ./dualresp ./cmd/datasf-mcp ./socrata ./bench ./internal/analyze ./fuzzymatch ./datasf ./properties_test
 test: vet test-deps
 	$(GO) run ./cmd/testreport -race -count=1 -skip '$(NORACE_TESTS)' ./... \
 		-- -count=1 -run '$(NORACE_TESTS)' $(NORACE_PKGS)
