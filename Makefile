@@ -25,9 +25,10 @@ vet:
 #     Go) or the result handler; the benchmark driver's quick run;
 #   - the exports that must finish past the upstream timeout (a stalled,
 #     a slow and 8 slow readers, in process and through the built binary):
-#     waits on timeouts and paced readers, with 24 MB per export that the
-#     race detector turns into minutes of CPU (concurrent exports stay
-#     under -race in TestExportLastingFailureIsMarked and dualresp's);
+#     waits on timeouts and paced readers, and exports of several MB each
+#     that the race detector turns into minutes of CPU (concurrent
+#     exports stay under -race in TestExportLastingFailureIsMarked and
+#     dualresp's tests);
 #   - the load tests of the built binary (itself built without the race
 #     detector), whose memory bounds are the product's: 8 exports, 6
 #     analyses at once, 4 amplifying analyses and 16 deep queries at once;
