@@ -164,10 +164,40 @@ type OfflineConfig struct {
 	Strict bool
 }
 
-// UpstreamLimits are the per-portal politeness limits (see portal.Limits).
-type UpstreamLimits = portal.Limits
+// UpstreamLimits are the per-portal politeness limits: how many requests
+// the server keeps in flight to one portal and how many it starts a second.
+// With a Redis store (StoreConfig), every replica sharing that Redis takes
+// its turns from one budget per portal and app token.
+type UpstreamLimits struct {
+	// MaxConcurrent bounds the requests in flight to one portal. Zero:
+	// DefaultUpstreamConcurrency, or no bound for the offline portal;
+	// negative: no bound.
+	MaxConcurrent int
+	// Rate bounds the requests a second to one portal (bursts of up to a
+	// second's worth). Zero: DefaultUpstreamRate, or no bound for the
+	// offline portal; negative: no bound.
+	Rate float64
+	// MaxWait is the longest a request waits for its turn. Zero:
+	// socrata.DefaultMaxQueueWait.
+	MaxWait time.Duration
+	// TokenFactor multiplies MaxConcurrent and Rate for a portal with an
+	// app token. Zero: DefaultTokenFactor; below 1: 1.
+	TokenFactor float64
+	// Replicas is the number of replicas that share the limits (zero or
+	// one: this one alone). Each replica keeps to its share,
+	// MaxConcurrent / Replicas (rounded up) and Rate / Replicas, when the
+	// shared Redis is unreachable or there is none.
+	Replicas int
+}
 
-// Defaults of UpstreamLimits (see package portal).
+// limits is l as the portal registry takes it.
+func (l UpstreamLimits) limits() portal.Limits {
+	return portal.Limits{MaxConcurrent: l.MaxConcurrent, Rate: l.Rate, MaxWait: l.MaxWait,
+		TokenFactor: l.TokenFactor, Replicas: l.Replicas}
+}
+
+// Defaults of UpstreamLimits: 4 requests in flight and 5 a second to each
+// portal, four times as many with an app token.
 const (
 	DefaultUpstreamConcurrency = portal.DefaultUpstreamConcurrency
 	DefaultUpstreamRate        = portal.DefaultUpstreamRate
@@ -255,7 +285,7 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 		copts.HTTPClient = hc
 		served = isServed
 	}
-	limits := cfg.Upstream.Resolve(cfg.Offline != nil)
+	limits := cfg.Upstream.limits().Resolve(cfg.Offline != nil)
 	rdb, err := sharedRedis(cfg.Store)
 	if err != nil {
 		return svc, err

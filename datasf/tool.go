@@ -65,7 +65,9 @@ type toolDef struct {
 // handler. The handler starts with arguments[In], which decodes and checks
 // the call's arguments as the schema derived from In states them (no
 // wrapper stands between mcp-go and the handler: one frame fewer on every
-// call's path).
+// call's path). mcp-go's typed handlers (NewTypedToolHandler) are not used:
+// they bind arguments leniently, so an unknown or misspelt argument would
+// pass unnoticed instead of being refused by name.
 func newTool[In any](d toolDef, handler server.ToolHandlerFunc) tool {
 	input, err := validate.Schema[In]()
 	if err != nil {

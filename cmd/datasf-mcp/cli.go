@@ -220,7 +220,8 @@ while it runs, so query --server URL and fetch work against it.`,
 		long: `Doctor checks what a user runs into when the portal misbehaves and prints one
 line a check: ok, FAIL with the fix, or skip with why. It exits 0 only when
 no check failed. It reads --domain (default data.sf.gov), and a dataset of
-it (--dataset; default one Discovery lists).`,
+it (--dataset; default police incidents on data.sf.gov, else one Discovery
+lists).`,
 		example: `datasf-mcp doctor --domain data.sf.gov`,
 		flags: func(p *parser, cmd *cobra.Command) {
 			group(cmd, groupArguments, func(fs *pflag.FlagSet) {

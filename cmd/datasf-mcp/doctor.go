@@ -14,21 +14,19 @@ import (
 	"sync"
 	"time"
 
-	"github.com/datasf-mcp/datasf-mcp/datasf"
+	"github.com/datasf-mcp/datasf-mcp/internal/portal"
 	"github.com/datasf-mcp/datasf-mcp/socrata"
 )
 
 // doctor is what a user runs when the portal misbehaves: each check prints
 // one line, "ok", "FAIL" (with the fix) or "skip" (with why), and the
 // command exits 0 only when none failed. The checks follow what the live
-// portals were seen to do (../shared/evidence/live-portals-2026.jsonl):
-// DataSF's move, its HTML 403 to queries on the old host, Discovery's
+// portals were seen to do: DataSF's move, its HTML 403 to queries on the old host, Discovery's
 // search_context, empty-body 425 bursts, counts as strings, a possibly
 // incomplete TLS chain.
 
 // sfSample is the dataset doctor reads on data.sf.gov when --dataset is
-// not given: police incidents, "live on data.sf.gov" (find_string ids
-// 71046789053, 71459117212).
+// not given: police incidents, a dataset served live on data.sf.gov.
 const sfSample = "wg3w-h783"
 
 // checkLine is one check's outcome.
@@ -150,7 +148,7 @@ func runDoctor(ctx context.Context, cfg config, log *slog.Logger) error {
 		opts := socrata.Options{Domain: d, BaseURL: cfg.BaseURL, DiscoveryURL: cfg.DiscoveryURL, AppToken: token,
 			Timeout: cfg.UpstreamTimeout, Logger: log, MaxRetryWait: 20 * time.Second,
 			HTTPClient: &http.Client{Transport: rec.roundTrip(http.DefaultTransport, host)}}
-		limits := datasf.UpstreamLimits{MaxConcurrent: cfg.UpstreamConcurrency, Rate: cfg.UpstreamRate, MaxWait: cfg.UpstreamWait}.Resolve(false)
+		limits := portal.Limits{MaxConcurrent: cfg.UpstreamConcurrency, Rate: cfg.UpstreamRate, MaxWait: cfg.UpstreamWait}.Resolve(false)
 		limits.Apply(&opts)
 		return socrata.NewClient(opts)
 	}
@@ -252,7 +250,7 @@ func finishDoctor(cfg config, rec *seen, add func(name, status, detail, fix stri
 	default:
 		add("token", "skip", "not known: the requests failed for another reason", "")
 	}
-	limits := datasf.UpstreamLimits{MaxConcurrent: cfg.UpstreamConcurrency, Rate: cfg.UpstreamRate, MaxWait: cfg.UpstreamWait}.Resolve(false)
+	limits := portal.Limits{MaxConcurrent: cfg.UpstreamConcurrency, Rate: cfg.UpstreamRate, MaxWait: cfg.UpstreamWait}.Resolve(false)
 	detail := fmt.Sprintf("this server sends at most %d requests at once and %g a second to %s", limits.MaxConcurrent, limits.Rate, domain)
 	if token != "" {
 		detail += fmt.Sprintf(" (x%g with the token)", limits.TokenFactor)

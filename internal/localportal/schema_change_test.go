@@ -28,18 +28,32 @@ func TestQueriesWhileTablesChange(t *testing.T) {
 	if err := srv.AddGenerated(t.Context(), schema("qury-0000"), 2000, row); err != nil {
 		t.Fatal(err)
 	}
-	const loads, queriers, queries = 200, 4, 40
-	var wg sync.WaitGroup
-	loadErrs := make(chan error, loads)
+	// The loads go on while the queries run (at least minLoads, at most
+	// maxLoads): the first of each name a new table, the next ones
+	// replacements (a DROP of the old one).
+	const minLoads, maxLoads, names, queriers, queries = 20, 200, 10, 4, 15
+	var wg, querying sync.WaitGroup
+	queriesDone := make(chan struct{})
+	loadErrs := make(chan error, maxLoads)
+	var loaded int
 	wg.Go(func() {
-		for i := range loads {
-			// Half new tables, half replacements (a DROP of the old one).
-			loadErrs <- srv.AddGenerated(t.Context(), schema(fmt.Sprintf("chng-%04d", i%(loads/2))), 50, row)
+		for i := range maxLoads {
+			if i >= minLoads {
+				select {
+				case <-queriesDone:
+					return
+				default:
+				}
+			}
+			loadErrs <- srv.AddGenerated(t.Context(), schema(fmt.Sprintf("chng-%04d", i%names)), 50, row)
+			loaded++
 		}
 	})
 	failures := make(chan string, queriers)
 	for range queriers {
+		querying.Add(1)
 		wg.Go(func() {
+			defer querying.Done()
 			for i := range queries {
 				resp := get(t, srv, "/resource/qury-0000.json", url.Values{"$query": {"SELECT label, count(*) AS n GROUP BY label ORDER BY label"}})
 				if resp.status != http.StatusOK {
@@ -53,7 +67,10 @@ func TestQueriesWhileTablesChange(t *testing.T) {
 			}
 		})
 	}
+	querying.Wait()
+	close(queriesDone)
 	wg.Wait()
+	t.Logf("%d queries by %d queriers while %d tables were loaded", queriers*queries, queriers, loaded)
 	close(failures)
 	for f := range failures {
 		t.Error(f)
