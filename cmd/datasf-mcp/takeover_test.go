@@ -60,7 +60,7 @@ func TestStdioSharesTheDefaultAddress(t *testing.T) {
 	done := make(chan struct{})
 	go func() { defer close(done); takeOverDefault(t.Context(), cfg, ln, svc, log) }()
 	t.Cleanup(func() { <-done }) // t.Context() has ended by then
-	_ = srv.Close() // the instance on the default address exits
+	_ = srv.Close()              // the instance on the default address exits
 
 	for range 200 { // bounded: the takeover tries every 2 seconds
 		resp, err := http.Get("http://" + cfg.RESTAddr + "/")
