@@ -290,7 +290,7 @@ func parquetValue(v json.RawMessage, kind valueKind) parquet.Value {
 	if len(v) == 0 || string(v) == "null" {
 		return parquet.Value{}
 	}
-	text := jsonText(v)
+	text := csvCell(v) // strings unquoted, arrays and objects compact
 	switch kind {
 	case kindNumber:
 		f, err := strconv.ParseFloat(text, 64)
@@ -306,22 +306,4 @@ func parquetValue(v json.RawMessage, kind valueKind) parquet.Value {
 		return parquet.BooleanValue(b)
 	}
 	return parquet.ByteArrayValue([]byte(text))
-}
-
-// jsonText is a JSON value as text: a string unquoted, arrays and objects
-// as compact JSON, numbers and booleans as written.
-func jsonText(v json.RawMessage) string {
-	switch v[0] {
-	case '"':
-		var s string
-		if err := json.Unmarshal(v, &s); err == nil {
-			return s
-		}
-	case '{', '[':
-		var buf bytes.Buffer
-		if err := json.Compact(&buf, v); err == nil {
-			return buf.String()
-		}
-	}
-	return string(v)
 }
