@@ -35,7 +35,8 @@ type AllDatasetsOptions struct {
 	Max int
 }
 
-type allDatasetsResponse struct {
+// catalogResponse is a Discovery API answer (Search reads a part of it).
+type catalogResponse struct {
 	Results []struct {
 		Resource struct {
 			ID                 string   `json:"id"`
@@ -94,7 +95,7 @@ func (c *Client) AllDatasets(ctx context.Context, opts AllDatasetsOptions) iter.
 			v.Set("order", "dataset_id")
 			v.Set("limit", strconv.Itoa(min(size, limit-n)))
 			v.Set("offset", strconv.Itoa(offset))
-			var resp allDatasetsResponse
+			var resp catalogResponse
 			if err := c.getJSON(ctx, "catalog", c.discovery+"/api/catalog/v1?"+v.Encode(), &resp); err != nil {
 				yield(CatalogDataset{}, fmt.Errorf("socrata: AllDatasets: page at offset %d: %w", offset, err))
 				return

@@ -29,28 +29,6 @@ type Dataset struct {
 // DefaultLimit is the number of Discovery results asked for when a limit is 0.
 const DefaultLimit = 10
 
-type discoveryResponse struct {
-	Results []struct {
-		Resource struct {
-			ID               string   `json:"id"`
-			Name             string   `json:"name"`
-			Description      string   `json:"description"`
-			Type             string   `json:"type"`
-			UpdatedAt        string   `json:"updatedAt"`
-			ColumnsFieldName []string `json:"columns_field_name"`
-		} `json:"resource"`
-		Classification struct {
-			Categories     []string `json:"categories"`
-			DomainCategory string   `json:"domain_category"`
-		} `json:"classification"`
-		Metadata struct {
-			Domain string `json:"domain"`
-		} `json:"metadata"`
-		Permalink string `json:"permalink"`
-		Link      string `json:"link"`
-	} `json:"results"`
-	ResultSetSize int `json:"resultSetSize"`
-}
 
 // Search runs a full-text search of the portal's datasets (Discovery API,
 // q=query) and returns at most limit results (DefaultLimit when limit is 0),
@@ -108,7 +86,7 @@ func (c *Client) catalogParams(op string, limit int) (url.Values, error) {
 }
 
 func (c *Client) catalog(ctx context.Context, v url.Values) ([]Dataset, error) {
-	var resp discoveryResponse
+	var resp catalogResponse
 	if err := c.getJSON(ctx, "catalog", c.discovery+"/api/catalog/v1?"+v.Encode(), &resp); err != nil {
 		return nil, err
 	}
