@@ -29,7 +29,6 @@ type Dataset struct {
 // DefaultLimit is the number of Discovery results asked for when a limit is 0.
 const DefaultLimit = 10
 
-
 // Search runs a full-text search of the portal's datasets (Discovery API,
 // q=query) and returns at most limit results (DefaultLimit when limit is 0),
 // best match first.
