@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/datasf-mcp/datasf-mcp/socrata/socratatest"
 )
 
 // Issue 46's attacks, through the built binary on loopback: a client that
@@ -606,5 +608,65 @@ func TestAnalysesPerAddressBinary(t *testing.T) {
 	t.Logf("4 analyses at once from one address under 4 client keys: %d ran, %d refused as busy", ran, busy)
 	if ran != 2 || busy != 2 {
 		t.Errorf("4 analyses at once from one address: %d ran, %d busy; want 2, 2", ran, busy)
+	}
+}
+
+// TestMetricsPortalsBoundedBinary: get_schema on 5,000 distinct domains
+// (every request goes to one fake through --base-url, each naming its
+// portal in the Host header) leaves /metrics with a bounded number of
+// portal labels and series. Issue 46: 141 → 150,111 series, never removed.
+func TestMetricsPortalsBoundedBinary(t *testing.T) {
+	t.Parallel()
+	fake := socratatest.NewServer(t)
+	inst := startServe(t, nil, "--base-url", fake.URL(), "--discovery-url", fake.URL(), "--log-level", "error")
+	scrape := func() (series int, portals map[string]bool) {
+		resp, err := http.Get(inst.base + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		portals = map[string]bool{}
+		for _, line := range strings.Split(string(b), "\n") {
+			if line == "" || strings.HasPrefix(line, "#") {
+				continue
+			}
+			series++
+			if _, rest, ok := strings.Cut(line, `portal="`); ok {
+				portals[rest[:strings.IndexByte(rest, '"')]] = true
+			}
+		}
+		return series, portals
+	}
+	c := newRawClient(t, inst.base, "127.0.0.1")
+	c.initialize(nil)
+	c.call(nil, "get_schema", map[string]any{"dataset_id": "abcd-1234"})
+	before, _ := scrape()
+	const domains, workers = 5_000, 8
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	for w := range workers {
+		wg.Go(func() {
+			for i := w; i < domains; i += workers {
+				if _, err := c.tryCall(nil, "get_schema", map[string]any{"dataset_id": "abcd-1234", "domain": fmt.Sprintf("portal-%d.example.org", i)}); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	inst.alive(t)
+	after, portals := scrape()
+	t.Logf("get_schema on 5,000 distinct domains through the binary: %d → %d series, %d portal labels", before, after, len(portals))
+	// The configured portal, 20 others and "other"; a portal has at most
+	// ~40 series (requests by endpoint and status, latencies, waits).
+	if len(portals) > 22 || !portals["other"] || after > before+22*40 {
+		t.Errorf("after 5,000 domains: %d series (from %d), %d portal labels (other: %v); want at most 22 labels and %d series",
+			after, before, len(portals), portals["other"], before+22*40)
 	}
 }

@@ -115,9 +115,16 @@ func startInstance(t *testing.T, args ...string) *instance {
 // wins), and waits until it is healthy.
 func startInstanceEnv(t *testing.T, env []string, args ...string) *instance {
 	t.Helper()
+	return startServe(t, env, append([]string{"--offline"}, args...)...)
+}
+
+// startServe starts `serve --http` with env added to the environment and
+// args after the log level, and waits until it is healthy.
+func startServe(t *testing.T, env []string, args ...string) *instance {
+	t.Helper()
 	addr := freeAddr(t)
 	inst := &instance{base: "http://" + addr, stderr: &bytes.Buffer{}}
-	inst.cmd = exec.Command(binary(t), append([]string{"serve", "--http", addr, "--offline", "--log-level", "warn"}, args...)...)
+	inst.cmd = exec.Command(binary(t), append([]string{"serve", "--http", addr, "--log-level", "warn"}, args...)...)
 	inst.cmd.Env = append(os.Environ(), env...)
 	inst.cmd.Stderr = &lockedWriter{w: inst.stderr}
 	if err := inst.cmd.Start(); err != nil {
