@@ -215,7 +215,7 @@ const (
 // footer: a file cut short before it is not a Parquet file, so an
 // incomplete export never reads as a whole one.
 type ParquetWriter struct {
-	w     *parquet.Writer
+	w     *parquet.GenericWriter[any]
 	cols  []parquetColumn // in the schema's (sorted) leaf order
 	row   parquet.Row
 	buf   []parquet.Row
@@ -244,7 +244,7 @@ func NewParquetWriter(w io.Writer, cols []Column) *ParquetWriter {
 		}
 	}
 	schema := parquet.NewSchema("row", group)
-	pw := &ParquetWriter{w: parquet.NewWriter(w, schema, parquet.MaxRowsPerRowGroup(ParquetRowGroupRows),
+	pw := &ParquetWriter{w: parquet.NewGenericWriter[any](w, schema, parquet.MaxRowsPerRowGroup(ParquetRowGroupRows),
 		parquet.Compression(&snappy.Codec{}), parquet.CreatedBy("datasf-mcp", "", ""))}
 	for _, name := range slices.Sorted(maps.Keys(kinds)) {
 		pw.cols = append(pw.cols, parquetColumn{name, kinds[name]})

@@ -108,11 +108,6 @@ var (
 	classNumLikeSet  = setOf("number", "double", "money")
 	classRealNumSet  = setOf("number", "double")
 	classTimestampTS = setOf("fixed_timestamp", "floating_timestamp") // C TimestampLike:35
-	// C PointLike, LineLike, PolygonLike: not in the pinned C (see the
-	// file comment).
-	classPointLike   = setOf("point", "multipoint")
-	classLineLike    = setOf("line", "multiline")
-	classPolygonLike = setOf("polygon", "multipolygon")
 )
 
 // Signature is one overload of a SoQL function or operator.
