@@ -13,7 +13,7 @@ const DefaultDomain = "data.sf.gov"
 
 // knownMoves is the one table of portals that moved to another host name,
 // old name to new. Each entry cites the evidence in
-// ../shared/evidence/live-portals-2026.jsonl (claim, then citation id).
+// testdata/evidence/live-portals-2026.jsonl (claim, then citation id).
 // Dataset ids do not change with a move, so a query for the old name runs
 // on the new one as it is.
 var knownMoves = map[string]string{

@@ -16,7 +16,7 @@ import (
 )
 
 // These tests imitate the live portals as the evidence file describes them
-// (../shared/evidence/live-portals-2026.jsonl); each names the claim.
+// (testdata/evidence/live-portals-2026.jsonl); each names the claim.
 
 const (
 	oldSF = "data.sfgov.org"

@@ -23,7 +23,7 @@ import (
 )
 
 // These tests run the built binary against a fake that plays DataSF as
-// the evidence describes it in 2026 (../shared/evidence/live-portals-2026.jsonl):
+// the evidence describes it in 2026 (testdata/evidence/live-portals-2026.jsonl):
 // the portal moved from data.sfgov.org to data.sf.gov; the old host
 // answers 301 to plain reads and a bare nginx 403 to queries; data.sf.gov
 // serves the data, counts as strings. The fake's own domain is the

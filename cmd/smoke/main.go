@@ -15,7 +15,7 @@
 //   - the old name (--domain data.sfgov.org): the same count as on
 //     data.sf.gov, the answer saying the portal moved and where it ran.
 //     The old host refuses every query with an HTML 403
-//     (../shared/evidence/live-portals-2026.jsonl); offline, the local
+//     (testdata/evidence/live-portals-2026.jsonl); offline, the local
 //     portal plays that old host;
 //   - with -offline, a portal that moved to a name no table knows, played
 //     by a local fake portal (an old host answering 301 to reads and an

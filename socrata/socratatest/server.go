@@ -9,7 +9,7 @@
 //     [Server.FailNext], [Server.Fail], [Server.SetBurst],
 //     [Server.SetLatency], [Server.CutBodyAfter], [Server.RequireAppToken];
 //   - the live portals' ways, as people who probed them in 2026 describe
-//     them (../shared/evidence/live-portals-2026.jsonl): a portal that
+//     them (testdata/evidence/live-portals-2026.jsonl): a portal that
 //     moved ([Server.SetMoved]: 301 for plain reads, an nginx 403 page for
 //     queries), empty-body 425s under bursts ([Server.SetBurst]), stale
 //     replicas ([Server.SetStale]), anonymous throttling as a 403
