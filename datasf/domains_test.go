@@ -647,3 +647,32 @@ func TestOfflineOtherDomain(t *testing.T) {
 }
 
 func writeFile(path, text string) error { return os.WriteFile(path, []byte(text), 0o600) }
+
+// Discovery answers 404 to its list of portals ("Discovery has no
+// /domains listing endpoint (404)", testdata/evidence/live-portals-2026.jsonl):
+// list_datasf with domain "*" then names the portals this server knows,
+// says that their counts are unknown, and says how to reach any other.
+func TestListPortalsWithoutDiscoveryList(t *testing.T) {
+	t.Parallel()
+	e := newDomainsEnv(t, datasf.Config{Domains: []string{chiDomain}})
+	e.fake.Fail(1, socratatest.Fault{Status: http.StatusNotFound})
+	out, res := e.call(t, "list_datasf", map[string]any{"domain": "*"})
+	mustSucceed(t, "list_datasf", nil, out, res)
+	var portals []string
+	for _, p := range out["portals"].([]any) {
+		item := p.(map[string]any)
+		if _, ok := item["datasets"]; ok {
+			t.Errorf("list_datasf(domain *) without Discovery's list: %v carries a dataset count; want none (unknown)", item)
+		}
+		portals = append(portals, item["domain"].(string))
+	}
+	if diff := cmp.Diff([]string{sfDomain, chiDomain}, portals); diff != "" {
+		t.Errorf("list_datasf(domain *) without Discovery's list (-want +got):\n%s", diff)
+	}
+	text := res.Content[0].(mcp.TextContent).Text
+	for _, want := range []string{"no longer lists portals", chiDomain, `search_datasf with domain "*"`} {
+		if !strings.Contains(text, want) {
+			t.Errorf("list_datasf(domain *) text %q; want it to say %q", text, want)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package datasf
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -77,7 +78,7 @@ func (s *toolServer) list(ctx context.Context, req mcp.CallToolRequest) (*mcp.Ca
 // portalItem is one portal of list_datasf's domain "*" answer.
 type portalItem struct {
 	Domain   string `json:"domain"`
-	Datasets int    `json:"datasets"`
+	Datasets int    `json:"datasets,omitempty"` // 0: unknown (Discovery gave no count)
 }
 
 // listPortals answers list_datasf with domain "*": the portals the
@@ -85,6 +86,9 @@ type portalItem struct {
 // datasets first.
 func (s *toolServer) listPortals(ctx context.Context, in *ListInput, limit int) *mcp.CallToolResult {
 	all, err := s.portals.Catalog.Portals(ctx)
+	if errors.Is(err, socrata.ErrNotFound) {
+		return s.knownPortals(ctx, in)
+	}
 	if err != nil {
 		return upstreamError(err, "the list of portals", "")
 	}
@@ -103,6 +107,28 @@ func (s *toolServer) listPortals(ctx context.Context, in *ListInput, limit int) 
 	table.WriteString("| domain | datasets |\n|---|---|\n")
 	for _, p := range out.Portals {
 		fmt.Fprintf(&table, "| %s | %d |\n", cell(p.Domain), p.Datasets)
+	}
+	return render(responseFormat(ctx, in.Format), out, out.Summary, table.String())
+}
+
+// knownPortals answers list_datasf with domain "*" when Discovery has no
+// list of portals: "Discovery has no /domains listing endpoint (404)"
+// (testdata/evidence/live-portals-2026.jsonl, 2026-05-23, cyanheads
+// socrata-service.ts). It names the portals this server knows and says
+// how to reach any other.
+func (s *toolServer) knownPortals(ctx context.Context, in *ListInput) *mcp.CallToolResult {
+	out := catalogResult{Domain: "*", Results: []datasetItem{}, Portals: []portalItem{}}
+	for _, d := range s.portals.Known() {
+		out.Portals = append(out.Portals, portalItem{Domain: d})
+	}
+	out.Count = len(out.Portals)
+	out.Summary = fmt.Sprintf("The Discovery API no longer lists portals (it answered 404), so their dataset counts are unknown. "+
+		"This server knows %d: %s. Any Socrata portal's host name works as domain (if this server allows it); "+
+		"search_datasf with domain \"*\" finds datasets on every portal.", out.Count, strings.Join(s.portals.Known(), ", "))
+	var table strings.Builder
+	table.WriteString("| domain |\n|---|\n")
+	for _, p := range out.Portals {
+		fmt.Fprintf(&table, "| %s |\n", cell(p.Domain))
 	}
 	return render(responseFormat(ctx, in.Format), out, out.Summary, table.String())
 }

@@ -298,6 +298,18 @@ func (p *Registry) Moved(ctx context.Context, given string, v *Portal) (*Portal,
 // Default returns the configured portal.
 func (p *Registry) Default() *Portal { return p.def }
 
+// Known lists the portals this server knows without asking Discovery:
+// the configured portal, then the allowlist's, sorted.
+func (p *Registry) Known() []string {
+	out := []string{p.def.Domain}
+	for _, d := range p.allowed() {
+		if d != p.def.Domain {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
 // allowed lists the allowlist, sorted; nil without one.
 func (p *Registry) allowed() []string {
 	if p.allow == nil {
