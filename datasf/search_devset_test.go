@@ -22,7 +22,6 @@ func TestSearchDevSet(t *testing.T) {
 	h := sharedHarness(t)
 	qs := ranktest.DevSet(t)
 	docs := ranktest.CatalogDocs(t)
-	base := ranktest.NewBM25(docs)
 	ours := func(q string) []string {
 		var out catalogOut
 		args := map[string]any{"query": q, "limit": 20}
@@ -33,29 +32,11 @@ func TestSearchDevSet(t *testing.T) {
 		}
 		return ids
 	}
-	forms := []struct {
-		name string
-		text func(ranktest.Question) string
-	}{
-		{"the question as typed", func(q ranktest.Question) string { return q.Question }},
-		{"its keywords", func(q ranktest.Question) string { return q.Keywords }},
-	}
-	var report strings.Builder
-	fmt.Fprintf(&report, "%d questions, %d datasets\n\n| form | ranking | top 1 | top 3 | top 5 | MRR |\n|---|---|---|---|---|---|\n", len(qs), len(docs))
-	for _, f := range forms {
-		m, misses := ranktest.Measure(qs, f.text, ours)
-		b, _ := ranktest.Measure(qs, f.text, base.Search)
-		fmt.Fprintf(&report, "| %s | search_datasf | %s |\n| %s | plain BM25 | %s |\n", f.name, m, f.name, b)
-		for _, s := range misses {
-			t.Logf("%s: %s", f.name, s)
-		}
-		if m.Top3 < 0.85 || m.Top1 < 0.65 {
-			t.Errorf("search_datasf, %s: top-1 %.2f, top-3 %.2f; want >= 0.65 and >= 0.85", f.name, m.Top1, m.Top3)
-		}
-	}
-	t.Logf("search benchmark:\n%s", report.String())
+	report := fmt.Sprintf("%d questions, %d datasets\n\n| form | ranking | top 1 | top 3 | top 5 | MRR |\n|---|---|---|---|---|---|\n", len(qs), len(docs)) +
+		ranktest.Compare(t, qs, docs, "search_datasf", ours)
+	t.Logf("search benchmark:\n%s", report)
 	if *update {
-		writeSearchSection(t, report.String())
+		writeSearchSection(t, report)
 	}
 }
 
