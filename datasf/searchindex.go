@@ -2,6 +2,7 @@ package datasf
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -172,11 +173,15 @@ func (c *catalogIndexes) refresh(client *socrata.Client, key string) {
 func (c *catalogIndexes) build(ctx context.Context, client *socrata.Client, key string) (*catalogIndex, error) {
 	var ds []socrata.CatalogDataset
 	tooLarge := false
-	for d, err := range client.AllDatasets(ctx, socrata.AllDatasetsOptions{Max: c.maxDatasets + 1}) {
+	for d, err := range client.AllDatasets(ctx, socrata.AllDatasetsOptions{Max: c.maxDatasets + 1, FailPastMax: true}) {
+		if errors.Is(err, socrata.ErrTooManyDatasets) {
+			tooLarge = true // said by the first page: nothing more is read
+			break
+		}
 		if err != nil {
 			return nil, err
 		}
-		if len(ds) == c.maxDatasets {
+		if len(ds) == c.maxDatasets { // a portal that does not say its size
 			tooLarge = true
 			break
 		}

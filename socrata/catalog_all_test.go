@@ -2,6 +2,7 @@ package socrata_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -90,6 +91,22 @@ func TestAllDatasets(t *testing.T) {
 	}
 	if n != 3 {
 		t.Errorf("AllDatasets with Max 3: %d datasets; want 3", n)
+	}
+
+	// With FailPastMax, the first page's resultSetSize says the portal
+	// is larger: the error, after one request.
+	srv.Reset()
+	var got error
+	n = 0
+	for _, err := range c.AllDatasets(t.Context(), socrata.AllDatasetsOptions{PageSize: 2, Max: 3, FailPastMax: true}) {
+		if err != nil {
+			got = err
+			continue
+		}
+		n++
+	}
+	if !errors.Is(got, socrata.ErrTooManyDatasets) || n != 0 || srv.RequestCount("catalog") != 1 {
+		t.Errorf("AllDatasets over 5 datasets with Max 3, FailPastMax: %d datasets, error %v, %d requests; want none, ErrTooManyDatasets, 1", n, got, srv.RequestCount("catalog"))
 	}
 
 	// A cancelled context: the error once, no request.

@@ -91,18 +91,7 @@ func (c *Client) catalog(ctx context.Context, v url.Values) ([]Dataset, error) {
 	}
 	out := make([]Dataset, 0, len(resp.Results))
 	for _, r := range resp.Results {
-		d := Dataset{
-			ID: r.Resource.ID, Name: r.Resource.Name, Description: r.Resource.Description, Type: r.Resource.Type,
-			Permalink: r.Permalink, Link: r.Link, Columns: r.Resource.ColumnsFieldName,
-			Category: r.Classification.DomainCategory, Domain: r.Metadata.Domain,
-		}
-		if d.Category == "" && len(r.Classification.Categories) > 0 {
-			d.Category = r.Classification.Categories[0]
-		}
-		if t, err := time.Parse(time.RFC3339, r.Resource.UpdatedAt); err == nil {
-			d.UpdatedAt = t
-		}
-		out = append(out, d)
+		out = append(out, r.dataset().Dataset)
 	}
 	return out, nil
 }
