@@ -1,6 +1,7 @@
 package datasf
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -417,7 +418,7 @@ func OpenStore(ctx context.Context, spec string, maxResources int) (dualresp.Sto
 		}
 		// The same bound as the memory store's: a file that a long-lived
 		// user keeps does not grow without end.
-		store, err = sqlitestore.Open(ctx, path, sqlitestore.Options{MaxRecords: cmpOr(maxResources, dualresp.DefaultMaxResources)})
+		store, err = sqlitestore.Open(ctx, path, sqlitestore.Options{MaxRecords: cmp.Or(maxResources, dualresp.DefaultMaxResources)})
 	case strings.HasPrefix(spec, "redis://"), strings.HasPrefix(spec, "rediss://"):
 		store, err = redisstore.New(ctx, redisstore.Options{URL: spec})
 	default:
@@ -427,14 +428,6 @@ func OpenStore(ctx context.Context, spec string, maxResources int) (dualresp.Sto
 		return nil, fmt.Errorf("store %s: %w", spec, err)
 	}
 	return store, nil
-}
-
-// cmpOr returns v when it is positive, else def.
-func cmpOr(v, def int) int {
-	if v > 0 {
-		return v
-	}
-	return def
 }
 
 // URL returns the base URL of result links, e.g. "http://127.0.0.1:8765".

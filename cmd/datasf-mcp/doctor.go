@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -135,17 +136,15 @@ func runDoctor(ctx context.Context, cfg config, log *slog.Logger) error {
 	add(checkTLS(ctx, domain, cfg.BaseURL))
 
 	// The client: no retries beyond the product's, every request recorded.
-	token := cfg.AppToken
-	if t, ok := cfg.AppTokens[domain]; ok {
-		token = t
-	}
 	rec := &seen{throttled: map[int]int{}}
 	client := func(d string) *socrata.Client {
 		host := ""
 		if cfg.BaseURL != "" {
 			host = d
 		}
-		opts := socrata.Options{Domain: d, BaseURL: cfg.BaseURL, DiscoveryURL: cfg.DiscoveryURL, AppToken: token,
+		// The token the server would send: the one token for every
+		// portal, else the portal's own (internal/portal's rule).
+		opts := socrata.Options{Domain: d, BaseURL: cfg.BaseURL, DiscoveryURL: cfg.DiscoveryURL, AppToken: cmp.Or(cfg.AppToken, cfg.AppTokens[d]),
 			Timeout: cfg.UpstreamTimeout, Logger: log, MaxRetryWait: 20 * time.Second,
 			HTTPClient: &http.Client{Transport: rec.roundTrip(http.DefaultTransport, host)}}
 		limits := portal.Limits{MaxConcurrent: cfg.UpstreamConcurrency, Rate: cfg.UpstreamRate, MaxWait: cfg.UpstreamWait}.Resolve(false)
@@ -181,7 +180,7 @@ func runDoctor(ctx context.Context, cfg config, log *slog.Logger) error {
 	}
 	if dataset == "" {
 		add("schema", "skip", "no dataset to read: Discovery gave none", "name one with --dataset ID")
-		finishDoctor(cfg, rec, add, token, domain, derr)
+		finishDoctor(cfg, rec, add, cmp.Or(cfg.AppToken, cfg.AppTokens[domain]), domain, derr)
 		return result()
 	}
 
@@ -232,7 +231,7 @@ func runDoctor(ctx context.Context, cfg config, log *slog.Logger) error {
 			add("count", "FAIL", fmt.Sprintf("the count query answered %d rows, want 1", len(res.Rows)), "report it: the portal's answer is not Socrata's")
 		}
 	}
-	finishDoctor(cfg, rec, add, token, domain, errors.Join(derr, serr, qerr))
+	finishDoctor(cfg, rec, add, cmp.Or(cfg.AppToken, cfg.AppTokens[domain]), domain, errors.Join(derr, serr, qerr))
 	return result()
 }
 

@@ -486,18 +486,14 @@ func proxyAddr(u *url.URL) string {
 }
 
 // directClient is the HTTP client of a portal reached over the network
-// (tr; a new directTransport when nil), with copts' timeout. It follows
-// no redirect: a move is followed by Follow, never by the client.
+// through tr, with copts' timeout (socrata.NewClient makes it follow no
+// redirect: a move is followed by Follow, never by the client).
 func directClient(copts socrata.Options, tr *http.Transport) *http.Client {
-	if tr == nil {
-		tr = directTransport()
-	}
 	timeout := copts.Timeout
 	if timeout <= 0 && copts.HTTPClient != nil {
 		timeout = copts.HTTPClient.Timeout
 	}
-	return &http.Client{Transport: tr, Timeout: timeout,
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	return &http.Client{Transport: tr, Timeout: timeout}
 }
 
 // hostTransport sends every request with its Host header set to host.
