@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/datasf-mcp/datasf-mcp/internal/rank"
 	"github.com/datasf-mcp/datasf-mcp/socrata"
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -246,16 +247,14 @@ func searchItems(hits []rankedHit, limit int, domain string) []datasetItem {
 }
 
 var (
-	htmlTagRE      = regexp.MustCompile(`<[^>]*>`)
-	summaryHeadRE  = regexp.MustCompile(`^(?i)(?:note[^.]*\.\s*)?(?:[A-F]\.\s*)?summary:?\s*`)
-	spaceRunRE     = regexp.MustCompile(`\s+`)
-	htmlEntityRepl = strings.NewReplacer("&amp;", "&", "&lt;", "<", "&gt;", ">", "&quot;", `"`, "&#39;", "'", "&nbsp;", " ")
+	summaryHeadRE = regexp.MustCompile(`^(?i)(?:note[^.]*\.\s*)?(?:[A-F]\.\s*)?summary:?\s*`)
+	spaceRunRE    = regexp.MustCompile(`\s+`)
 )
 
 // cleanDescription is a description as plain text on one line, without
 // HTML and without DataSF's "A. SUMMARY" heading.
 func cleanDescription(s string) string {
-	s = htmlEntityRepl.Replace(htmlTagRE.ReplaceAllString(s, " "))
+	s = rank.PlainText(s)
 	s = strings.TrimSpace(spaceRunRE.ReplaceAllString(s, " "))
 	return summaryHeadRE.ReplaceAllString(s, "")
 }

@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"maps"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -246,11 +244,8 @@ func NewParquetWriter(w io.Writer, cols []Column) *ParquetWriter {
 	schema := parquet.NewSchema("row", group)
 	pw := &ParquetWriter{w: parquet.NewGenericWriter[any](w, schema, parquet.MaxRowsPerRowGroup(ParquetRowGroupRows),
 		parquet.Compression(&snappy.Codec{}), parquet.CreatedBy("datasf-mcp", "", ""))}
-	for _, name := range slices.Sorted(maps.Keys(kinds)) {
-		pw.cols = append(pw.cols, parquetColumn{name, kinds[name]})
-	}
-	if len(schema.Fields()) != len(pw.cols) {
-		panic("dualresp: parquet schema does not match its columns") // Group sorts its fields by name
+	for _, f := range schema.Fields() { // the schema's leaf order
+		pw.cols = append(pw.cols, parquetColumn{f.Name(), kinds[f.Name()]})
 	}
 	pw.buf = make([]parquet.Row, 1)
 	return pw

@@ -703,7 +703,7 @@ func (e *exportWriter) row(row json.RawMessage) error {
 	}
 	if e.kinds != nil {
 		if e.typed, err = typedRow(e.typed[:0], row, e.kinds); err != nil {
-			return fmt.Errorf("row %d: %w", e.n, err)
+			return &rowError{e.n, "cannot be typed: " + err.Error()}
 		}
 		row = e.typed
 	}

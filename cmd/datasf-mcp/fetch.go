@@ -101,7 +101,7 @@ func openPartial(name, format string) (*os.File, int64, error) {
 // cfg.Format from row from.Offset on, with a progress bar on stderr, and
 // returns the bytes written. A download broken midway is resumed from its
 // last complete row (said on the log). The .gz formats are compressed here;
-// parquet is written here from typed NDJSON, with the columns' types.
+// parquet is written here from the NDJSON rows, typed by the columns' types.
 func exportWithProgress(ctx context.Context, cfg config, parsed *dualresp.Parsed, cols []dualresp.Column, total int64, out io.Writer, from dualresp.ExportOptions, log *slog.Logger) (int64, error) {
 	bar := progressbar.NewOptions64(total,
 		progressbar.OptionSetWriter(cfg.Stderr),

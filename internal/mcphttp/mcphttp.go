@@ -228,7 +228,8 @@ func (s *Server) Handler(mcpServer *server.MCPServer, rest http.Handler) (handle
 		}
 		client := httpClient(r, owner)
 		ctx := context.WithValue(r.Context(), httpClientKey{}, client)
-		r = r.WithContext(context.WithValue(ctx, sessionClientKey{}, sessionClient(r, client, auth != nil)))
+		sc := sessionClient(r, client, auth != nil)
+		r = r.WithContext(context.WithValue(ctx, sessionClientKey{}, sc))
 		switch r.Method {
 		case http.MethodPost:
 			body, ok := readBounded(w, r, MaxMCPRequestBody)
@@ -240,7 +241,7 @@ func (s *Server) Handler(mcpServer *server.MCPServer, rest http.Handler) (handle
 				return
 			}
 			if isInitialize(body) {
-				if err := s.sessions.admit(sessionClient(r, client, auth != nil)); err != nil {
+				if err := s.sessions.admit(sc); err != nil {
 					w.Header().Set("Retry-After", "60")
 					writeHTTPJSON(w, sessionStoreStatus(err), "too_many_sessions", err.Error())
 					return

@@ -523,7 +523,10 @@ func (f *pageFetcher) fetchRange(ctx context.Context, off, size int64) fetchedPa
 			return fetchedPage{err: err}
 		}
 		if asked < size-got {
-			f.most.Store(min(f.most.Load(), asked)) // the page timed out at its full size
+			// The page timed out at its full size: lower the bound for
+			// good (pages run at once, so only ever down).
+			for cur := f.most.Load(); asked < cur && !f.most.CompareAndSwap(cur, asked); cur = f.most.Load() {
+			}
 		}
 		if nbytes > 0 {
 			f.width.Store(max(nbytes/int64(len(rows)), 1))

@@ -202,7 +202,7 @@ func New(docs []Doc) *Index {
 			add(fTags, an.terms(tag))
 		}
 		add(fCategory, an.terms(d.Category+" "+d.Department))
-		di.descSeq = add(fDescription, an.terms(plainText(d.Description)))
+		di.descSeq = add(fDescription, an.terms(PlainText(d.Description)))
 		di.cols = make([][]int32, len(d.Columns))
 		for j, c := range d.Columns {
 			// A column named "Incident Category" with field name
@@ -524,8 +524,9 @@ var (
 	htmlEntity = strings.NewReplacer("&amp;", "&", "&lt;", "<", "&gt;", ">", "&quot;", `"`, "&#39;", "'", "&nbsp;", " ")
 )
 
-// plainText drops HTML tags from a description.
-func plainText(s string) string {
+// PlainText is a description without its HTML: tags become spaces and
+// the common entities their characters.
+func PlainText(s string) string {
 	if !strings.Contains(s, "<") && !strings.Contains(s, "&") {
 		return s
 	}
@@ -540,7 +541,7 @@ func plainText(s string) string {
 func catalogAcronyms(docs []Doc) map[string][]string {
 	out := map[string][]string{}
 	for _, d := range docs {
-		for _, text := range []string{d.Name, plainText(d.Description)} {
+		for _, text := range []string{d.Name, PlainText(d.Description)} {
 			for before, after, ok := strings.Cut(text, "("); ok; before, after, ok = strings.Cut(after, "(") {
 				acr, _, closed := strings.Cut(after, ")")
 				if !closed || !isAcronym(acr) {
