@@ -410,6 +410,13 @@ func TestDoctor(t *testing.T) {
 		t.Errorf("invalid token: exit %d; want a FAIL token line, the token never printed\n%s", code, out)
 	}
 
+	// A portal's own token, keyed by its new name, with the old name
+	// given: doctor sends it, as the server does.
+	out, _ = doctorRunEnv(t, []string{"DATASF_APP_TOKENS=" + sfNew + "=the-right-token"}, badToken.URL(), "--domain", sfOld, "--dataset", sfTrees)
+	if !strings.Contains(out, "ok    token      accepted") {
+		t.Errorf("token keyed by the new name, --domain %s: want the token accepted\n%s", sfOld, out)
+	}
+
 	throttled := liveSF(t)
 	throttled.SetBurst(0, 1)
 	out, code = doctorRun(t, throttled, throttled.URL(), "--dataset", sfTrees)
