@@ -7,35 +7,37 @@ import (
 	"log"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 
 	"github.com/datasf-mcp/datasf-mcp/dualresp"
 )
 
 // fruitExecutor is a tiny Executor: the "query" selects fruits whose name
-// starts with Query.Text. A real one would run SQL or SoQL.
+// starts with Query.Text. Prepare does the query's work once; a real
+// Executor would parse SQL or SoQL there and return a Plan that runs it.
 type fruitExecutor struct{}
 
 var fruits = []string{"apple", "apricot", "avocado", "banana", "blueberry", "cherry"}
 
-func (fruitExecutor) rows(q dualresp.Query) []json.RawMessage {
-	var rows []json.RawMessage
+func (fruitExecutor) Prepare(_ context.Context, q dualresp.Query) (dualresp.Plan, error) {
+	var rows fruitRows
 	for i, f := range fruits {
-		if len(f) >= len(q.Text) && f[:len(q.Text)] == q.Text {
+		if strings.HasPrefix(f, q.Text) {
 			rows = append(rows, json.RawMessage(fmt.Sprintf(`{"id":%d,"fruit":%q}`, i, f)))
 		}
 	}
-	return rows
+	return rows, nil
 }
 
-func (e fruitExecutor) Count(_ context.Context, q dualresp.Query) (int64, error) {
-	return int64(len(e.rows(q))), nil
-}
+// fruitRows is a prepared fruit query: its rows.
+type fruitRows []json.RawMessage
 
-func (e fruitExecutor) Page(_ context.Context, q dualresp.Query, req dualresp.PageRequest) (dualresp.PageResult, error) {
-	rows := e.rows(q)
-	lo := min(req.Offset, int64(len(rows)))
-	hi := min(lo+req.Limit, int64(len(rows)))
-	return dualresp.PageResult{Rows: rows[lo:hi]}, nil
+func (r fruitRows) Count(context.Context) (int64, error) { return int64(len(r)), nil }
+
+func (r fruitRows) Page(_ context.Context, req dualresp.PageRequest) (dualresp.PageResult, error) {
+	lo := min(req.Offset, int64(len(r)))
+	hi := min(lo+req.Limit, int64(len(r)))
+	return dualresp.PageResult{Rows: r[lo:hi]}, nil
 }
 
 // ExampleNew creates the dual-response server with a custom Executor (the

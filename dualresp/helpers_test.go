@@ -46,6 +46,7 @@ type genExecutor struct {
 	Total    int64
 	CountErr error
 	PageErr  error
+	prepares atomic.Int64
 	pages    atomic.Int64
 	counts   atomic.Int64
 }
@@ -59,26 +60,42 @@ func genRow(i int64) json.RawMessage {
 	return json.RawMessage(fmt.Sprintf(`{"i":%d,"name":"row-%d","even":%t,"tags":["a",%d]}`, i, i, i%2 == 0, i%7))
 }
 
-func (g *genExecutor) total(q dualresp.Query) int64 {
-	if s, ok := q.Params["total"]; ok {
+func (g *genExecutor) Prepare(_ context.Context, q dualresp.Query) (dualresp.Plan, error) {
+	return g.plan(q), nil
+}
+
+func (g *genExecutor) plan(q dualresp.Query) *genPlan {
+	g.prepares.Add(1)
+	return &genPlan{g: g, q: q}
+}
+
+// genPlan is a genExecutor's prepared query. It reads g's fields as it
+// runs, so a test may change them after a result was created.
+type genPlan struct {
+	g *genExecutor
+	q dualresp.Query
+}
+
+func (p *genPlan) total() int64 {
+	if s, ok := p.q.Params["total"]; ok {
 		n, _ := strconv.ParseInt(s, 10, 64)
 		return n
 	}
-	return g.Total
+	return p.g.Total
 }
 
-func (g *genExecutor) Count(ctx context.Context, q dualresp.Query) (int64, error) {
-	g.counts.Add(1)
-	if g.CountErr != nil {
-		return 0, g.CountErr
+func (p *genPlan) Count(ctx context.Context) (int64, error) {
+	p.g.counts.Add(1)
+	if p.g.CountErr != nil {
+		return 0, p.g.CountErr
 	}
-	return g.total(q), ctx.Err()
+	return p.total(), ctx.Err()
 }
 
-func (g *genExecutor) Page(ctx context.Context, q dualresp.Query, req dualresp.PageRequest) (dualresp.PageResult, error) {
-	g.pages.Add(1)
-	if g.PageErr != nil {
-		return dualresp.PageResult{}, g.PageErr
+func (p *genPlan) Page(ctx context.Context, req dualresp.PageRequest) (dualresp.PageResult, error) {
+	p.g.pages.Add(1)
+	if p.g.PageErr != nil {
+		return dualresp.PageResult{}, p.g.PageErr
 	}
 	if err := ctx.Err(); err != nil {
 		return dualresp.PageResult{}, err
@@ -90,7 +107,7 @@ func (g *genExecutor) Page(ctx context.Context, q dualresp.Query, req dualresp.P
 		}
 		desc = s.Desc
 	}
-	total := g.total(q)
+	total := p.total()
 	var rows []json.RawMessage
 	for k := req.Offset; k < total && k < req.Offset+req.Limit; k++ {
 		i := k
@@ -102,15 +119,29 @@ func (g *genExecutor) Page(ctx context.Context, q dualresp.Query, req dualresp.P
 	return dualresp.PageResult{Rows: rows}, nil
 }
 
-// streamExecutor is a genExecutor that also streams.
+// streamExecutor is a genExecutor whose plans also stream.
 type streamExecutor struct {
 	*genExecutor
 	streams atomic.Int64
 }
 
-func (s *streamExecutor) Stream(ctx context.Context, q dualresp.Query, req dualresp.PageRequest, fn func(json.RawMessage) error) error {
-	s.streams.Add(1)
-	total := s.total(q)
+func (s *streamExecutor) Prepare(_ context.Context, q dualresp.Query) (dualresp.Plan, error) {
+	return s.plan(q), nil
+}
+
+func (s *streamExecutor) plan(q dualresp.Query) streamPlan {
+	return streamPlan{s.genExecutor.plan(q), s}
+}
+
+// streamPlan is a streamExecutor's prepared query.
+type streamPlan struct {
+	*genPlan
+	s *streamExecutor
+}
+
+func (p streamPlan) Stream(ctx context.Context, req dualresp.PageRequest, fn func(json.RawMessage) error) error {
+	p.s.streams.Add(1)
+	total := p.total()
 	if req.Limit > 0 {
 		total = min(total, req.Offset+req.Limit)
 	}
@@ -217,11 +248,14 @@ func isErr[T error](err error) bool {
 // rowsExecutor serves fixed rows.
 type rowsExecutor struct{ rows []json.RawMessage }
 
-func (e *rowsExecutor) Count(context.Context, dualresp.Query) (int64, error) {
+// Prepare returns e itself: every query is the same result.
+func (e *rowsExecutor) Prepare(context.Context, dualresp.Query) (dualresp.Plan, error) { return e, nil }
+
+func (e *rowsExecutor) Count(context.Context) (int64, error) {
 	return int64(len(e.rows)), nil
 }
 
-func (e *rowsExecutor) Page(_ context.Context, _ dualresp.Query, req dualresp.PageRequest) (dualresp.PageResult, error) {
+func (e *rowsExecutor) Page(_ context.Context, req dualresp.PageRequest) (dualresp.PageResult, error) {
 	lo := min(req.Offset, int64(len(e.rows)))
 	hi := min(lo+req.Limit, int64(len(e.rows)))
 	return dualresp.PageResult{Rows: e.rows[lo:hi]}, nil

@@ -30,9 +30,10 @@ func (p *plan) Page(_ context.Context, req dualresp.PageRequest) (dualresp.PageR
 	return dualresp.PageResult{Rows: rows, Columns: []dualresp.Column{{Name: "from", Type: "text"}}}, nil
 }
 
-// A Spec's Plan counts and samples instead of the Executor of its query's
-// kind, which is left alone; the Query is what is stored; the Plan's
-// errors come back as it returned them.
+// A Spec's Plan counts and samples, and the Executor of its query's kind
+// prepares nothing; the Query is what is stored; the Plan's errors come
+// back wrapped as the Executor's would be, errors.Is and errors.As reaching
+// them.
 func TestCreateResponseRunsThePlan(t *testing.T) {
 	t.Parallel()
 	exec := &genExecutor{Total: 100}
@@ -48,14 +49,21 @@ func TestCreateResponseRunsThePlan(t *testing.T) {
 	if rec := resp.Record(); len(rec.Sample) != 2 || string(rec.Sample[0]) != `{"from":"plan"}` || rec.Query.Text != "stored text" || rec.Query.Params["k"] != "v" {
 		t.Errorf("record = sample %s, query %+v; want the plan's rows and the Spec's query", rec.Sample, rec.Query)
 	}
-	if n := exec.counts.Load() + exec.pages.Load(); n != 0 {
+	if n := exec.prepares.Load() + exec.counts.Load() + exec.pages.Load(); n != 0 {
 		t.Errorf("the Executor was called %d times; want 0 (the plan ran)", n)
 	}
 	boom := errors.New("boom")
-	for _, p := range []*plan{{total: 1, countErr: boom}, {total: 1, pageErr: boom}} {
-		_, err := srv.CreateResponse(t.Context(), dualresp.Spec{Query: q, Plan: p})
-		if err != boom {
-			t.Errorf("CreateResponse with a failing plan = %v (%T); want the plan's own error", err, err)
+	for _, tc := range []struct {
+		plan *plan
+		is   func(error) bool
+		want string
+	}{
+		{&plan{total: 1, countErr: boom}, isErr[*dualresp.CountError], "*dualresp.CountError"},
+		{&plan{total: 1, pageErr: boom}, isErr[*dualresp.QueryError], "*dualresp.QueryError"},
+	} {
+		_, err := srv.CreateResponse(t.Context(), dualresp.Spec{Query: q, Plan: tc.plan})
+		if !errors.Is(err, boom) || !tc.is(err) {
+			t.Errorf("CreateResponse with a failing plan = %v (%T); want a %s wrapping the plan's error", err, err, tc.want)
 		}
 	}
 }

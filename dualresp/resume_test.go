@@ -317,13 +317,22 @@ type flakyStream struct {
 	failed    atomic.Bool
 }
 
-func (f *flakyStream) Stream(ctx context.Context, q dualresp.Query, req dualresp.PageRequest, fn func(json.RawMessage) error) error {
-	if f.failed.Swap(true) {
-		return f.streamExecutor.Stream(ctx, q, req, fn)
+func (f *flakyStream) Prepare(_ context.Context, q dualresp.Query) (dualresp.Plan, error) {
+	return flakyPlan{f.plan(q), f}, nil
+}
+
+type flakyPlan struct {
+	streamPlan
+	f *flakyStream
+}
+
+func (p flakyPlan) Stream(ctx context.Context, req dualresp.PageRequest, fn func(json.RawMessage) error) error {
+	if p.f.failed.Swap(true) {
+		return p.streamPlan.Stream(ctx, req, fn)
 	}
 	var n int64
-	return f.streamExecutor.Stream(ctx, q, req, func(row json.RawMessage) error {
-		if n++; n > f.failAfter {
+	return p.streamPlan.Stream(ctx, req, func(row json.RawMessage) error {
+		if n++; n > p.f.failAfter {
 			return errors.New("the data source went away")
 		}
 		return fn(row)

@@ -103,7 +103,7 @@ func sortFields(rec *Record, ps []SortParam) ([]SortField, error) {
 }
 
 // checkSort checks that sort fields are distinct columns of the record:
-// only those ever reach an Executor.
+// only those ever reach a Plan.
 func checkSort(rec *Record, sort []SortField) error {
 	for i, f := range sort {
 		if !slices.ContainsFunc(rec.Columns, func(c Column) bool { return c.Name == f.Field }) {
@@ -131,15 +131,20 @@ func columnList(cols []Column) string {
 	return s
 }
 
-// Page reads one page of rec's result through the Executor of its query
-// kind: req.Limit rows from req.Offset (DefaultPageLimit when req.Limit is
-// not positive, at most Options.MaxPageSize), never past rec.TotalCount,
-// in req's order. It is the one place pages are read from an Executor:
-// ReadPage and Rows call it. Sort fields must be distinct result columns
-// (else a *RequestError); req.Columns defaults to rec.Columns. It does not
-// count an access (see Access). Executor failures and invalid rows are
-// *QueryError.
+// Page reads one page of rec's result through the Plan the Executor of its
+// query kind prepares: req.Limit rows from req.Offset (DefaultPageLimit
+// when req.Limit is not positive, at most Options.MaxPageSize), never past
+// rec.TotalCount, in req's order. ReadPage and Rows read pages through it.
+// Sort fields must be distinct result columns (else a *RequestError);
+// req.Columns defaults to rec.Columns. It does not count an access (see
+// Access). Failures to prepare or read, and invalid rows, are *QueryError.
 func (s *Server) Page(ctx context.Context, rec *Record, req PageRequest) (*Page, error) {
+	return s.page(ctx, rec, nil, req)
+}
+
+// page is Page through plan, prepared from rec.Query when it is nil and
+// rows are wanted: Rows prepares once for all its pages.
+func (s *Server) page(ctx context.Context, rec *Record, plan Plan, req PageRequest) (*Page, error) {
 	if req.Offset < 0 {
 		return nil, requestError("offset", "", "offset must not be negative, got %d", req.Offset)
 	}
@@ -160,14 +165,16 @@ func (s *Server) Page(ctx context.Context, rec *Record, req PageRequest) (*Page,
 	p.Limit = limit
 	want := min(limit, max(rec.TotalCount-req.Offset, 0))
 	if want > 0 {
-		exec, err := s.Executor(rec.Query.Kind)
-		if err != nil {
-			return nil, &QueryError{Op: "page", Err: err}
+		if plan == nil {
+			var err error
+			if plan, err = s.prepare(ctx, rec.Query); err != nil {
+				return nil, &QueryError{Op: "page", Err: err}
+			}
 		}
 		if req.Columns == nil {
 			req.Columns = rec.Columns
 		}
-		res, err := exec.Page(ctx, rec.Query, PageRequest{Offset: req.Offset, Limit: want, Order: req.Order})
+		res, err := plan.Page(ctx, PageRequest{Offset: req.Offset, Limit: want, Order: req.Order})
 		if err != nil {
 			return nil, &QueryError{Op: "page", Err: fmt.Errorf("rows %d+: %w", req.Offset, err)}
 		}
@@ -191,7 +198,7 @@ func (s *Server) Page(ctx context.Context, rec *Record, req PageRequest) (*Page,
 	return p, nil
 }
 
-// checkRow checks an Executor's row: a JSON object.
+// checkRow checks a Plan's row: a JSON object.
 func checkRow(row json.RawMessage) error {
 	if !json.Valid(row) {
 		return errors.New("is not a JSON object: not valid JSON")
@@ -202,13 +209,14 @@ func checkRow(row json.RawMessage) error {
 	return nil
 }
 
-// errStopRows stops an Executor's Stream when the caller of Rows breaks out.
+// errStopRows stops a Plan's Stream when the caller of Rows breaks out.
 var errStopRows = errors.New("dualresp: rows no longer wanted")
 
 // Rows returns every row of rec's result (rec.TotalCount of them at most)
-// from row opts.Offset on, in its stored order or sorted by opts.Sort, through the Executor of the
-// query's kind: one Stream call when the Executor is a Streamer, else Page
-// calls of opts.PageSize rows (default DefaultPageLimit) until a page comes
+// from row opts.Offset on, in its stored order or sorted by opts.Sort,
+// through the Plan the Executor of the query's kind prepares, once: one
+// Stream call when the Plan is a Streamer, else Page calls of
+// opts.PageSize rows (default DefaultPageLimit) until a page comes
 // back short. Sort fields must be distinct result columns (else a
 // *RequestError). It checks ctx before each request, makes none after the
 // caller stops, and on failure yields the error once and stops.
@@ -222,11 +230,6 @@ func (s *Server) Rows(ctx context.Context, rec *Record, opts RowsOptions) iter.S
 		if total <= start {
 			return
 		}
-		exec, err := s.Executor(rec.Query.Kind)
-		if err != nil {
-			yield(nil, err)
-			return
-		}
 		if err := ctx.Err(); err != nil {
 			yield(nil, err)
 			return
@@ -235,9 +238,14 @@ func (s *Server) Rows(ctx context.Context, rec *Record, opts RowsOptions) iter.S
 			yield(nil, err)
 			return
 		}
+		plan, err := s.prepare(ctx, rec.Query)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
 		order := Order{Sort: opts.Sort, Columns: rec.Columns}
-		if st, ok := exec.(Streamer); ok {
-			err := st.Stream(ctx, rec.Query, PageRequest{Offset: start, Limit: total - start, Order: order}, func(row json.RawMessage) error {
+		if st, ok := plan.(Streamer); ok {
+			err := st.Stream(ctx, PageRequest{Offset: start, Limit: total - start, Order: order}, func(row json.RawMessage) error {
 				if !yield(row, nil) {
 					return errStopRows
 				}
@@ -259,7 +267,7 @@ func (s *Server) Rows(ctx context.Context, rec *Record, opts RowsOptions) iter.S
 				yield(nil, err)
 				return
 			}
-			page, err := s.Page(ctx, rec, PageRequest{Offset: off, Limit: size, Order: order})
+			page, err := s.page(ctx, rec, plan, PageRequest{Offset: off, Limit: size, Order: order})
 			if err != nil {
 				yield(nil, err)
 				return

@@ -24,6 +24,7 @@ func TestServerRows(t *testing.T) {
 			}
 			srv, _ := newServer(t, exec, dualresp.Options{})
 			rec := create(t, srv, dualresp.Spec{SampleSize: -1}).Record()
+			prepared := gen.prepares.Load()
 
 			var n int64
 			for row, err := range srv.Rows(t.Context(), rec, dualresp.RowsOptions{PageSize: 700}) {
@@ -45,6 +46,9 @@ func TestServerRows(t *testing.T) {
 				}
 			} else if p := gen.pages.Load(); p != 4 { // 700+700+700+400
 				t.Errorf("paged: %d pages; want 4", p)
+			}
+			if p := gen.prepares.Load() - prepared; p != 1 {
+				t.Errorf("Rows prepared the query %d times; want once for all its pages", p)
 			}
 
 			// Breaking out stops the requests.

@@ -35,7 +35,7 @@ const (
 	// are raised to it.
 	MinByteBudget = 2048
 	// DefaultPageLimit is the number of rows of a REST page request without
-	// a limit, and of each Page call Server.Rows makes for an Executor that
+	// a limit, and of each Page call Server.Rows makes through a Plan that
 	// cannot stream.
 	DefaultPageLimit = 1000
 	// MaxRequestBody is the largest request body the REST handler reads.
@@ -55,18 +55,18 @@ type SortField struct {
 }
 
 // Order is the order a client asked for a query's rows in. Sort fields are
-// always result columns (the REST handler rejects anything else). The
-// Executor must order by them before its own stable order, so that pages
+// always result columns (the REST handler rejects anything else). A Plan
+// must order by them before its own stable order, so that pages
 // never overlap or skip rows, and sorting must never change which rows the
 // query selects: with a LIMIT in the query, the LIMIT applies first.
 type Order struct {
 	Sort []SortField
 	// Columns are the result's columns as stored, given with Sort so that
-	// an Executor can refer to them, e.g. to break ties between sorted rows.
+	// a Plan can refer to them, e.g. to break ties between sorted rows.
 	Columns []Column
 }
 
-// PageRequest asks an Executor for a slice of a query's rows, ordered as
+// PageRequest asks a Plan for a slice of a query's rows, ordered as
 // its Order says (its own stable order when Sort is empty).
 type PageRequest struct {
 	Offset int64
@@ -74,62 +74,50 @@ type PageRequest struct {
 	Order
 }
 
-// Executor re-executes stored queries of one kind (Query.Kind). The caller
-// supplies one per kind in Options.Executors; dualresp never interprets a
-// Query.
+// Executor prepares the stored queries of one kind (Query.Kind) to run.
+// The caller supplies one per kind in Options.Executors; dualresp never
+// interprets a Query. Prepare does the work a query needs once (parse it,
+// resolve its data source, check it is still allowed) and returns the
+// Plan that counts and reads its rows; it need not touch the data source.
 type Executor interface {
-	// Count returns the exact number of rows of q.
-	Count(ctx context.Context, q Query) (int64, error)
-	// Page returns up to req.Limit rows of q starting at req.Offset, in a
-	// stable order, each a valid JSON object, and the result's columns when
-	// it learns them with the rows. The bytes are passed through to REST
-	// clients unchanged (exports check each row's shape, not every byte;
-	// NDJSON exports compact a row that spans lines).
-	Page(ctx context.Context, q Query, req PageRequest) (PageResult, error)
+	Prepare(ctx context.Context, q Query) (Plan, error)
 }
 
-// PageResult is what an Executor's Page returns.
-type PageResult struct {
-	// Rows are the rows of the page, each a JSON object.
-	Rows []json.RawMessage
-	// Columns are the result's columns, when the Executor learns them with
-	// the rows (for example from response headers); nil otherwise.
-	// CreateResponse stores them when the Spec gives none.
-	Columns []Column
-}
-
-// Plan is a query its caller has prepared already, in the caller's own
-// types (a parsed tree, the client of its source): Spec.Plan hands it to
-// CreateResponse, which counts and samples through it instead of through
-// the Executor of the Query's kind, so the query is neither rendered to
-// text nor looked up again on its way. Count and Page run concurrently.
-// Their errors come back from CreateResponse as they returned them, so the
-// caller reads them in its own terms.
+// Plan is a query prepared to run: what an Executor's Prepare returns, and
+// what a caller that prepared the query itself hands CreateResponse in
+// Spec.Plan. Everything dualresp reads of a result goes through a Plan:
+// CreateResponse's count and sample, Server.Page (so the REST API's pages)
+// and Server.Rows (so exports and analyses), which streams when the Plan
+// is also a Streamer. Its methods may run concurrently.
 type Plan interface {
+	// Count returns the exact number of rows of the query.
 	Count(ctx context.Context) (int64, error)
+	// Page returns up to req.Limit rows starting at req.Offset, in a
+	// stable order, each a valid JSON object, and the result's columns
+	// when it learns them with the rows. The bytes are passed through to
+	// REST clients unchanged (exports check each row's shape, not every
+	// byte; NDJSON exports compact a row that spans lines).
 	Page(ctx context.Context, req PageRequest) (PageResult, error)
 }
 
-// executorPlan runs a stored Query through its Executor.
-type executorPlan struct {
-	exec Executor
-	q    Query
-}
-
-func (p executorPlan) Count(ctx context.Context) (int64, error) { return p.exec.Count(ctx, p.q) }
-
-func (p executorPlan) Page(ctx context.Context, req PageRequest) (PageResult, error) {
-	return p.exec.Page(ctx, p.q, req)
-}
-
-// Streamer is an optional interface of an Executor: when present,
-// Server.Rows (and so exports) call Stream instead of paging through Page.
-// Stream calls fn for each of the rows Page would return for req, except
-// that req.Limit 0 means every row from req.Offset on; it stops at the
-// first error fn returns, returning it. The row passed to fn is only valid
-// until fn returns.
+// Streamer is an optional interface of a Plan: when present, Server.Rows
+// (and so exports) call Stream instead of paging through Page. Stream
+// calls fn for each of the rows Page would return for req, except that
+// req.Limit 0 means every row from req.Offset on; it stops at the first
+// error fn returns, returning it. The row passed to fn is only valid until
+// fn returns.
 type Streamer interface {
-	Stream(ctx context.Context, q Query, req PageRequest, fn func(row json.RawMessage) error) error
+	Stream(ctx context.Context, req PageRequest, fn func(row json.RawMessage) error) error
+}
+
+// PageResult is what a Plan's Page returns.
+type PageResult struct {
+	// Rows are the rows of the page, each a JSON object.
+	Rows []json.RawMessage
+	// Columns are the result's columns, when the Plan learns them with
+	// the rows (for example from response headers); nil otherwise.
+	// CreateResponse stores them when the Spec gives none.
+	Columns []Column
 }
 
 // Options configures a Server. Only BaseURL is required; every zero field
@@ -144,10 +132,10 @@ type Options struct {
 	Store Store
 	// MaxResources bounds the default MemoryStore (see MemoryStoreOptions).
 	MaxResources int
-	// Executors re-execute stored queries, by Query.Kind: CreateResponse
-	// counts and samples through them, and pages, exports and Rows read
-	// through them. A query of a kind without an Executor fails with an
-	// error naming the known kinds.
+	// Executors prepare stored queries, by Query.Kind: CreateResponse
+	// (unless its Spec has a Plan), pages, exports and Rows run a query
+	// through the Plan its Executor prepares. A query of a kind without an
+	// Executor fails with an error naming the known kinds.
 	Executors map[string]Executor
 	// DefaultExpiration is how long a response lives without access.
 	// Default 15 minutes.
@@ -217,8 +205,8 @@ type Options struct {
 	// reason: "expired" (Cleanup), "pin_unused" (Cleanup, a pin unread for
 	// PinnedIdleExpiration) or "deleted" (Delete). For metrics.
 	OnRemoved func(reason string, n int)
-	// ErrorText, when set, says why an Executor's query failed, in words
-	// for the REST API's caller; "" leaves it to the default. The Executor
+	// ErrorText, when set, says why a query failed, in words for the REST
+	// API's caller; "" leaves it to the default. The Executor's author
 	// knows its errors' types; the log keeps the whole error. The default
 	// says that the data source did not answer in time (a deadline or a
 	// network timeout), else only that the query failed.
@@ -378,11 +366,12 @@ type Spec struct {
 	// Name names the result for people, e.g. "Food trucks by status".
 	Name        string
 	Description string
-	// Query is stored and re-executed for pages and exports.
+	// Query is stored, and prepared again for pages and exports.
 	Query Query
-	// Plan, when set, is the same query prepared by the caller: the count
-	// and the sample run through it (see Plan). Nil means through the
-	// Executor of Query.Kind.
+	// Plan, when set, is Query already prepared by the caller (as the
+	// Executor of Query.Kind would prepare it): the count and the sample
+	// run through it, so nothing is prepared twice. Nil: CreateResponse
+	// prepares Query through its Executor.
 	Plan Plan
 	// Columns are the result's columns; REST sort fields must be among them.
 	Columns []Column
@@ -415,23 +404,21 @@ type Spec struct {
 }
 
 // CreateResponse counts the query's rows and fetches its sample
-// concurrently through the Spec's Plan, or else the Executor of the query's
-// kind (two calls, one request each for most executors), stores the query (not the rows) and
-// returns the response. When the Spec gives no Columns, the columns the
-// sample page reports are stored. Errors are the Plan's own, or else
-// *CountError or *QueryError (wrapping the Executor's); or *StorageError.
+// concurrently through the Spec's Plan, or else the Plan the Executor of
+// the query's kind prepares (two calls, one request each for most data
+// sources), stores the query (not the rows) and returns the response. When
+// the Spec gives no Columns, the columns the sample page reports are
+// stored. A failed count is a *CountError, a failed sample or preparation
+// a *QueryError, each wrapping the Executor's or the Plan's own error
+// (errors.As finds the source's error types); a failed save is a
+// *StorageError.
 func (s *Server) CreateResponse(ctx context.Context, spec Spec) (*Response, error) {
 	plan := spec.Plan
-	countErr := func(err error) error { return err }
-	sampleErr := countErr
 	if plan == nil {
-		exec, err := s.Executor(spec.Query.Kind)
-		if err != nil {
+		var err error
+		if plan, err = s.prepare(ctx, spec.Query); err != nil {
 			return nil, &QueryError{Op: "sample", Err: err}
 		}
-		plan = executorPlan{exec, spec.Query}
-		countErr = func(err error) error { return &CountError{Err: err} }
-		sampleErr = func(err error) error { return &QueryError{Op: "sample", Err: err} }
 	}
 	size := spec.SampleSize
 	if size == 0 {
@@ -451,7 +438,7 @@ func (s *Server) CreateResponse(ctx context.Context, spec Spec) (*Response, erro
 	g.Go(func() error {
 		n, err := plan.Count(gctx)
 		if err != nil {
-			return countErr(err)
+			return &CountError{Err: err}
 		}
 		if n < 0 {
 			return &CountError{Err: fmt.Errorf("negative count %d", n)}
@@ -472,7 +459,7 @@ func (s *Server) CreateResponse(ctx context.Context, spec Spec) (*Response, erro
 		return nil, err
 	}
 	if pageErr != nil {
-		return nil, sampleErr(pageErr)
+		return nil, &QueryError{Op: "sample", Err: pageErr}
 	}
 	if len(spec.Columns) == 0 && len(cols) > 0 {
 		spec.Columns = cols
@@ -564,17 +551,18 @@ func validID(id string) bool {
 	return true
 }
 
-// Executor returns the Executor of the query kind, or an error naming the
-// kinds the Server knows.
-func (s *Server) Executor(kind string) (Executor, error) {
-	if e, ok := s.executors[kind]; ok && e != nil {
-		return e, nil
+// prepare prepares q through the Executor of its kind; without one, the
+// error names the kinds the Server knows.
+func (s *Server) prepare(ctx context.Context, q Query) (Plan, error) {
+	e, ok := s.executors[q.Kind]
+	if !ok || e == nil {
+		known := slices.Sorted(maps.Keys(s.executors))
+		if len(known) == 0 {
+			return nil, fmt.Errorf("dualresp: no Executor for query kind %q: Options.Executors is empty", q.Kind)
+		}
+		return nil, fmt.Errorf("dualresp: no Executor for query kind %q (known kinds: %s)", q.Kind, strings.Join(known, ", "))
 	}
-	known := slices.Sorted(maps.Keys(s.executors))
-	if len(known) == 0 {
-		return nil, fmt.Errorf("dualresp: no Executor for query kind %q: Options.Executors is empty", kind)
-	}
-	return nil, fmt.Errorf("dualresp: no Executor for query kind %q (known kinds: %s)", kind, strings.Join(known, ", "))
+	return e.Prepare(ctx, q)
 }
 
 // get returns the live record with the given id: ErrNotFound or ErrExpired

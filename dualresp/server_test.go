@@ -215,8 +215,14 @@ func TestCreateResponseTakesColumnsFromTheSamplePage(t *testing.T) {
 // columnsExecutor is a genExecutor whose pages report the columns.
 type columnsExecutor struct{ *genExecutor }
 
-func (e *columnsExecutor) Page(ctx context.Context, q dualresp.Query, req dualresp.PageRequest) (dualresp.PageResult, error) {
-	res, err := e.genExecutor.Page(ctx, q, req)
+func (e *columnsExecutor) Prepare(_ context.Context, q dualresp.Query) (dualresp.Plan, error) {
+	return columnsPlan{e.plan(q)}, nil
+}
+
+type columnsPlan struct{ *genPlan }
+
+func (p columnsPlan) Page(ctx context.Context, req dualresp.PageRequest) (dualresp.PageResult, error) {
+	res, err := p.genPlan.Page(ctx, req)
 	res.Columns = genColumns
 	return res, err
 }

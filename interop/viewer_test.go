@@ -20,11 +20,14 @@ import (
 // rowsExecutor serves a fixed, generated result and sorts by any column.
 type rowsExecutor struct{ rows []map[string]any }
 
-func (e *rowsExecutor) Count(context.Context, dualresp.Query) (int64, error) {
+// Prepare returns e itself: every query is the same result.
+func (e *rowsExecutor) Prepare(context.Context, dualresp.Query) (dualresp.Plan, error) { return e, nil }
+
+func (e *rowsExecutor) Count(context.Context) (int64, error) {
 	return int64(len(e.rows)), nil
 }
 
-func (e *rowsExecutor) Page(_ context.Context, _ dualresp.Query, req dualresp.PageRequest) (dualresp.PageResult, error) {
+func (e *rowsExecutor) Page(_ context.Context, req dualresp.PageRequest) (dualresp.PageResult, error) {
 	idx := make([]int, len(e.rows))
 	for i := range idx {
 		idx[i] = i

@@ -256,11 +256,16 @@ type sliceExecutor struct {
 	total int64
 }
 
-func (e *sliceExecutor) Count(context.Context, dualresp.Query) (int64, error) {
+// Prepare returns e itself: every query is the same result.
+func (e *sliceExecutor) Prepare(context.Context, dualresp.Query) (dualresp.Plan, error) {
+	return e, nil
+}
+
+func (e *sliceExecutor) Count(context.Context) (int64, error) {
 	return max(e.total, int64(len(e.rows))), nil
 }
 
-func (e *sliceExecutor) Page(_ context.Context, _ dualresp.Query, req dualresp.PageRequest) (dualresp.PageResult, error) {
+func (e *sliceExecutor) Page(_ context.Context, req dualresp.PageRequest) (dualresp.PageResult, error) {
 	if len(req.Sort) > 0 {
 		return dualresp.PageResult{}, errors.New("sliceExecutor does not sort")
 	}

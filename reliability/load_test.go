@@ -23,18 +23,27 @@ import (
 // rowsExec serves a generated result whose size is in the query text.
 type rowsExec struct{}
 
-func (rowsExec) Count(_ context.Context, q dualresp.Query) (int64, error) {
-	return strconv.ParseInt(q.Text, 10, 64)
-}
-
-func (rowsExec) Page(_ context.Context, q dualresp.Query, req dualresp.PageRequest) (dualresp.PageResult, error) {
+// Prepare reads the result's size from the query text.
+func (rowsExec) Prepare(_ context.Context, q dualresp.Query) (dualresp.Plan, error) {
 	n, err := strconv.ParseInt(q.Text, 10, 64)
 	if err != nil {
-		return dualresp.PageResult{}, err
+		return nil, err
 	}
+	return rowsPlan{n: n, text: q.Text}, nil
+}
+
+// rowsPlan is a prepared rowsExec query: n rows, each naming text.
+type rowsPlan struct {
+	n    int64
+	text string
+}
+
+func (p rowsPlan) Count(context.Context) (int64, error) { return p.n, nil }
+
+func (p rowsPlan) Page(_ context.Context, req dualresp.PageRequest) (dualresp.PageResult, error) {
 	var rows []json.RawMessage
-	for i := req.Offset; i < n && i < req.Offset+req.Limit; i++ {
-		rows = append(rows, json.RawMessage(fmt.Sprintf(`{"i":%d,"q":%q}`, i, q.Text)))
+	for i := req.Offset; i < p.n && i < req.Offset+req.Limit; i++ {
+		rows = append(rows, json.RawMessage(fmt.Sprintf(`{"i":%d,"q":%q}`, i, p.text)))
 	}
 	return dualresp.PageResult{Rows: rows}, nil
 }

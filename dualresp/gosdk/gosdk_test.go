@@ -20,9 +20,12 @@ import (
 // numbers is an Executor over the rows {"n": 0} … {"n": Total-1}.
 type numbers struct{ Total int64 }
 
-func (e numbers) Count(context.Context, dualresp.Query) (int64, error) { return e.Total, nil }
+// Prepare returns e itself: every query is the same result.
+func (e numbers) Prepare(context.Context, dualresp.Query) (dualresp.Plan, error) { return e, nil }
 
-func (e numbers) Page(_ context.Context, _ dualresp.Query, req dualresp.PageRequest) (dualresp.PageResult, error) {
+func (e numbers) Count(context.Context) (int64, error) { return e.Total, nil }
+
+func (e numbers) Page(_ context.Context, req dualresp.PageRequest) (dualresp.PageResult, error) {
 	var res dualresp.PageResult
 	for i := req.Offset; i < min(req.Offset+req.Limit, e.Total); i++ {
 		res.Rows = append(res.Rows, json.RawMessage(fmt.Sprintf(`{"n":%d,"label":"row %d"}`, i, i)))

@@ -23,9 +23,12 @@ import (
 // Total rows.
 type letters struct{ Total int64 }
 
-func (e letters) Count(context.Context, dualresp.Query) (int64, error) { return e.Total, nil }
+// Prepare returns e itself: every query is the same result.
+func (e letters) Prepare(context.Context, dualresp.Query) (dualresp.Plan, error) { return e, nil }
 
-func (e letters) Page(_ context.Context, _ dualresp.Query, req dualresp.PageRequest) (dualresp.PageResult, error) {
+func (e letters) Count(context.Context) (int64, error) { return e.Total, nil }
+
+func (e letters) Page(_ context.Context, req dualresp.PageRequest) (dualresp.PageResult, error) {
 	var res dualresp.PageResult
 	for i := req.Offset; i < min(req.Offset+req.Limit, e.Total); i++ {
 		res.Rows = append(res.Rows, json.RawMessage(fmt.Sprintf(`{"i":%d,"letter":"%c"}`, i, 'a'+i%26)))

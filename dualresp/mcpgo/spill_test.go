@@ -501,7 +501,11 @@ func TestStoreServesSpilledRows(t *testing.T) {
 	if rec.Query.Kind != spill.Kind {
 		t.Errorf("record query kind = %q; want %q", rec.Query.Kind, spill.Kind)
 	}
-	n, err := e.blobs.Count(t.Context(), rec.Query)
+	plan, err := e.blobs.Prepare(t.Context(), rec.Query)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := plan.Count(t.Context())
 	if err != nil || n != 4 {
 		t.Errorf("Store.Count = %d, %v; want 4, nil", n, err)
 	}
@@ -515,11 +519,14 @@ func TestStoreServesSpilledRows(t *testing.T) {
 	if streamed != 4 {
 		t.Errorf("Server.Rows gave %d rows; want 4", streamed)
 	}
-	_, err = e.results.Executor("soql")
+	other := &dualresp.Record{Query: dualresp.Query{Kind: "soql"}, TotalCount: 1}
+	_, err = e.results.Page(t.Context(), other, dualresp.PageRequest{})
 	if err == nil || !strings.Contains(err.Error(), `"soql"`) || !strings.Contains(err.Error(), "spill") {
-		t.Errorf("Executor(kind soql) error = %v; want one naming the kind and the known kinds", err)
+		t.Errorf("Page(kind soql) error = %v; want one naming the kind and the known kinds", err)
 	}
-	_, err = e.blobs.Count(t.Context(), dualresp.Query{Kind: spill.Kind, Text: "nope"})
+	if plan, err = e.blobs.Prepare(t.Context(), dualresp.Query{Kind: spill.Kind, Text: "nope"}); err == nil {
+		_, err = plan.Count(t.Context())
+	}
 	if err != spill.ErrGone {
 		t.Errorf("Count(unknown key) error = %v; want ErrGone", err)
 	}

@@ -66,10 +66,10 @@ type StoreOptions struct {
 // Put over the store's bound evicts the putting owner's own results while
 // it has others, and only then the least recently used of the owner
 // holding the most bytes, so one tenant's spills never evict another's
-// while it still holds some. It is the dualresp.Executor (and
-// dualresp.Streamer) of the query kind Kind: give it to dualresp.New in
-// Options.Executors under Kind, and to the spiller that fills it. It is
-// safe for concurrent use.
+// while it still holds some. It is the dualresp.Executor of the query kind
+// Kind (its Plans stream): give it to dualresp.New in Options.Executors
+// under Kind, and to the spiller that fills it. It is safe for concurrent
+// use.
 type Store struct {
 	mu       sync.Mutex
 	maxCount int
@@ -90,7 +90,7 @@ type ownerUse struct {
 
 var (
 	_ dualresp.Executor = (*Store)(nil)
-	_ dualresp.Streamer = (*Store)(nil)
+	_ dualresp.Streamer = spilled{}
 )
 
 // NewStore returns an empty Store.
@@ -381,28 +381,39 @@ func checkKind(q dualresp.Query) error {
 	return nil
 }
 
-// Count returns the number of rows of the spilled result q.Text.
-func (s *Store) Count(_ context.Context, q dualresp.Query) (int64, error) {
+// Prepare returns the plan of the spilled result q.Text: its rows are
+// looked up as each of the plan's calls runs, so a result evicted since
+// fails with ErrGone then.
+func (s *Store) Prepare(_ context.Context, q dualresp.Query) (dualresp.Plan, error) {
 	if err := checkKind(q); err != nil {
-		return 0, err
+		return nil, err
 	}
-	rows, _, err := s.get(q.Text, nil)
+	return spilled{s, q.Text}, nil
+}
+
+// spilled is the dualresp.Plan (and dualresp.Streamer) of the spilled
+// result key.
+type spilled struct {
+	s   *Store
+	key string
+}
+
+// Count returns the number of rows of the spilled result.
+func (p spilled) Count(context.Context) (int64, error) {
+	rows, _, err := p.s.get(p.key, nil)
 	return int64(len(rows)), err
 }
 
 // Page returns rows [req.Offset, req.Offset+req.Limit) of the spilled
 // result, sorted by req.Sort (stable: ties keep the original order).
-func (s *Store) Page(ctx context.Context, q dualresp.Query, req dualresp.PageRequest) (dualresp.PageResult, error) {
-	if err := checkKind(q); err != nil {
-		return dualresp.PageResult{}, err
-	}
+func (p spilled) Page(ctx context.Context, req dualresp.PageRequest) (dualresp.PageResult, error) {
 	if err := ctx.Err(); err != nil {
 		return dualresp.PageResult{}, err
 	}
 	if req.Offset < 0 || req.Limit < 0 {
 		return dualresp.PageResult{}, fmt.Errorf("spill: bad page offset %d, limit %d", req.Offset, req.Limit)
 	}
-	rows, order, err := s.get(q.Text, req.Sort)
+	rows, order, err := p.s.get(p.key, req.Sort)
 	if err != nil {
 		return dualresp.PageResult{}, err
 	}
@@ -422,14 +433,11 @@ func (s *Store) Page(ctx context.Context, q dualresp.Query, req dualresp.PageReq
 
 // Stream passes the rows of the spilled result that req selects to fn, in
 // the order asked.
-func (s *Store) Stream(ctx context.Context, q dualresp.Query, req dualresp.PageRequest, fn func(json.RawMessage) error) error {
-	if err := checkKind(q); err != nil {
-		return err
-	}
+func (p spilled) Stream(ctx context.Context, req dualresp.PageRequest, fn func(json.RawMessage) error) error {
 	if req.Offset < 0 || req.Limit < 0 {
 		return fmt.Errorf("spill: bad stream offset %d, limit %d", req.Offset, req.Limit)
 	}
-	rows, perm, err := s.get(q.Text, req.Sort)
+	rows, perm, err := p.s.get(p.key, req.Sort)
 	if err != nil {
 		return err
 	}

@@ -61,20 +61,31 @@ func (g *genExecutor) rows(q dualresp.Query) ([]map[string]any, error) {
 	return out, nil
 }
 
-func (g *genExecutor) Count(_ context.Context, q dualresp.Query) (int64, error) {
-	rows, err := g.rows(q)
-	return int64(len(rows)), err
+func (g *genExecutor) Prepare(_ context.Context, q dualresp.Query) (dualresp.Plan, error) {
+	return g.plan(q)
 }
 
-func (g *genExecutor) Page(ctx context.Context, q dualresp.Query, req dualresp.PageRequest) (dualresp.PageResult, error) {
-	g.pages.Add(1)
+func (g *genExecutor) plan(q dualresp.Query) (*genPlan, error) {
 	rows, err := g.rows(q)
 	if err != nil {
-		return dualresp.PageResult{}, err
+		return nil, err
 	}
+	return &genPlan{g: g, rows: rows}, nil
+}
+
+// genPlan is a genExecutor's prepared query: its rows.
+type genPlan struct {
+	g    *genExecutor
+	rows []map[string]any
+}
+
+func (p *genPlan) Count(context.Context) (int64, error) { return int64(len(p.rows)), nil }
+
+func (p *genPlan) Page(ctx context.Context, req dualresp.PageRequest) (dualresp.PageResult, error) {
+	p.g.pages.Add(1)
 	var out []json.RawMessage
-	for i := req.Offset; i < min(req.Offset+req.Limit, int64(len(rows))); i++ {
-		b, _ := json.Marshal(rows[i])
+	for i := req.Offset; i < min(req.Offset+req.Limit, int64(len(p.rows))); i++ {
+		b, _ := json.Marshal(p.rows[i])
 		out = append(out, b)
 	}
 	return dualresp.PageResult{Rows: out}, ctx.Err()

@@ -166,7 +166,22 @@ type stallExecutor struct {
 	inFlight, maxInFlight atomic.Int64 // blocked Page calls now, and at most
 }
 
-func (s *stallExecutor) Page(ctx context.Context, q dualresp.Query, req dualresp.PageRequest) (dualresp.PageResult, error) {
+func (s *stallExecutor) Prepare(_ context.Context, q dualresp.Query) (dualresp.Plan, error) {
+	p, err := s.plan(q)
+	if err != nil {
+		return nil, err
+	}
+	return stallPlan{p, s}, nil
+}
+
+// stallPlan is a stallExecutor's prepared query.
+type stallPlan struct {
+	*genPlan
+	s *stallExecutor
+}
+
+func (p stallPlan) Page(ctx context.Context, req dualresp.PageRequest) (dualresp.PageResult, error) {
+	s := p.s
 	if s.stalled.Load() {
 		n := s.inFlight.Add(1)
 		defer s.inFlight.Add(-1)
@@ -175,7 +190,7 @@ func (s *stallExecutor) Page(ctx context.Context, q dualresp.Query, req dualresp
 		<-ctx.Done()
 		return dualresp.PageResult{}, ctx.Err()
 	}
-	return s.genExecutor.Page(ctx, q, req)
+	return p.genPlan.Page(ctx, req)
 }
 
 // Options.Timeout covers loading the results (and waiting for a turn), not

@@ -78,7 +78,7 @@ func TestStreamBudgetLargePagesAlone(t *testing.T) {
 			e, fake := budgetExecutor(t, tc.budget, tc.growFrom)
 			e.stream.parallel = 1 // one page at a time: each page's size follows the last
 			var ns []int
-			err := e.Stream(t.Context(), stored(t, "SELECT n, label"), dualresp.PageRequest{}, func(row json.RawMessage) error {
+			err := resolved(t, e, stored(t, "SELECT n, label")).Stream(t.Context(), dualresp.PageRequest{}, func(row json.RawMessage) error {
 				var r struct{ N string }
 				if err := json.Unmarshal(row, &r); err != nil {
 					return err
@@ -119,7 +119,7 @@ func TestStreamBudgetShared(t *testing.T) {
 	for i := range results {
 		wg.Go(func() {
 			rows := 0
-			err := e.Stream(t.Context(), q, dualresp.PageRequest{}, func(json.RawMessage) error {
+			err := resolved(t, e, q).Stream(t.Context(), dualresp.PageRequest{}, func(json.RawMessage) error {
 				rows++
 				switch {
 				case i%4 == 1 && rows == 1_200:
@@ -156,7 +156,7 @@ func TestStreamBudgetReaderStops(t *testing.T) {
 	e, fake := budgetExecutor(t, budget, 0)
 	errStop := errors.New("the reader stops")
 	rows := 0
-	err := e.Stream(t.Context(), stored(t, "SELECT n, label"), dualresp.PageRequest{}, func(json.RawMessage) error {
+	err := resolved(t, e, stored(t, "SELECT n, label")).Stream(t.Context(), dualresp.PageRequest{}, func(json.RawMessage) error {
 		if rows++; rows <= 1_000 {
 			return nil
 		}

@@ -113,10 +113,11 @@ type streamOptions struct {
 var defaultStream = streamOptions{pageRows: streamPageRows, ahead: streamAhead, pageBytes: streamPageBytes,
 	pageTimeout: streamPageTimeout, attempts: streamAttempts, backoff: pageBackoff}
 
-// Query is a SoQL query on a dataset of a portal, parsed: what a tool hands
-// dualresp (as a dualresp.Plan) to count and sample it, and what the
-// Executor makes of a stored query. Its tree is read-only: Count and Page
-// run concurrently.
+// Query is a SoQL query on a dataset of a portal, parsed: the dualresp.Plan
+// (and dualresp.Streamer) of a SoQL query. A tool that parsed the query
+// hands it to dualresp in Spec.Plan to count and sample it; the Executor
+// prepares one from a stored query for pages and exports. Its tree is
+// read-only: Count and Page run concurrently.
 type Query struct {
 	Portal    *Portal
 	DatasetID string
@@ -143,8 +144,8 @@ func (q *Query) Stored() dualresp.Query {
 	return dualresp.Query{Kind: QueryKind, Text: q.Tree.String(), Params: params}
 }
 
-// Executor re-executes stored SoQL queries, each on its own portal: the
-// dualresp.Executor (and Streamer) of QueryKind.
+// Executor prepares stored SoQL queries, each on its own portal: the
+// dualresp.Executor of QueryKind.
 type Executor struct {
 	portals *Registry
 	stream  streamOptions
@@ -182,9 +183,19 @@ func NewExecutor(r *Registry, opts ExecutorOptions) *Executor {
 	return &Executor{portals: r, stream: stream}
 }
 
-// Query resolves a stored query: its portal (checked again, as the
-// allowlist may have changed since it was stored) and its parsed tree.
-func (e *Executor) Query(ctx context.Context, q dualresp.Query) (*Query, error) {
+var (
+	_ dualresp.Executor = (*Executor)(nil)
+	_ dualresp.Streamer = (*Query)(nil)
+)
+
+// Prepare resolves a stored query into a *Query: its portal (checked
+// again, as the allowlist may have changed since it was stored) and its
+// parsed tree.
+func (e *Executor) Prepare(ctx context.Context, q dualresp.Query) (dualresp.Plan, error) {
+	return e.resolve(ctx, q)
+}
+
+func (e *Executor) resolve(ctx context.Context, q dualresp.Query) (*Query, error) {
 	if q.Kind != QueryKind {
 		return nil, fmt.Errorf("portal: cannot execute a stored query of kind %q", q.Kind)
 	}
@@ -201,33 +212,6 @@ func (e *Executor) Query(ctx context.Context, q dualresp.Query) (*Query, error) 
 		return nil, fmt.Errorf("portal: stored query does not parse: %w", err)
 	}
 	return &Query{Portal: p, DatasetID: id, Tree: tree, stream: &e.stream}, nil
-}
-
-// Count returns the exact number of rows the stored query returns.
-func (e *Executor) Count(ctx context.Context, q dualresp.Query) (int64, error) {
-	x, err := e.Query(ctx, q)
-	if err != nil {
-		return 0, err
-	}
-	return x.Count(ctx)
-}
-
-// Page returns one page of the stored query's rows (see Query.Page).
-func (e *Executor) Page(ctx context.Context, q dualresp.Query, req dualresp.PageRequest) (dualresp.PageResult, error) {
-	x, err := e.Query(ctx, q)
-	if err != nil {
-		return dualresp.PageResult{}, err
-	}
-	return x.Page(ctx, req)
-}
-
-// Stream passes the stored query's rows to fn (see Query.Stream).
-func (e *Executor) Stream(ctx context.Context, q dualresp.Query, req dualresp.PageRequest, fn func(json.RawMessage) error) error {
-	x, err := e.Query(ctx, q)
-	if err != nil {
-		return err
-	}
-	return x.Stream(ctx, req, fn)
 }
 
 // Count returns the exact number of rows of q: `<q> |> SELECT count(*)`.

@@ -49,11 +49,21 @@ func stored(t *testing.T, text string) dualresp.Query {
 	return (&Query{Portal: &Portal{Configured: true}, DatasetID: "abcd-1234", Tree: q.WithStableOrder()}).Stored()
 }
 
+// resolved is the *Query e prepares of q.
+func resolved(t *testing.T, e *Executor, q dualresp.Query) *Query {
+	t.Helper()
+	x, err := e.resolve(t.Context(), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return x
+}
+
 // streamNs streams req and returns the n of every row.
 func streamNs(t *testing.T, e *Executor, q dualresp.Query, req dualresp.PageRequest) []int {
 	t.Helper()
 	var ns []int
-	err := e.Stream(t.Context(), q, req, func(row json.RawMessage) error {
+	err := resolved(t, e, q).Stream(t.Context(), req, func(row json.RawMessage) error {
 		var r struct {
 			N string `json:"n"`
 		}
@@ -147,7 +157,7 @@ func TestStreamStopsAtCallbackError(t *testing.T) {
 	e, _ := streamExecutor(t)
 	stop := errors.New("enough")
 	n := 0
-	err := e.Stream(t.Context(), stored(t, "SELECT n"), dualresp.PageRequest{}, func(json.RawMessage) error {
+	err := resolved(t, e, stored(t, "SELECT n")).Stream(t.Context(), dualresp.PageRequest{}, func(json.RawMessage) error {
 		n++
 		if n == 75 {
 			return stop
@@ -157,7 +167,7 @@ func TestStreamStopsAtCallbackError(t *testing.T) {
 	if !errors.Is(err, stop) || n != 75 {
 		t.Errorf("Stream returned %v after %d rows; want the callback's error after 75", err, n)
 	}
-	if err := e.Stream(t.Context(), stored(t, "SELECT n"), dualresp.PageRequest{Offset: -1}, func(json.RawMessage) error { return nil }); err == nil {
+	if err := resolved(t, e, stored(t, "SELECT n")).Stream(t.Context(), dualresp.PageRequest{Offset: -1}, func(json.RawMessage) error { return nil }); err == nil {
 		t.Error("Stream with offset -1: no error")
 	}
 }
@@ -180,7 +190,7 @@ func TestStreamRequestsAhead(t *testing.T) {
 			t.Parallel()
 			e, fake := streamExecutor(t)
 			seen, rows := -1, 0
-			err := e.Stream(t.Context(), stored(t, "SELECT n"), tc.req, func(json.RawMessage) error {
+			err := resolved(t, e, stored(t, "SELECT n")).Stream(t.Context(), tc.req, func(json.RawMessage) error {
 				rows++
 				if rows > 1 {
 					return nil
@@ -214,7 +224,7 @@ func TestPageReportsColumns(t *testing.T) {
 	t.Parallel()
 	e, fake := streamExecutor(t)
 	before := fake.RequestCount("resource")
-	res, err := e.Page(t.Context(), stored(t, "SELECT n, upper(label) AS big WHERE n < 5"), dualresp.PageRequest{Limit: 3})
+	res, err := resolved(t, e, stored(t, "SELECT n, upper(label) AS big WHERE n < 5")).Page(t.Context(), dualresp.PageRequest{Limit: 3})
 	if err != nil {
 		t.Fatal(err)
 	}

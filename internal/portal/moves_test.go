@@ -110,8 +110,8 @@ func TestRegistryFollowsMoves(t *testing.T) {
 	// A result stored by an earlier version names data.sfgov.org: it runs
 	// on data.sf.gov.
 	before := len(fake.Requests())
-	n, err := NewExecutor(reg, ExecutorOptions{}).Count(t.Context(), dualresp.Query{Kind: QueryKind, Text: "SELECT a",
-		Params: map[string]string{"dataset_id": "abcd-1234", "domain": "data.sfgov.org"}})
+	n, err := resolved(t, NewExecutor(reg, ExecutorOptions{}), dualresp.Query{Kind: QueryKind, Text: "SELECT a",
+		Params: map[string]string{"dataset_id": "abcd-1234", "domain": "data.sfgov.org"}}).Count(t.Context())
 	if err != nil || n != 3 {
 		t.Fatalf("a stored query of data.sfgov.org counted %d, %v; want 3", n, err)
 	}

@@ -117,7 +117,7 @@ func TestStreamStalledReaderBounded(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		first := true
-		done <- e.Stream(t.Context(), stored(t, "SELECT n, label"), dualresp.PageRequest{}, func(json.RawMessage) error {
+		done <- resolved(t, e, stored(t, "SELECT n, label")).Stream(t.Context(), dualresp.PageRequest{}, func(json.RawMessage) error {
 			if first {
 				first = false
 				close(stalled)
