@@ -9,9 +9,17 @@
 //     or streams all of it as CSV, NDJSON or JSON.
 //
 // The model never carries thousands of rows; the application never loses
-// any. The package stores the query, not the rows: an Executor, supplied by
-// the caller, counts and pages through a Query, so dualresp knows nothing of
-// the query language or the data source.
+// any. The package stores the query, not the rows, and knows nothing of the
+// query language or the data source. One interface runs a query: a Plan (a
+// query prepared to run) counts its rows and reads a page of them, and
+// streams them when it is also a Streamer. An Executor, supplied by the
+// caller for each Query.Kind, prepares a stored Query into a Plan. A tool
+// that has prepared its query already (parsed it, resolved its source)
+// hands that Plan to CreateResponse in Spec.Plan, so nothing is prepared
+// twice; pages and exports, which start from a stored Query, ask the
+// Executor. (One interface with the Query as an argument to every call
+// would make each page parse and resolve the query again, and a tool's
+// prepared query would need a second way in.)
 //
 // The package imports no MCP library: a Response renders as structured
 // content (Structured), text (the summary and a markdown table) and a
@@ -22,9 +30,11 @@
 //
 // Server side, on mark3labs/mcp-go:
 //
+//	// sqlExecutor's Prepare(ctx, dualresp.Query) parses a query and returns
+//	// its dualresp.Plan, whose Count and Page run it (see ExampleNew).
 //	results, err := dualresp.New(dualresp.Options{
 //		BaseURL:   "http://127.0.0.1:8765",
-//		Executors: map[string]dualresp.Executor{"soql": myExecutor}, // by Query.Kind
+//		Executors: map[string]dualresp.Executor{"sql": sqlExecutor}, // by Query.Kind
 //	})
 //	...
 //	defer results.Close()
@@ -35,7 +45,7 @@
 //		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 //			resp, err := results.CreateResponse(ctx, dualresp.Spec{
 //				Name:  "Food trucks by status",
-//				Query: dualresp.Query{Kind: "soql", Text: "SELECT status, count(*) GROUP BY status"},
+//				Query: dualresp.Query{Kind: "sql", Text: "SELECT status, count(*) FROM trucks GROUP BY status"},
 //			})
 //			if err != nil {
 //				return nil, err
@@ -57,8 +67,9 @@
 //		})
 //
 // CreateResponse counts the rows and fetches the sample concurrently
-// through the Executor of the query's kind; the sample page also reports
-// the result's columns when the Spec gives none.
+// through the Spec's Plan, or the Plan the Executor of the query's kind
+// prepares; the sample page also reports the result's columns when the
+// Spec gives none.
 //
 // Client side (an application that called the tool):
 //
@@ -98,13 +109,13 @@
 //
 // # Reading stored results
 //
-// A record stores its query; the Server re-executes it through the
-// Executor registered for the query's kind in Options.Executors, the one
-// route from a record to its rows (a query of an unknown kind is an error
-// naming the known kinds). Server.Page reads one page, and Server.Rows
-// iterates over a whole result, streaming when the Executor is a Streamer
-// and paging through Page otherwise: REST exports and the analyze package
-// read through it. Server.ReadPage is a client's page request (offset,
+// A record stores its query; the Server runs it again through the Plan the
+// Executor registered for the query's kind in Options.Executors prepares,
+// the one route from a record to its rows (a query of an unknown kind is an
+// error naming the known kinds). Server.Page reads one page, and
+// Server.Rows iterates over a whole result, preparing it once, streaming
+// when the Plan is a Streamer and paging through Page otherwise: REST
+// exports read through it. Server.ReadPage is a client's page request (offset,
 // limit, sort by result columns) checked for its caller and counted as an
 // access: the REST API's pages and an app's page tool read through it. Spilled tool results (dualresp/spill) are one more kind: their
 // spill.Store is the Executor of spill.Kind.

@@ -73,6 +73,44 @@ func ExampleNew() {
 	// link: true
 }
 
+// ExampleSpec_plan hands CreateResponse a query its tool has prepared
+// already (a real tool parses and checks it first): the count and the
+// sample run through that Plan, and the stored Query is prepared again,
+// by the Executor of its kind, only when the result is read later.
+func ExampleSpec_plan() {
+	ctx := context.Background()
+	srv, err := dualresp.New(dualresp.Options{
+		BaseURL:   "http://127.0.0.1:8765",
+		Executors: map[string]dualresp.Executor{"prefix": fruitExecutor{}},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+
+	q := dualresp.Query{Kind: "prefix", Text: "b"}
+	plan, err := fruitExecutor{}.Prepare(ctx, q) // the tool's own preparation
+	if err != nil {
+		log.Fatal(err)
+	}
+	resp, err := srv.CreateResponse(ctx, dualresp.Spec{Query: q, Plan: plan, SampleSize: 1})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("total:", resp.TotalCount(), "sample:", len(resp.StructuredContent().Results))
+	// Later, the whole result (as an export reads it).
+	for row, err := range srv.Rows(ctx, resp.Record(), dualresp.RowsOptions{}) {
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println(string(row))
+	}
+	// Output:
+	// total: 2 sample: 1
+	// {"id":3,"fruit":"banana"}
+	// {"id":4,"fruit":"blueberry"}
+}
+
 // serveFruits stands for an MCP server in another process: it serves the
 // REST API of a dualresp Server and returns the JSON of a tool result whose
 // query selects the fruits starting with prefix (sample size 1), and a
