@@ -82,8 +82,8 @@ func (e *PinQuotaError) Error() string {
 // Is makes a PinQuotaError match ErrPinQuota.
 func (e *PinQuotaError) Is(target error) bool { return target == ErrPinQuota }
 
-// QueryError reports that the Executor failed to run a query (for the
-// sample, a page or an export).
+// QueryError reports that a query failed: its Executor could not prepare
+// it, or its Plan could not read the sample, a page or an export.
 type QueryError struct {
 	// Op is what was being done: "sample", "page" or "export".
 	Op  string
@@ -93,7 +93,7 @@ type QueryError struct {
 func (e *QueryError) Error() string { return fmt.Sprintf("dualresp: %s query failed: %v", e.Op, e.Err) }
 func (e *QueryError) Unwrap() error { return e.Err }
 
-// rowError is a row of an Executor that is not a JSON object; its words
+// rowError is a row of a Plan that is not a JSON object; its words
 // are for the REST API's caller.
 type rowError struct {
 	n   int64  // the row's index in the result
@@ -102,7 +102,7 @@ type rowError struct {
 
 func (e *rowError) Error() string { return fmt.Sprintf("row %d %s", e.n, e.why) }
 
-// CountError reports that the Executor failed to count a query's rows.
+// CountError reports that a query's Plan failed to count its rows.
 type CountError struct{ Err error }
 
 func (e *CountError) Error() string { return fmt.Sprintf("dualresp: count failed: %v", e.Err) }

@@ -41,9 +41,9 @@ import (
 // Options.MaxPinnedPerOwner), pin_quota_exceeded (409). Every request for a resource counts as an
 // access (see Server.Access).
 //
-// An export is streamed as the Executor reads it. Its answer declares the
+// An export is streamed as the query's Plan reads it. Its answer declares the
 // trailer X-Export-Status ("complete" or "incomplete") and X-Export-Rows
-// (the rows sent). When the Executor fails after rows went out, the
+// (the rows sent). When the Plan fails after rows went out, the
 // download still ends cleanly but with a marker that it is incomplete, so
 // that no reader takes a short file for the whole result:
 //
@@ -94,7 +94,7 @@ func badRequest(format string, args ...any) *apiError {
 }
 
 // queryFailed is what the caller is told of a query that failed with err:
-// the Executor's words (Options.ErrorText) when it has some, else that the
+// the words of Options.ErrorText when it has some, else that the
 // data source did not answer in time or only that the query failed. The
 // log keeps the whole error.
 func (s *Server) queryFailed(err error) string {
@@ -681,7 +681,7 @@ func (e *exportWriter) start(first json.RawMessage) error {
 }
 
 func (e *exportWriter) row(row json.RawMessage) error {
-	// Rows pass through as the Executor gave them (its contract is valid
+	// Rows pass through as the Plan gave them (its contract is valid
 	// JSON objects); only their shape is checked here, which costs nothing
 	// next to scanning every byte again.
 	if len(row) < 2 || row[0] != '{' || row[len(row)-1] != '}' {

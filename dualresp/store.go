@@ -7,14 +7,14 @@ import (
 )
 
 // Query is the stored definition of a result: dualresp never interprets it.
-// The Server's Executor re-executes it for every page and export, so a
-// record saved by one process can be served by another after a restart.
+// The Executor of its Kind prepares it again for every page and export, so
+// a record saved by one process can be served by another after a restart.
 type Query struct {
 	// Kind names the query language, for example "soql".
 	Kind string `json:"kind"`
 	// Text is the query itself, for example a SoQL statement.
 	Text string `json:"text"`
-	// Params holds whatever else the Executor needs, for example
+	// Params holds whatever else the Executor needs to prepare it, for example
 	// {"dataset_id": "rqzj-sfat"}.
 	Params map[string]string `json:"params,omitempty"`
 }
@@ -32,7 +32,7 @@ type Record struct {
 	ID          string `json:"id"`
 	Name        string `json:"name"`
 	Description string `json:"description,omitempty"`
-	// Query is re-executed by the Server's Executor to serve pages.
+	// Query is prepared again by the Executor of its kind to serve pages.
 	Query   Query    `json:"query"`
 	Columns []Column `json:"columns,omitempty"`
 	// TotalCount is the exact number of rows of the result.

@@ -57,7 +57,7 @@ func (s *Server) Info(r *Record) ResourceInfo {
 // Page is one page of a full result: the answer of GET /resources/{id}?offset=&limit=
 // and of POST /resources/{id}.
 type Page struct {
-	// Data holds the rows, each a JSON object as the Executor gave it. Data
+	// Data holds the rows, each a JSON object as the Plan gave it. Data
 	// is the first field: the REST handler writes the rows as they are and
 	// the other fields after them (see appendPage).
 	Data          []Row `json:"data"`

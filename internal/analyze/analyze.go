@@ -150,7 +150,7 @@ type Options struct {
 	// Timeout bounds a whole Run: waiting for a turn, loading the results
 	// and running the query. Default 30 seconds.
 	Timeout time.Duration
-	// PageSize is the number of rows loaded per page from an Executor that
+	// PageSize is the number of rows loaded per page from a query whose Plan
 	// cannot stream (see dualresp.Server.Rows), and per insert transaction.
 	// Default 5,000.
 	PageSize int64

@@ -2,9 +2,9 @@
 // resolves a tool's domain argument once (checked, allowed, its addresses
 // public) into a *Portal, the value that carries the portal's client (with
 // its own app token, retries and back-off) and schema cache to whatever
-// reads the portal, and the Executor runs SoQL queries on them: a Query
-// (a portal, a dataset and a parsed tree) now, and a stored
-// dualresp.Query later, for pages and exports.
+// reads the portal. A Query (a portal, a dataset and a parsed tree) runs
+// SoQL on it, now for a tool, and later, for pages and exports, as the
+// Executor prepares it again from a stored dualresp.Query.
 //
 // It is imported by package datasf (the tools and the composition root)
 // only; it is not a library API.
