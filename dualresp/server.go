@@ -88,7 +88,9 @@ type Executor interface {
 // Spec.Plan. Everything dualresp reads of a result goes through a Plan:
 // CreateResponse's count and sample, Server.Page (so the REST API's pages)
 // and Server.Rows (so exports and analyses), which streams when the Plan
-// is also a Streamer. Its methods may run concurrently.
+// is also a Streamer. A Plan serves one call of the Server (a response's
+// creation, a page, an export) and is dropped after it: the Server keeps
+// the Query, never the Plan. Its methods may run concurrently.
 type Plan interface {
 	// Count returns the exact number of rows of the query.
 	Count(ctx context.Context) (int64, error)
