@@ -50,9 +50,11 @@ func (e *toolError) Error() string {
 
 // errorBody is the text of every isError tool result. It is sent as the
 // text content (not as structuredContent, which clients validate against
-// the tool's output schema). Error has the model's words, once; Next
-// repeats the last sentences of Error that are the next step, so that a
-// front end can show the reason alone and a next step of its own.
+// the tool's output schema). Error has the model's words, once. Next
+// repeats the last words of Error that are the next step, only for a
+// caller that asks for it (MetaNextStep), so that a front end can show the
+// reason alone and a next step of its own; a model is not sent it (it
+// would cost 9 to 24 tokens an error).
 type errorBody struct {
 	Error     string         `json:"error"`
 	ErrorType string         `json:"error_type"`
@@ -71,9 +73,29 @@ var defaultCodes = map[string]string{
 	errAPI:        "upstream_error",
 }
 
-// result renders the error as an isError tool result.
-func (e *toolError) result() *mcp.CallToolResult {
-	body := errorBody{Error: e.Error(), ErrorType: e.Type, Code: cmp.Or(e.Code, defaultCodes[e.Type]), Next: e.Next, Details: e.Details}
+// MetaNextStep is the _meta field of a tools/call request that asks for
+// the next step apart in an isError answer: the error JSON's next field
+// repeats the part of its error that tells the model what to do next
+// ("Call get_schema for the full list."). The command line sets it to true
+// and says a next step of its own instead.
+const MetaNextStep = "datasf-mcp/next"
+
+// wantsNextStep reports whether req asks for the next step apart.
+func wantsNextStep(req mcp.CallToolRequest) bool {
+	if req.Params.Meta == nil {
+		return false
+	}
+	want, _ := req.Params.Meta.AdditionalFields[MetaNextStep].(bool)
+	return want
+}
+
+// result renders the error as an isError tool result, with its next step
+// apart when withNext.
+func (e *toolError) result(withNext bool) *mcp.CallToolResult {
+	body := errorBody{Error: e.Error(), ErrorType: e.Type, Code: cmp.Or(e.Code, defaultCodes[e.Type]), Details: e.Details}
+	if withNext {
+		body.Next = e.Next
+	}
 	b, err := json.Marshal(body)
 	if err != nil { // cannot happen for these types; keep the message anyway
 		b = []byte(fmt.Sprintf(`{"error":%q,"error_type":%q}`, body.Error, body.ErrorType))
@@ -99,7 +121,12 @@ func (e *opError) Unwrap() error { return e.err }
 
 // errorResult renders a handler's or the argument check's error as the
 // isError result the model reads.
-func errorResult(err error) *mcp.CallToolResult {
+func errorResult(err error) *mcp.CallToolResult { return toolErrorOf(err).result(false) }
+
+// toolErrorOf is a handler's or the argument check's error as the model is
+// told it: a *toolError as it is, an *opError translated from socrata's
+// error types (upstream), refused arguments as validation errors.
+func toolErrorOf(err error) *toolError {
 	var (
 		te   *toolError
 		op   *opError
@@ -108,21 +135,21 @@ func errorResult(err error) *mcp.CallToolResult {
 	)
 	switch {
 	case errors.As(err, &te):
-		return te.result()
+		return te
 	case errors.As(err, &aerr) && aerr.field != "":
-		return validationError(aerr.msg, map[string]any{"field": aerr.field}).result()
+		return validationError(aerr.msg, map[string]any{"field": aerr.field})
 	case errors.As(err, &verr):
 		fields := make([]string, 0, len(verr.Fields))
 		for _, f := range verr.Fields {
 			fields = append(fields, f.Field)
 		}
-		return validationError(err.Error(), map[string]any{"fields": fields}).result()
+		return validationError(err.Error(), map[string]any{"fields": fields})
 	case errors.As(err, &aerr):
-		return validationError(aerr.msg, nil).result()
+		return validationError(aerr.msg, nil)
 	case errors.As(err, &op):
-		return upstream(op.err, op.what, op.hint).result()
+		return upstream(op.err, op.what, op.hint)
 	}
-	return upstream(err, "the call", "").result()
+	return upstream(err, "the call", "")
 }
 
 func validationError(msg string, details map[string]any) *toolError {
