@@ -172,11 +172,14 @@ func render(format string, out any) *mcp.CallToolResult {
 		}
 		return mcpgo.CallToolResult(d.response())
 	}
-	text := out.(markdowner).markdown()
+	var text string
 	if format == formatJSON {
 		if b, err := json.Marshal(out); err == nil { // outputs are plain data
 			text = string(b)
 		}
+	}
+	if text == "" {
+		text = out.(markdowner).markdown() // newTool checked that Out is one
 	}
 	return &mcp.CallToolResult{
 		Content:           []mcp.Content{mcp.NewTextContent(text)},
