@@ -30,12 +30,13 @@ type AnalyzeInput struct {
 	Format  string            `json:"format,omitempty" validate:"omitempty,oneof=auto json markdown"`
 }
 
+func (in AnalyzeInput) format() string { return in.Format }
+
 func analyzeTool(s *toolServer) tool {
 	return newTool[AnalyzeInput](toolDef{
 		name:        "analyze_results",
 		title:       "SQL over stored results",
 		description: "One read-only SQLite SELECT over stored results, each loaded as a table: joins and calculations across datasets that SoQL cannot do. At most 1,000 rows returned; aggregate in SQL.",
-		output:      outputSchema[analyzeOutput](),
 	}, s.analyzeResults)
 }
 
@@ -55,16 +56,12 @@ type analyzeTable struct {
 	Domain string `json:"domain,omitempty"`
 }
 
-func (s *toolServer) analyzeResults(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	in, refused := arguments[AnalyzeInput](req)
-	if refused != nil {
-		return refused, nil
-	}
+func (s *toolServer) analyzeResults(ctx context.Context, req mcp.CallToolRequest, in AnalyzeInput) (analyzeOutput, error) {
 	progress := progressSender(ctx, req)
 	res, err := s.analyzer.Run(ctx, analyze.Request{SQL: in.SQL, Results: in.Results, Owner: analysisOwner(ctx)}, progress)
 	if err != nil {
 		s.log.InfoContext(ctx, "analyze_results failed", "err", err, "sql", clipText(in.SQL, maxLoggedQuery))
-		return analyzeError(err), nil
+		return analyzeOutput{}, analyzeError(err)
 	}
 	out := analyzeOutput{Columns: res.Columns, Rows: res.Rows, RowCount: res.RowCount, Truncated: res.Truncated, Tables: make([]analyzeTable, len(res.Tables))}
 	for i, t := range res.Tables {
@@ -87,7 +84,13 @@ func (s *toolServer) analyzeResults(ctx context.Context, req mcp.CallToolRequest
 		}
 		out.Summary = fmt.Sprintf("The first %d rows (more were cut: %s; aggregate, select fewer or shorter columns, or add LIMIT).", out.RowCount, cut)
 	}
+	return out, nil
+}
+
+// markdown is the summary and a table of the first 50 rows.
+func (out analyzeOutput) markdown() string {
 	var table strings.Builder
+	table.WriteString(out.Summary + "\n\n")
 	table.WriteString("| " + strings.Join(out.Columns, " | ") + " |\n|" + strings.Repeat("---|", len(out.Columns)) + "\n")
 	for i, row := range out.Rows {
 		if i == 50 {
@@ -100,7 +103,7 @@ func (s *toolServer) analyzeResults(ctx context.Context, req mcp.CallToolRequest
 		}
 		table.WriteString("| " + strings.Join(cells, " | ") + " |\n")
 	}
-	return render(responseFormat(ctx, in.Format), out, out.Summary, table.String()), nil
+	return table.String()
 }
 
 // progressSender returns a progress callback that sends MCP progress
@@ -133,30 +136,30 @@ func analysisOwner(ctx context.Context) string {
 }
 
 // analyzeError explains a failed analysis to the model.
-func analyzeError(err error) *mcp.CallToolResult {
+func analyzeError(err error) *toolError {
 	var re *analyze.ResourceError
 	var se *analyze.SQLError
 	switch {
 	case errors.As(err, &re) && errors.Is(err, dualresp.ErrExpired):
-		return toolError{Error: fmt.Sprintf("result %q (table %s) has expired; run its query again with query_datasf", re.Ref, re.Table), ErrorType: errNotFound, Code: "result_expired"}.result()
+		return &toolError{Reason: fmt.Sprintf("result %q (table %s) has expired;", re.Ref, re.Table), Next: "run its query again with query_datasf", Type: errNotFound, Code: "result_expired"}
 	case errors.As(err, &re) && errors.Is(err, dualresp.ErrNotFound):
-		return toolError{Error: fmt.Sprintf("no stored result %q (table %s); list_results shows this session's results", re.Ref, re.Table), ErrorType: errNotFound, Code: "result_not_found"}.result()
+		return &toolError{Reason: fmt.Sprintf("no stored result %q (table %s);", re.Ref, re.Table), Next: "list_results shows this session's results", Type: errNotFound, Code: "result_not_found"}
 	case errors.Is(err, analyze.ErrNotReadOnly):
-		return toolError{Error: err.Error() + ". Only one SELECT (or WITH … SELECT) statement is allowed.", ErrorType: errValidation, Code: "sql_not_read_only"}.result()
+		return &toolError{Reason: err.Error() + ". Only one SELECT (or WITH … SELECT) statement is allowed.", Type: errValidation, Code: "sql_not_read_only"}
 	case errors.Is(err, analyze.ErrInvalid):
-		return toolError{Error: err.Error(), ErrorType: errValidation, Code: "invalid_argument"}.result()
+		return &toolError{Reason: err.Error(), Type: errValidation, Code: "invalid_argument"}
 	case errors.Is(err, analyze.ErrTooLarge):
-		return toolError{Error: err.Error() + ". Narrow the query_datasf query (WHERE, GROUP BY) first.", ErrorType: errValidation, Code: "result_too_large"}.result()
+		return &toolError{Reason: err.Error() + ".", Next: "Narrow the query_datasf query (WHERE, GROUP BY) first.", Type: errValidation, Code: "result_too_large"}
 	case errors.Is(err, analyze.ErrBusy):
-		return toolError{Error: strings.TrimPrefix(err.Error(), "analyze: ") + ".", ErrorType: errRateLimit, Code: "analysis_busy"}.result()
+		return &toolError{Reason: strings.TrimPrefix(err.Error(), "analyze: ") + ".", Type: errRateLimit, Code: "analysis_busy"}
 	case errors.Is(err, analyze.ErrTempTooLarge):
-		return toolError{Error: strings.TrimPrefix(err.Error(), "analyze: SQL error: analyze: ") + ".", ErrorType: errValidation, Code: "sql_too_costly"}.result()
+		return &toolError{Reason: strings.TrimPrefix(err.Error(), "analyze: SQL error: analyze: ") + ".", Type: errValidation, Code: "sql_too_costly"}
 	case errors.Is(err, analyze.ErrTimeout):
-		return toolError{Error: err.Error() + ". Simplify the SQL (fewer joins, add conditions).", ErrorType: errTimeout, Code: "sql_timeout"}.result()
+		return &toolError{Reason: err.Error() + ".", Next: "Simplify the SQL (fewer joins, add conditions).", Type: errTimeout, Code: "sql_timeout"}
 	case errors.As(err, &se):
-		return toolError{Error: "SQL error: " + se.Reason() + ". Fix the SQL (SQLite dialect) and try again.", ErrorType: errValidation, Code: "sql_error"}.result()
+		return &toolError{Reason: "SQL error: " + se.Reason() + ".", Next: "Fix the SQL (SQLite dialect) and try again.", Type: errValidation, Code: "sql_error"}
 	case errors.As(err, &re):
-		return toolError{Error: err.Error(), ErrorType: errAPI, Code: "result_load_failed"}.result()
+		return &toolError{Reason: err.Error(), Type: errAPI, Code: "result_load_failed"}
 	}
-	return toolError{Error: "the analysis failed: " + err.Error(), ErrorType: errAPI}.result()
+	return &toolError{Reason: "the analysis failed: " + err.Error(), Type: errAPI}
 }

@@ -28,25 +28,30 @@ const categoriesTTL = 10 * time.Minute
 // noHits lists what the portal does hold, for an answer that found
 // nothing: its categories (by number of datasets), and their table. A
 // failure to read them leaves the answer as it was (nil, an empty table).
-func (s *toolServer) noHits(ctx context.Context) ([]categoryCount, string) {
+func (s *toolServer) noHits(ctx context.Context) []categoryCount {
 	out, ok := s.categories.Get("")
 	if !ok {
 		var err error
 		if out, err = s.readCategories(ctx); err != nil {
 			s.log.WarnContext(ctx, "listing the categories for an answer without hits", "err", err)
-			return nil, catalogTable(nil)
+			return nil
 		}
 		s.categories.Add("", out)
 	}
 	if len(out) == 0 {
-		return nil, catalogTable(nil)
+		return nil
 	}
+	return out
+}
+
+// categoryTable is the markdown table of an answer's categories.
+func categoryTable(cats []categoryCount) string {
 	var b strings.Builder
 	b.WriteString("| category | datasets |\n|---|---|\n")
-	for _, c := range out {
+	for _, c := range cats {
 		fmt.Fprintf(&b, "| %s | %d |\n", cell(c.Name), c.Count)
 	}
-	return out, b.String()
+	return b.String()
 }
 
 // readCategories reads the categories of the newest categoryScan datasets,

@@ -6,8 +6,6 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/mark3labs/mcp-go/mcp"
-
 	"github.com/datasf-mcp/datasf-mcp/fuzzymatch"
 	"github.com/datasf-mcp/datasf-mcp/internal/soql"
 	"github.com/datasf-mcp/datasf-mcp/socrata"
@@ -42,11 +40,11 @@ func fieldNames(sc *socrata.Schema) []string {
 	return names
 }
 
-// localCheck returns the isError result for a query the portal would
-// refuse, or nil. text is the query q was parsed from; fixed is what
+// localCheck returns the error for a query the portal would refuse, or
+// nil. text is the query q was parsed from; fixed is what
 // fuzzymatch did: why it left names alone, and their closest columns
 // (ranked once, there).
-func localCheck(q *soql.Query, text, datasetID string, sc *socrata.Schema, fixed fuzzymatch.Result) *mcp.CallToolResult {
+func localCheck(q *soql.Query, text, datasetID string, sc *socrata.Schema, fixed fuzzymatch.Result) *toolError {
 	rejected := fixed.Rejected
 	var ce *soql.CheckError
 	if !errors.As(q.Check(text, schemaFields(sc)), &ce) {
@@ -92,8 +90,8 @@ func localCheck(q *soql.Query, text, datasetID string, sc *socrata.Schema, fixed
 		if len(closest) > 0 {
 			msg.WriteString(" Closest columns: " + strings.Join(closest, ", ") + ".")
 		}
-		msg.WriteString(" Use a column from get_schema or define the alias in SELECT, then call query_datasf again.")
-		return toolError{Error: msg.String(), ErrorType: errValidation, Code: "no_such_column", Details: details}.result()
+		return &toolError{Reason: msg.String(), Next: "Use a column from get_schema or define the alias in SELECT, then call query_datasf again.",
+			Type: errValidation, Code: "no_such_column", Details: details}
 	}
 	if ce.Code == soql.CodeTypeMismatch {
 		return typeMismatch(ce, where, position, datasetID)
@@ -108,7 +106,7 @@ func localCheck(q *soql.Query, text, datasetID string, sc *socrata.Schema, fixed
 	case soql.CodeDuplicateAlias:
 		advice = " Give each SELECT item its own alias."
 	}
-	msg := fmt.Sprintf("The portal would reject the query on dataset %s: %s (%s, %s).%s Fix the SoQL and call query_datasf again.",
+	msg := fmt.Sprintf("The portal would reject the query on dataset %s: %s (%s, %s).%s",
 		datasetID, ce.Message, ce.Code, where, advice)
 	details := map[string]any{
 		"code": ce.Code, "clause": ce.Clause, "position": position, "name": ce.Name,
@@ -117,12 +115,12 @@ func localCheck(q *soql.Query, text, datasetID string, sc *socrata.Schema, fixed
 	if ce.Fix != "" {
 		details["fix"] = ce.Fix
 	}
-	return toolError{Error: msg, ErrorType: errValidation, Code: ce.Code, Details: details}.result()
+	return &toolError{Reason: msg, Next: fixAndCallAgain, Type: errValidation, Code: ce.Code, Details: details}
 }
 
 // typeMismatch is the error for a query whose types Socrata refuses: it
 // names the column, both types and the fix.
-func typeMismatch(ce *soql.CheckError, where string, position map[string]any, datasetID string) *mcp.CallToolResult {
+func typeMismatch(ce *soql.CheckError, where string, position map[string]any, datasetID string) *toolError {
 	arg := soql.Format(ce.Arg)
 	what := fmt.Sprintf("%s is %s", arg, ce.Type)
 	if ce.Other != nil && ce.OtherType != "" {
@@ -138,7 +136,7 @@ func typeMismatch(ce *soql.CheckError, where string, position map[string]any, da
 		verb = strings.ToUpper(op) + " needs " + article(ce.Want)
 	}
 	fix := typeFix(ce, op)
-	msg := fmt.Sprintf("Type mismatch in %s: %s, so the portal would refuse the query (%s). %s Fix the SoQL and call query_datasf again.",
+	msg := fmt.Sprintf("Type mismatch in %s: %s, so the portal would refuse the query (%s). %s",
 		where, what, verb, fix)
 	details := map[string]any{
 		"code": soql.CodeTypeMismatch, "function": ce.Name, "clause": ce.Clause, "position": position,
@@ -150,8 +148,11 @@ func typeMismatch(ce *soql.CheckError, where string, position map[string]any, da
 	if ce.OtherType != "" {
 		details["other_type"] = ce.OtherType
 	}
-	return toolError{Error: msg, ErrorType: errValidation, Code: "type_mismatch", Details: details}.result()
+	return &toolError{Reason: msg, Next: fixAndCallAgain, Type: errValidation, Code: "type_mismatch", Details: details}
 }
+
+// fixAndCallAgain is the next step of a query the portal would refuse.
+const fixAndCallAgain = "Fix the SoQL and call query_datasf again."
 
 func article(class string) string {
 	switch class {

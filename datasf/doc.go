@@ -34,7 +34,9 @@
 // ResultPageInput), whose struct tags state each argument once (json, the
 // jsonschema description, the validate rules, the default), its output
 // type, its definition (the input schema is derived from the input type,
-// the output schema from the output type) and its handler. The limits are
+// the output schema from the output type) and its typed handler, which
+// returns its output and an error; newTool (tool.go) decodes and checks
+// the arguments and renders the output or the error once. The limits are
 // also exported as constants (MaxSearchQuery, MaxSoQL, ...), which a test
 // holds to the tags; zero is a value, not "unset": an omitted limit or
 // sample_size means the default, 0 is refused.

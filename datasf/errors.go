@@ -14,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/datasf-mcp/datasf-mcp/socrata"
+	"github.com/datasf-mcp/datasf-mcp/validate"
 )
 
 // Error types reported to the model in the error_type field.
@@ -25,13 +26,40 @@ const (
 	errAPI        = "api_error"
 )
 
-// toolError is the body of every isError tool result. It is sent as the text
-// content (not as structuredContent, which clients validate against the
-// tool's output schema). Its words for the model are in Error, once.
+// toolError is a tool call that failed, as the model is told: the reason
+// and the next step apart, so that other front ends (the command line) can
+// say the reason and a next step of their own. Handlers return it, or an
+// *opError, as their error; the adapter (newTool) renders it once, as the
+// JSON text of an isError result (errorBody).
 type toolError struct {
+	Type string // error_type: errValidation, errNotFound, ...
+	Code string // the machine-readable code; "" means the type's default
+	// Reason says what went wrong; Next what the model does about it, in
+	// the model's terms (tools and arguments), "" when the reason says it.
+	Reason, Next string
+	Details      map[string]any
+}
+
+// Error is the model's words: the reason, then the next step.
+func (e *toolError) Error() string {
+	if e.Next == "" {
+		return e.Reason
+	}
+	return e.Reason + " " + e.Next
+}
+
+// errorBody is the text of every isError tool result. It is sent as the
+// text content (not as structuredContent, which clients validate against
+// the tool's output schema). Error has the model's words, once. Next
+// repeats the last words of Error that are the next step, only for a
+// caller that asks for it (MetaNextStep), so that a front end can show the
+// reason alone and a next step of its own; a model is not sent it (it
+// would cost 9 to 24 tokens an error).
+type errorBody struct {
 	Error     string         `json:"error"`
 	ErrorType string         `json:"error_type"`
 	Code      string         `json:"code"`
+	Next      string         `json:"next,omitempty"`
 	Details   map[string]any `json:"details,omitempty"`
 }
 
@@ -45,14 +73,32 @@ var defaultCodes = map[string]string{
 	errAPI:        "upstream_error",
 }
 
-// result renders the error as an isError tool result.
-func (e toolError) result() *mcp.CallToolResult {
-	if e.Code == "" {
-		e.Code = defaultCodes[e.ErrorType]
+// MetaNextStep is the _meta field of a tools/call request that asks for
+// the next step apart in an isError answer: the error JSON's next field
+// repeats the part of its error that tells the model what to do next
+// ("Call get_schema for the full list."). The command line sets it to true
+// and says a next step of its own instead.
+const MetaNextStep = "datasf-mcp/next"
+
+// wantsNextStep reports whether req asks for the next step apart.
+func wantsNextStep(req mcp.CallToolRequest) bool {
+	if req.Params.Meta == nil {
+		return false
 	}
-	b, err := json.Marshal(e)
+	want, _ := req.Params.Meta.AdditionalFields[MetaNextStep].(bool)
+	return want
+}
+
+// result renders the error as an isError tool result, with its next step
+// apart when withNext.
+func (e *toolError) result(withNext bool) *mcp.CallToolResult {
+	body := errorBody{Error: e.Error(), ErrorType: e.Type, Code: cmp.Or(e.Code, defaultCodes[e.Type]), Details: e.Details}
+	if withNext {
+		body.Next = e.Next
+	}
+	b, err := json.Marshal(body)
 	if err != nil { // cannot happen for these types; keep the message anyway
-		b = []byte(fmt.Sprintf(`{"error":%q,"error_type":%q}`, e.Error, e.ErrorType))
+		b = []byte(fmt.Sprintf(`{"error":%q,"error_type":%q}`, body.Error, body.ErrorType))
 	}
 	return &mcp.CallToolResult{
 		Content: []mcp.Content{mcp.NewTextContent(string(b))},
@@ -60,13 +106,60 @@ func (e toolError) result() *mcp.CallToolResult {
 	}
 }
 
-func validationError(msg string, details map[string]any) *mcp.CallToolResult {
-	return toolError{Error: msg, ErrorType: errValidation, Details: details}.result()
+// opError is an upstream failure of what a handler was doing: what names
+// it ("dataset wg3w-h783", "the catalog search"), hint is the next step
+// when the dataset is not found ("Check the id with search_datasf.").
+// The adapter translates it (upstream) from the error types of package
+// socrata.
+type opError struct {
+	what, hint string
+	err        error
 }
 
-// upstreamError translates an error from the Socrata client into a result the
-// model can act on. what names the operation ("dataset rqzj-sfat", "search").
-func upstreamError(err error, what string, hint string) *mcp.CallToolResult {
+func (e *opError) Error() string { return e.what + ": " + e.err.Error() }
+func (e *opError) Unwrap() error { return e.err }
+
+// errorResult renders a handler's or the argument check's error as the
+// isError result the model reads.
+func errorResult(err error) *mcp.CallToolResult { return toolErrorOf(err).result(false) }
+
+// toolErrorOf is a handler's or the argument check's error as the model is
+// told it: a *toolError as it is, an *opError translated from socrata's
+// error types (upstream), refused arguments as validation errors.
+func toolErrorOf(err error) *toolError {
+	var (
+		te   *toolError
+		op   *opError
+		aerr *argumentError
+		verr *validate.Error
+	)
+	switch {
+	case errors.As(err, &te):
+		return te
+	case errors.As(err, &aerr) && aerr.field != "":
+		return validationError(aerr.msg, map[string]any{"field": aerr.field})
+	case errors.As(err, &verr):
+		fields := make([]string, 0, len(verr.Fields))
+		for _, f := range verr.Fields {
+			fields = append(fields, f.Field)
+		}
+		return validationError(err.Error(), map[string]any{"fields": fields})
+	case errors.As(err, &aerr):
+		return validationError(aerr.msg, nil)
+	case errors.As(err, &op):
+		return upstream(op.err, op.what, op.hint)
+	}
+	return upstream(err, "the call", "")
+}
+
+func validationError(msg string, details map[string]any) *toolError {
+	return &toolError{Reason: msg, Type: errValidation, Details: details}
+}
+
+// upstream translates an error from the Socrata client into what the
+// model can act on. what names the operation ("dataset rqzj-sfat",
+// "search"), hint is the next step when it is not found.
+func upstream(err error, what string, hint string) *toolError {
 	var (
 		rl   *socrata.RateLimitError
 		busy *socrata.BusyError
@@ -81,54 +174,53 @@ func upstreamError(err error, what string, hint string) *mcp.CallToolResult {
 	case errors.As(err, &de):
 		return domainRefused(de)
 	case errors.Is(err, socrata.ErrNonPublicAddress):
-		return toolError{Error: "The portal's name resolves to an address that is not public; it is refused. Give a public portal's host name.",
-			ErrorType: errValidation, Code: codeDomainRefused}.result()
+		return &toolError{Reason: "The portal's name resolves to an address that is not public; it is refused.", Next: "Give a public portal's host name.",
+			Type: errValidation, Code: codeDomainRefused}
 	case errors.Is(err, socrata.ErrNotFound):
-		msg := what + " was not found on the portal."
-		if hint != "" {
-			msg += " " + hint
-		}
-		return toolError{Error: msg, ErrorType: errNotFound}.result()
+		return &toolError{Reason: what + " was not found on the portal.", Next: hint, Type: errNotFound}
 	case errors.As(err, &busy):
 		secs := max(int(math.Ceil(busy.After.Seconds())), 1)
-		return toolError{
-			Error: fmt.Sprintf("This server is at its limit of requests to the portal (other calls are waiting); nothing was sent for %s. Wait %d seconds and try again, or make fewer calls at once.",
-				what, secs),
-			ErrorType: errRateLimit,
-			Code:      "upstream_busy",
-			Details:   map[string]any{"retry_after_seconds": secs},
-		}.result()
+		return &toolError{
+			Reason:  fmt.Sprintf("This server is at its limit of requests to the portal (other calls are waiting); nothing was sent for %s.", what),
+			Next:    fmt.Sprintf("Wait %d seconds and try again, or make fewer calls at once.", secs),
+			Type:    errRateLimit,
+			Code:    "upstream_busy",
+			Details: map[string]any{"retry_after_seconds": secs},
+		}
 	case errors.As(err, &rl):
 		secs := int(math.Ceil(rl.RetryAfter.Seconds()))
 		if secs < 1 {
 			secs = 1
 		}
-		msg := fmt.Sprintf("The portal is rate limiting requests. Wait %d seconds and try again.", secs)
+		reason := "The portal is rate limiting requests."
+		next := fmt.Sprintf("Wait %d seconds and try again.", secs)
 		if rl.StatusCode == http.StatusTooEarly {
 			// data.sf.gov's CDN answers bursts with an empty 425, token
 			// or not (find_string ids 68959116828, 68284003677).
-			msg = fmt.Sprintf("The portal refused a burst of requests (HTTP 425 Too Early, from the network in front of it) for %s, and kept refusing after this server's retries. Wait %d seconds and try again, with fewer calls at once.", what, secs)
+			reason = fmt.Sprintf("The portal refused a burst of requests (HTTP 425 Too Early, from the network in front of it) for %s, and kept refusing after this server's retries.", what)
+			next = fmt.Sprintf("Wait %d seconds and try again, with fewer calls at once.", secs)
 		}
-		return toolError{
-			Error:     msg,
-			ErrorType: errRateLimit,
-			Details:   map[string]any{"retry_after_seconds": secs, "status": cmp.Or(rl.StatusCode, http.StatusTooManyRequests)},
-		}.result()
+		return &toolError{
+			Reason: reason, Next: next,
+			Type:    errRateLimit,
+			Details: map[string]any{"retry_after_seconds": secs, "status": cmp.Or(rl.StatusCode, http.StatusTooManyRequests)},
+		}
 	case errors.As(err, &api) && api.Code == socrata.CodeAuthenticationRequired:
 		// Anonymous throttling: "Anonymous throttling on NYC comes back as
 		// 403 authentication_required, not 429" (find_string id
 		// 67605731364); an app token lifts it.
-		return toolError{
-			Error: "The portal refused the request for " + what + " without an app token (HTTP 403 authentication_required: " + api.Message +
-				"). It throttles anonymous requests: wait a minute and try again; an app token lifts the throttle (the server's operator sets SOCRATA_APP_TOKEN, or DATASF_APP_TOKENS for other portals).",
-			ErrorType: errRateLimit, Code: api.Code,
+		return &toolError{
+			Reason: "The portal refused the request for " + what + " without an app token (HTTP 403 authentication_required: " + api.Message + ").",
+			Next:   "It throttles anonymous requests: wait a minute and try again; an app token lifts the throttle (the server's operator sets SOCRATA_APP_TOKEN, or DATASF_APP_TOKENS for other portals).",
+			Type:   errRateLimit, Code: api.Code,
 			Details: map[string]any{"status": api.StatusCode, "code": api.Code, "socrata_message": api.Message},
-		}.result()
+		}
 	case errors.As(err, &to), errors.Is(err, context.DeadlineExceeded):
-		return toolError{
-			Error:     "The portal did not answer in time for " + what + ". Try again, or narrow the query (add a WHERE clause or a LIMIT).",
-			ErrorType: errTimeout,
-		}.result()
+		return &toolError{
+			Reason: "The portal did not answer in time for " + what + ".",
+			Next:   "Try again, or narrow the query (add a WHERE clause or a LIMIT).",
+			Type:   errTimeout,
+		}
 	case errors.As(err, &api):
 		details := map[string]any{"status": api.StatusCode}
 		if api.Code != "" {
@@ -146,26 +238,30 @@ func upstreamError(err error, what string, hint string) *mcp.CallToolResult {
 		} else {
 			msg += fmt.Sprintf(" (HTTP %d)", api.StatusCode)
 		}
+		msg += "."
+		next := ""
 		switch {
 		case strings.HasPrefix(api.Code, "query."):
-			msg += ". Fix the SoQL and try again; get_schema lists the real column names."
+			next = "Fix the SoQL and try again; get_schema lists the real column names."
 		case api.Code == "html_response" || api.Code == "empty_response" || api.Code == "redirect":
 			// Not Socrata's answer: nothing the model can change; the
 			// user can run the checks.
-			msg += ". This is not a problem with the query or a token: tell the user, who can run `datasf-mcp doctor` to check the portal."
+			next = "This is not a problem with the query or a token: tell the user, who can run `datasf-mcp doctor` to check the portal."
+		default:
+			msg = strings.TrimSuffix(msg, ".") // the words as the model has always read them
 		}
-		return toolError{Error: msg, ErrorType: errAPI, Code: api.Code, Details: details}.result()
+		return &toolError{Reason: msg, Next: next, Type: errAPI, Code: api.Code, Details: details}
 	default:
 		if host, reason, ok := unreachable(err); ok {
-			return toolError{
-				Error: fmt.Sprintf("Could not reach the portal at %s for %s: %s. The server has no network path to the portal; "+
-					"tell the user, who can check the connection (or the portal domain) or run the server offline.", host, what, reason),
-				ErrorType: errAPI,
-				Code:      CodeUnreachable,
-				Details:   map[string]any{"host": host},
-			}.result()
+			return &toolError{
+				Reason:  fmt.Sprintf("Could not reach the portal at %s for %s: %s.", host, what, reason),
+				Next:    "The server has no network path to the portal; tell the user, who can check the connection (or the portal domain) or run the server offline.",
+				Type:    errAPI,
+				Code:    CodeUnreachable,
+				Details: map[string]any{"host": host},
+			}
 		}
-		return toolError{Error: "The request for " + what + " failed: " + err.Error(), ErrorType: errAPI}.result()
+		return &toolError{Reason: "The request for " + what + " failed: " + err.Error(), Type: errAPI}
 	}
 }
 
@@ -174,23 +270,24 @@ func upstreamError(err error, what string, hint string) *mcp.CallToolResult {
 const CodeMoved = "portal_moved"
 
 // movedError answers a portal that moved and was not followed.
-func movedError(mv *socrata.MovedError, what string) *mcp.CallToolResult {
+func movedError(mv *socrata.MovedError, what string) *toolError {
 	details := map[string]any{"domain": mv.Domain, "moved_to": mv.To, "status": mv.StatusCode}
 	var de *socrata.DomainError
 	switch {
 	case errors.As(mv.Refused, &de):
 		details["reason"] = de.Reason
-		return toolError{Error: fmt.Sprintf("The portal %s has moved to %s, which this server refuses (%s), so %s could not be read. Tell the user; the server's operator can allow %s (DATASF_DOMAINS).",
-			mv.Domain, mv.To, de.Reason, what, mv.To), ErrorType: errValidation, Code: CodeMoved, Details: details}.result()
+		return &toolError{Reason: fmt.Sprintf("The portal %s has moved to %s, which this server refuses (%s), so %s could not be read.", mv.Domain, mv.To, de.Reason, what),
+			Next: fmt.Sprintf("Tell the user; the server's operator can allow %s (DATASF_DOMAINS).", mv.To),
+			Type: errValidation, Code: CodeMoved, Details: details}
 	case mv.Refused != nil:
-		return toolError{Error: fmt.Sprintf("The portal %s has moved to %s, which could not be used for %s: %v.",
-			mv.Domain, mv.To, what, mv.Refused), ErrorType: errAPI, Code: CodeMoved, Details: details}.result()
+		return &toolError{Reason: fmt.Sprintf("The portal %s has moved to %s, which could not be used for %s: %v.",
+			mv.Domain, mv.To, what, mv.Refused), Type: errAPI, Code: CodeMoved, Details: details}
 	case mv.StatusCode == http.StatusForbidden:
-		return toolError{Error: fmt.Sprintf("The old address of this portal (%s) refused the query for %s (HTTP 403, an HTML page, not a credentials problem): it has moved to %s. Call again with domain %q.",
-			mv.Domain, what, mv.To, mv.To), ErrorType: errAPI, Code: CodeMoved, Details: details}.result()
+		return &toolError{Reason: fmt.Sprintf("The old address of this portal (%s) refused the query for %s (HTTP 403, an HTML page, not a credentials problem): it has moved to %s.",
+			mv.Domain, what, mv.To), Next: fmt.Sprintf("Call again with domain %q.", mv.To), Type: errAPI, Code: CodeMoved, Details: details}
 	}
-	return toolError{Error: fmt.Sprintf("The portal %s has moved to %s (HTTP %d) for %s. Call again with domain %q.",
-		mv.Domain, mv.To, mv.StatusCode, what, mv.To), ErrorType: errAPI, Code: CodeMoved, Details: details}.result()
+	return &toolError{Reason: fmt.Sprintf("The portal %s has moved to %s (HTTP %d) for %s.", mv.Domain, mv.To, mv.StatusCode, what),
+		Next: fmt.Sprintf("Call again with domain %q.", mv.To), Type: errAPI, Code: CodeMoved, Details: details}
 }
 
 // restErrorText says why a stored query failed, for the caller of the REST
@@ -223,10 +320,9 @@ func restErrorText(err error) string {
 const codeDomainRefused = "domain_refused"
 
 // domainRefused answers a refused domain argument.
-func domainRefused(de *socrata.DomainError) *mcp.CallToolResult {
-	msg := strings.TrimPrefix(de.Error(), "socrata: ")
-	return toolError{Error: msg + ". list_datasf with domain \"*\" lists portals.", ErrorType: errValidation, Code: codeDomainRefused,
-		Details: map[string]any{"field": "domain", "reason": de.Reason}}.result()
+func domainRefused(de *socrata.DomainError) *toolError {
+	return &toolError{Reason: strings.TrimPrefix(de.Error(), "socrata: ") + ".", Next: "list_datasf with domain \"*\" lists portals.",
+		Type: errValidation, Code: codeDomainRefused, Details: map[string]any{"field": "domain", "reason": de.Reason}}
 }
 
 // CodeUnreachable is the code of a tool error whose portal cannot be

@@ -38,8 +38,8 @@ func TestUpstreamErrorUnreachablePortal(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			res := upstreamError(tc.err, "dataset wg3w-h783", "")
-			var body toolError
+			res := errorResult(&opError{what: "dataset wg3w-h783", err: tc.err})
+			var body errorBody
 			if err := json.Unmarshal([]byte(res.Content[0].(mcp.TextContent).Text), &body); err != nil {
 				t.Fatal(err)
 			}
@@ -85,9 +85,9 @@ func TestLivePortalErrorWords(t *testing.T) {
 			errAPI, []string{"No such column: x", "query.soql.no-such-column"}},
 	}
 	for _, tt := range tests {
-		res := upstreamError(tt.err, "the query on dataset abcd-1234", "")
+		res := errorResult(&opError{what: "the query on dataset abcd-1234", err: tt.err})
 		text := res.Content[0].(mcp.TextContent).Text
-		var body toolError
+		var body errorBody
 		if err := json.Unmarshal([]byte(text), &body); err != nil {
 			t.Fatalf("%s: %v", tt.name, err)
 		}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -16,7 +17,7 @@ import (
 )
 
 // maxQueryFrames is how many of our functions may stand between
-// query_datasf's MCP handler and http.Client.Do (docs/architecture.md
+// query_datasf's tool handler and http.Client.Do (docs/architecture.md
 // lists them).
 const maxQueryFrames = 6
 
@@ -115,11 +116,19 @@ func TestQueryPathFrames(t *testing.T) {
 	if err != nil || res.IsError {
 		t.Fatalf("query_datasf = %v, %v", res.Content, err)
 	}
-	frames := ourFrames(rec.got)
-	t.Logf("frames: %d: %s", len(frames), strings.Join(frames, " → "))
-	if len(frames) == 0 || !strings.HasPrefix(frames[0], "datasf.") {
+	// The MCP handler newTool makes (decode, call, render) stands above
+	// the tool's typed handler; the frames are counted from the typed
+	// handler, as from any tool handler.
+	all := ourFrames(rec.got)
+	handler := slices.Index(all, "datasf.(*toolServer).query")
+	if handler < 0 {
 		t.Fatalf("the sample's stack does not reach the tool handler (is GODEBUG=tracebackancestors set?):\n%s", rec.got)
 	}
+	if above := all[:handler]; len(above) != 1 || !strings.HasPrefix(above[0], "datasf.newTool[") {
+		t.Errorf("above the tool handler: %q; want only newTool's MCP handler", above)
+	}
+	frames := all[handler:]
+	t.Logf("frames: %d: %s (below %s)", len(frames), strings.Join(frames, " → "), strings.Join(all[:handler], " → "))
 	if len(frames) > maxQueryFrames {
 		t.Errorf("query_datasf's sample passes through %d of our functions to http.Client.Do; want at most %d:\n%s",
 			len(frames), maxQueryFrames, strings.Join(frames, "\n"))

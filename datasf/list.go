@@ -25,32 +25,29 @@ type ListInput struct {
 	Format   string `json:"format,omitempty" validate:"omitempty,oneof=auto json markdown"`
 }
 
+func (in ListInput) format() string { return in.Format }
+
 func listTool(s *toolServer) tool {
 	return newTool[ListInput](toolDef{
 		name:        "list_datasf",
 		title:       "List datasets",
 		description: "Datasets, most recently updated first, optionally of one category. Next: get_schema.",
 		openWorld:   true,
-		output:      outputSchema[catalogResult](),
 	}, s.list)
 }
 
-func (s *toolServer) list(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	in, refused := arguments[ListInput](req)
-	if refused != nil {
-		return refused, nil
-	}
+func (s *toolServer) list(ctx context.Context, _ mcp.CallToolRequest, in ListInput) (catalogResult, error) {
 	limit := or(in.Limit, DefaultListLimit)
 	if strings.TrimSpace(in.Domain) == "*" {
-		return s.listPortals(ctx, in, limit), nil
+		return s.listPortals(ctx, limit)
 	}
 	p, err := s.portals.Get(ctx, strings.TrimSpace(in.Domain))
 	if err != nil {
-		return upstreamError(err, "the domain", ""), nil
+		return catalogResult{}, &opError{what: "the domain", err: err}
 	}
 	ds, err := p.Client.List(ctx, in.Category, limit)
 	if err != nil {
-		return upstreamError(err, "the catalog listing", ""), nil
+		return catalogResult{}, &opError{what: "the catalog listing", err: err}
 	}
 	p, moved := s.portals.Moved(ctx, strings.TrimSpace(in.Domain), p)
 	domain := otherDomain(p)
@@ -61,18 +58,17 @@ func (s *toolServer) list(ctx context.Context, req mcp.CallToolRequest) (*mcp.Ca
 	} else {
 		out.Summary = fmt.Sprintf("The %d most recently updated datasets.", out.Count)
 	}
-	table := catalogTable(out.Results)
 	if out.Count == 0 && in.Category != "" && domain != "" {
 		out.Summary = fmt.Sprintf("No dataset of %s is in category %q. Call list_datasf without a category to see its datasets.", domain, in.Category)
 	} else if out.Count == 0 && in.Category != "" {
 		out.Summary = fmt.Sprintf("No dataset is in category %q.", in.Category)
-		if out.Categories, table = s.noHits(ctx); out.Categories != nil {
+		if out.Categories = s.noHits(ctx); out.Categories != nil {
 			out.Summary += " The portal's categories are below: call list_datasf with one of them."
 		}
 	}
 	out.Summary = s.sourceNotes(out.Summary, moved)
 	s.offlineLinks(out.Results)
-	return render(responseFormat(ctx, in.Format), out, out.Summary, table), nil
+	return out, nil
 }
 
 // portalItem is one portal of list_datasf's domain "*" answer.
@@ -84,15 +80,15 @@ type portalItem struct {
 // listPortals answers list_datasf with domain "*": the portals the
 // Discovery API knows (only the allowed ones with an allowlist), most
 // datasets first.
-func (s *toolServer) listPortals(ctx context.Context, in *ListInput, limit int) *mcp.CallToolResult {
+func (s *toolServer) listPortals(ctx context.Context, limit int) (catalogResult, error) {
 	all, err := s.portals.Catalog.Portals(ctx)
 	if errors.Is(err, socrata.ErrNotFound) {
-		return s.knownPortals(ctx, in)
+		return s.knownPortals(), nil
 	}
 	if err != nil {
-		return upstreamError(err, "the list of portals", "")
+		return catalogResult{}, &opError{what: "the list of portals", err: err}
 	}
-	out := catalogResult{Domain: "*", Results: []datasetItem{}, Portals: []portalItem{}}
+	out := catalogResult{Domain: "*", Results: []datasetItem{}, Portals: []portalItem{}, portalCounts: true}
 	for _, p := range all {
 		if len(out.Portals) == limit {
 			break
@@ -103,12 +99,7 @@ func (s *toolServer) listPortals(ctx context.Context, in *ListInput, limit int) 
 	}
 	out.Count = len(out.Portals)
 	out.Summary = fmt.Sprintf("%d portals, most datasets first. Pass one as domain to search_datasf, list_datasf, get_schema and query_datasf.", out.Count)
-	var table strings.Builder
-	table.WriteString("| domain | datasets |\n|---|---|\n")
-	for _, p := range out.Portals {
-		fmt.Fprintf(&table, "| %s | %d |\n", cell(p.Domain), p.Datasets)
-	}
-	return render(responseFormat(ctx, in.Format), out, out.Summary, table.String())
+	return out, nil
 }
 
 // knownPortals answers list_datasf with domain "*" when Discovery has no
@@ -116,7 +107,7 @@ func (s *toolServer) listPortals(ctx context.Context, in *ListInput, limit int) 
 // (testdata/evidence/live-portals-2026.jsonl, 2026-05-23, cyanheads
 // socrata-service.ts). It names the portals this server knows and says
 // how to reach any other.
-func (s *toolServer) knownPortals(ctx context.Context, in *ListInput) *mcp.CallToolResult {
+func (s *toolServer) knownPortals() catalogResult {
 	out := catalogResult{Domain: "*", Results: []datasetItem{}, Portals: []portalItem{}}
 	for _, d := range s.portals.Known() {
 		out.Portals = append(out.Portals, portalItem{Domain: d})
@@ -125,10 +116,23 @@ func (s *toolServer) knownPortals(ctx context.Context, in *ListInput) *mcp.CallT
 	out.Summary = fmt.Sprintf("The Discovery API no longer lists portals (it answered 404), so their dataset counts are unknown. "+
 		"This server knows %d: %s. Any Socrata portal's host name works as domain (if this server allows it); "+
 		"search_datasf with domain \"*\" finds datasets on every portal.", out.Count, strings.Join(s.portals.Known(), ", "))
-	var table strings.Builder
-	table.WriteString("| domain |\n|---|\n")
-	for _, p := range out.Portals {
-		fmt.Fprintf(&table, "| %s |\n", cell(p.Domain))
+	return out
+}
+
+// portalTable is the markdown table of list_datasf's portals, with their
+// dataset counts when they are known.
+func portalTable(portals []portalItem, counts bool) string {
+	var b strings.Builder
+	if !counts {
+		b.WriteString("| domain |\n|---|\n")
+		for _, p := range portals {
+			fmt.Fprintf(&b, "| %s |\n", cell(p.Domain))
+		}
+		return b.String()
 	}
-	return render(responseFormat(ctx, in.Format), out, out.Summary, table.String())
+	b.WriteString("| domain | datasets |\n|---|---|\n")
+	for _, p := range portals {
+		fmt.Fprintf(&b, "| %s | %d |\n", cell(p.Domain), p.Datasets)
+	}
+	return b.String()
 }

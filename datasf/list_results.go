@@ -27,12 +27,13 @@ type ListResultsInput struct {
 	Format string `json:"format,omitempty" validate:"omitempty,oneof=auto json markdown"`
 }
 
+func (in ListResultsInput) format() string { return in.Format }
+
 func listResultsTool(s *toolServer) tool {
 	return newTool[ListResultsInput](toolDef{
 		name:        "list_results",
 		title:       "List stored results",
 		description: "This session's stored results, newest first: dataset, query, rows, link. Reuse one instead of re-running a query.",
-		output:      outputSchema[listResultsOutput](),
 	}, s.listResults)
 }
 
@@ -60,11 +61,7 @@ type resultItem struct {
 	Pinned     bool     `json:"pinned"`
 }
 
-func (s *toolServer) listResults(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	in, refused := arguments[ListResultsInput](req)
-	if refused != nil {
-		return refused, nil
-	}
+func (s *toolServer) listResults(ctx context.Context, _ mcp.CallToolRequest, in ListResultsInput) (listResultsOutput, error) {
 	limit, offset := or(in.Limit, DefaultListResultsLimit), or(in.Offset, 0)
 	out := listResultsOutput{Results: []resultItem{}, Offset: offset}
 	ids := s.session.list(ctx)
@@ -111,9 +108,15 @@ func (s *toolServer) listResults(ctx context.Context, req mcp.CallToolRequest) (
 	default:
 		out.Summary = fmt.Sprintf("%d stored results in this session; %d shown from offset %d.", out.Total, out.Count, offset)
 	}
-	// Each row tells one result from the others: its dataset, its query
-	// (shortened in the middle), its size and its age.
+	return out, nil
+}
+
+// markdown is the summary and a table in which each row tells one result
+// from the others: its dataset, its query (shortened in the middle), its
+// size and its age.
+func (out listResultsOutput) markdown() string {
 	var table strings.Builder
+	table.WriteString(out.Summary + "\n\n")
 	table.WriteString("| dataset | query | rows | created | expires | url |\n|---|---|---|---|---|---|\n")
 	for _, it := range out.Results {
 		exp := "never"
@@ -129,7 +132,7 @@ func (s *toolServer) listResults(ctx context.Context, req mcp.CallToolRequest) (
 		}
 		fmt.Fprintf(&table, "| %s | %s | %d | %s | %s | %s |\n", cell(dataset), cell(middleCut(it.Query, listQueryRunes)), it.TotalCount, shortTime(it.CreatedAt), exp, it.URL)
 	}
-	return render(responseFormat(ctx, in.Format), out, out.Summary, table.String()), nil
+	return table.String()
 }
 
 // listQueryRunes is how much of a query a list_results row shows.

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/mark3labs/mcp-go/mcp"
-
 	"github.com/datasf-mcp/datasf-mcp/fuzzymatch"
 	"github.com/datasf-mcp/datasf-mcp/internal/soql"
 	"github.com/datasf-mcp/datasf-mcp/socrata"
@@ -17,7 +15,7 @@ import (
 // such column Mission", and column correction might even turn Mission
 // into some column; the answer is the fix instead: quote it, = 'Mission'.
 // It returns nil when the query has no such comparison.
-func unquotedValue(q *soql.Query, datasetID string, sc *socrata.Schema) *mcp.CallToolResult {
+func unquotedValue(q *soql.Query, datasetID string, sc *socrata.Schema) *toolError {
 	if len(q.Stages) == 0 {
 		return nil
 	}
@@ -51,7 +49,7 @@ func unquotedValue(q *soql.Query, datasetID string, sc *socrata.Schema) *mcp.Cal
 		}
 		return id.Name, true
 	}
-	var found *mcp.CallToolResult
+	var found *toolError
 	check := func(column, op string, value *soql.Ident) {
 		if found != nil {
 			return
@@ -61,12 +59,12 @@ func unquotedValue(q *soql.Query, datasetID string, sc *socrata.Schema) *mcp.Cal
 		if op == "IN" {
 			fix = quoted // one value of the list
 		}
-		msg := fmt.Sprintf("%s %s %s compares the text column %s with %s, which is not a column of dataset %s: a text value needs quotes. Quote it: %s, and call query_datasf again.",
-			column, op, value.Raw, column, value.Raw, datasetID, fix)
-		found = toolError{Error: msg, ErrorType: errValidation, Code: "unquoted_value", Details: map[string]any{
+		msg := fmt.Sprintf("%s %s %s compares the text column %s with %s, which is not a column of dataset %s: a text value needs quotes.",
+			column, op, value.Raw, column, value.Raw, datasetID)
+		found = &toolError{Reason: msg, Next: fmt.Sprintf("Quote it: %s, and call query_datasf again.", fix), Type: errValidation, Code: "unquoted_value", Details: map[string]any{
 			"column": column, "operator": op, "value": value.Raw, "fix": fix,
 			"line": value.NamePos.Line, "position": value.NamePos.Column,
-		}}.result()
+		}}
 	}
 	for _, clause := range []soql.Expr{st.Where, st.Having} {
 		if clause == nil {

@@ -44,7 +44,7 @@ func TestQueryParsesOnce(t *testing.T) {
 		ctx := context.WithValue(t.Context(), parseCounterKey{}, counter)
 		req := mcp.CallToolRequest{}
 		req.Params.Arguments = map[string]any{"dataset_id": "abcd-1234", "soql": soql}
-		res, err := svc.server.query(ctx, req)
+		res, err := queryTool(svc.server).handler(ctx, req)
 		if err != nil {
 			t.Fatal(err)
 		}

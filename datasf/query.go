@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/datasf-mcp/datasf-mcp/dualresp"
-	"github.com/datasf-mcp/datasf-mcp/dualresp/mcpgo"
 	"github.com/datasf-mcp/datasf-mcp/fuzzymatch"
 	"github.com/datasf-mcp/datasf-mcp/internal/hints"
 	"github.com/datasf-mcp/datasf-mcp/internal/portal"
@@ -38,36 +37,37 @@ type QueryInput struct {
 	Format      string `json:"format,omitempty" validate:"omitempty,oneof=auto json markdown"`
 }
 
-// queryTool's structured content is a dual response (dualresp.Structured),
-// which may also carry hints (package hints).
+func (in QueryInput) format() string { return in.Format }
+
+// queryAnswer is query_datasf's output: a dual response, whose structured
+// content (dualresp.Structured) may also carry hints (package hints).
+type queryAnswer struct{ resp *dualresp.Response }
+
+func (a queryAnswer) response() *dualresp.Response { return a.resp }
+
 func queryTool(s *toolServer) tool {
 	return newTool[QueryInput](toolDef{
 		name:        "query_datasf",
 		title:       "Query a dataset",
 		description: "Run SoQL on a dataset. Returns a SAMPLE of the rows, the exact total (metadata.total_count) and resource.url, the complete result for the user. Answer with aggregates (GROUP BY, count(*), sum); never page through results yourself. SoQL has no FROM; text comparison is case-sensitive; quote dates ('2024-01-01').",
 		openWorld:   true,
-		output:      dualresp.OutputSchema,
 	}, s.query)
 }
 
-func (s *toolServer) query(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	in, refused := arguments[QueryInput](req)
-	if refused != nil {
-		return refused, nil
-	}
+func (s *toolServer) query(ctx context.Context, _ mcp.CallToolRequest, in QueryInput) (queryAnswer, error) {
 	// The query is parsed once; correction, the local checks, the count,
 	// the sample, the hints and the stored query all use this tree.
 	parsed, err := parseSoQL(ctx, in.SoQL)
 	if err != nil {
-		return syntaxError(err), nil
+		return queryAnswer{}, syntaxError(err)
 	}
 	p, err := s.portals.Get(ctx, strings.TrimSpace(in.Domain))
 	if err != nil {
-		return upstreamError(err, "the domain", ""), nil
+		return queryAnswer{}, &opError{what: "the domain", err: err}
 	}
 	sc, _, err := p.Schemas.Schema(ctx, in.DatasetID)
 	if err != nil {
-		return upstreamError(err, datasetName(p, in.DatasetID), "Check the id with search_datasf."), nil
+		return queryAnswer{}, &opError{what: datasetName(p, in.DatasetID), hint: "Check the id with search_datasf.", err: err}
 	}
 	// A portal that moved (known, or learnt by the schema read) runs on
 	// its new host, and the answer says so.
@@ -75,8 +75,8 @@ func (s *toolServer) query(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 	domain := otherDomain(p)
 	// A bare word compared with a text column is a value without quotes,
 	// not a column to correct (mistakes.go).
-	if res := unquotedValue(parsed, in.DatasetID, sc); res != nil {
-		return res, nil
+	if te := unquotedValue(parsed, in.DatasetID, sc); te != nil {
+		return queryAnswer{}, te
 	}
 	fixed := fuzzymatch.Result{Query: in.SoQL}
 	if or(in.AutoCorrect, true) && namesUnknownColumn(parsed, sc) {
@@ -89,8 +89,8 @@ func (s *toolServer) query(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 	corrections := fixed.Corrections
 	// What the portal would refuse is answered now, in its words
 	// (checks.go). Positions point into the query as the model wrote it.
-	if res := localCheck(parsed, in.SoQL, in.DatasetID, sc, fixed); res != nil {
-		return res, nil
+	if te := localCheck(parsed, in.SoQL, in.DatasetID, sc, fixed); te != nil {
+		return queryAnswer{}, te
 	}
 	stable := parsed.WithStableOrderFor(schemaFields(sc))
 
@@ -153,9 +153,9 @@ func (s *toolServer) query(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 	var store *dualresp.StorageError
 	switch {
 	case errors.As(err, &store):
-		return toolError{Error: "The result could not be stored: " + err.Error(), ErrorType: errAPI}.result(), nil
+		return queryAnswer{}, &toolError{Reason: "The result could not be stored: " + err.Error(), Type: errAPI}
 	case err != nil:
-		return queryError(err, datasetName(p, in.DatasetID), sc), nil
+		return queryAnswer{}, queryError(err, datasetName(p, in.DatasetID), sc)
 	}
 	s.session.add(ctx, resp.ID())
 	if hints.Empty(resp, parsed) {
@@ -164,10 +164,7 @@ func (s *toolServer) query(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 	if plan.Stale() {
 		resp = resp.WithHints(newStaleHint(p.Domain))
 	}
-	if responseFormat(ctx, in.Format) == formatJSON {
-		return mcpgo.CallToolResultJSON(resp), nil
-	}
-	return mcpgo.CallToolResult(resp), nil
+	return queryAnswer{resp}, nil
 }
 
 // namesUnknownColumn reports whether one of q's column references names no
@@ -213,17 +210,18 @@ func parseSoQL(ctx context.Context, text string) (*soql.Query, error) {
 }
 
 // syntaxError answers a SoQL syntax error locally, with its position.
-func syntaxError(err error) *mcp.CallToolResult {
+func syntaxError(err error) *toolError {
 	var se *soql.SyntaxError
 	if errors.As(err, &se) && se.Got == "FROM" {
-		return toolError{Error: fmt.Sprintf("SoQL has no FROM: the dataset is the dataset_id argument. Remove FROM and the name after it (line %d, column %d), and call query_datasf again.", se.Pos.Line, se.Pos.Column),
-			ErrorType: errValidation, Code: "soql_syntax",
-			Details: map[string]any{"line": se.Pos.Line, "column": se.Pos.Column, "expected": se.Expected, "got": se.Got}}.result()
+		return &toolError{Reason: "SoQL has no FROM: the dataset is the dataset_id argument.",
+			Next: fmt.Sprintf("Remove FROM and the name after it (line %d, column %d), and call query_datasf again.", se.Pos.Line, se.Pos.Column),
+			Type: errValidation, Code: "soql_syntax",
+			Details: map[string]any{"line": se.Pos.Line, "column": se.Pos.Column, "expected": se.Expected, "got": se.Got}}
 	}
 	if errors.As(err, &se) {
-		return toolError{Error: "soql has a syntax error: " + se.Error() + ". Fix the query and call query_datasf again.",
-			ErrorType: errValidation, Code: "soql_syntax",
-			Details: map[string]any{"line": se.Pos.Line, "column": se.Pos.Column, "expected": se.Expected, "got": se.Got}}.result()
+		return &toolError{Reason: "soql has a syntax error: " + se.Error() + ".", Next: "Fix the query and call query_datasf again.",
+			Type: errValidation, Code: "soql_syntax",
+			Details: map[string]any{"line": se.Pos.Line, "column": se.Pos.Column, "expected": se.Expected, "got": se.Got}}
 	}
 	return validationError("soql could not be read: "+err.Error(), nil)
 }
@@ -231,7 +229,7 @@ func syntaxError(err error) *mcp.CallToolResult {
 // queryError translates a failed query, adding the closest real columns when
 // Socrata says a column does not exist. datasetID names the dataset (with
 // its domain when it is not the configured portal's).
-func queryError(err error, datasetID string, sc *socrata.Schema) *mcp.CallToolResult {
+func queryError(err error, datasetID string, sc *socrata.Schema) error {
 	var api *socrata.APIError
 	if errors.As(err, &api) && api.Code == "query.soql.no-such-column" {
 		col, _ := api.Data["column"].(string)
@@ -243,10 +241,9 @@ func queryError(err error, datasetID string, sc *socrata.Schema) *mcp.CallToolRe
 		if len(close) > 0 {
 			msg += " Closest columns: " + strings.Join(close, ", ") + "."
 		}
-		msg += " Call get_schema for the full list."
-		return toolError{Error: msg, ErrorType: errValidation, Code: "no_such_column", Details: map[string]any{
+		return &toolError{Reason: msg, Next: "Call get_schema for the full list.", Type: errValidation, Code: "no_such_column", Details: map[string]any{
 			"code": api.Code, "column": col, "closest_columns": close, "socrata_message": api.Message,
-		}}.result()
+		}}
 	}
-	return upstreamError(err, "the query on "+datasetID, "Check the id with search_datasf.")
+	return &opError{what: "the query on " + datasetID, hint: "Check the id with search_datasf.", err: err}
 }

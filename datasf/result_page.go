@@ -38,6 +38,8 @@ type ResultPageInput struct {
 	Format string `json:"format,omitempty" validate:"omitempty,oneof=auto json markdown"`
 }
 
+func (in ResultPageInput) format() string { return in.Format }
+
 // resultPageTool pages through a stored result for the result viewer (the
 // MCP App): visible to the app only, hidden from the model (see app.go).
 func resultPageTool(s *toolServer) tool {
@@ -45,7 +47,6 @@ func resultPageTool(s *toolServer) tool {
 		name:        "result_page",
 		title:       "Read a page of a stored result",
 		description: "For the result viewer app: one page of a stored query result (the complete result, not the sample), optionally sorted by one of its columns. Checked like the REST API's page requests, and visible only to the caller that created the result.",
-		output:      resultPageOutputSchema,
 	}, s.resultPage)
 	t.def.Meta = &mcp.Meta{AdditionalFields: map[string]any{
 		"ui": appToolMeta{ResourceURI: AppURI, Visibility: []string{"app"}},
@@ -80,18 +81,20 @@ type resultPageOutput struct {
 	*dualresp.Page
 }
 
-func (s *toolServer) resultPage(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	in, refused := arguments[ResultPageInput](req)
-	if refused != nil {
-		return refused, nil
-	}
+// markdown is the summary alone: the rows are for the app, in the
+// structured content.
+func (out resultPageOutput) markdown() string { return out.Summary + "\n\n" }
+
+func (resultPageOutput) outputSchema() json.RawMessage { return resultPageOutputSchema }
+
+func (s *toolServer) resultPage(ctx context.Context, _ mcp.CallToolRequest, in ResultPageInput) (resultPageOutput, error) {
 	id, err := dualresp.ResourceID(in.Result)
 	if err != nil {
-		return validationError(fmt.Sprintf("result %q is not a stored result's id, resource:// URI or URL", in.Result),
-			map[string]any{"field": "result"}), nil
+		return resultPageOutput{}, validationError(fmt.Sprintf("result %q is not a stored result's id, resource:// URI or URL", in.Result),
+			map[string]any{"field": "result"})
 	}
 	if in.Order != "" && in.SortBy == "" {
-		return validationError("order needs sort_by: name the column to sort by", map[string]any{"field": "order"}), nil
+		return resultPageOutput{}, validationError("order needs sort_by: name the column to sort by", map[string]any{"field": "order"})
 	}
 	// Checked, counted and read as the REST API's page requests are.
 	pq := dualresp.PageQuery{Offset: int64(or(in.Offset, 0)), Limit: int64(or(in.Limit, DefaultResultPageLimit))}
@@ -104,11 +107,11 @@ func (s *toolServer) resultPage(ctx context.Context, req mcp.CallToolRequest) (*
 	switch {
 	case errors.As(err, &bad):
 		arg := resultPageParam[bad.Param]
-		return validationError(arg+": "+bad.Message, map[string]any{"field": arg}), nil
+		return resultPageOutput{}, validationError(arg+": "+bad.Message, map[string]any{"field": arg})
 	case errors.Is(err, dualresp.ErrNotFound), errors.Is(err, dualresp.ErrExpired), errors.As(err, &store):
-		return resultReadError(err, in.Result), nil
+		return resultPageOutput{}, resultReadError(err, in.Result)
 	case err != nil:
-		return upstreamError(err, "the page of result "+id, "Run the query again with query_datasf."), nil
+		return resultPageOutput{}, &opError{what: "the page of result " + id, hint: "Run the query again with query_datasf.", err: err}
 	}
 	out := resultPageOutput{Page: page, Resource: resultInfo{
 		ID: rec.ID, URI: s.results.URI(rec.ID), URL: s.results.URL(rec.ID), Name: rec.Name, Query: rec.Query.Text,
@@ -133,9 +136,7 @@ func (s *toolServer) resultPage(ctx context.Context, req mcp.CallToolRequest) (*
 	} else {
 		out.Summary = fmt.Sprintf("Rows %d-%d of %d of %q%s.", page.Offset+1, page.Offset+page.ReturnedCount, page.TotalCount, rec.Name, order)
 	}
-	// The rows are for the app, in the structured content; the text says
-	// what the page is.
-	return render(responseFormat(ctx, in.Format), out, out.Summary, ""), nil
+	return out, nil
 }
 
 // resultPageParam names result_page's argument for a parameter of a
@@ -143,14 +144,14 @@ func (s *toolServer) resultPage(ctx context.Context, req mcp.CallToolRequest) (*
 var resultPageParam = map[string]string{"offset": "offset", "limit": "limit", "sort": "sort_by"}
 
 // resultReadError explains why a stored result cannot be read.
-func resultReadError(err error, ref string) *mcp.CallToolResult {
+func resultReadError(err error, ref string) *toolError {
 	switch {
 	case errors.Is(err, dualresp.ErrExpired):
-		return toolError{Error: fmt.Sprintf("result %q has expired; run its query again with query_datasf", ref), ErrorType: errNotFound, Code: "result_expired"}.result()
+		return &toolError{Reason: fmt.Sprintf("result %q has expired;", ref), Next: "run its query again with query_datasf", Type: errNotFound, Code: "result_expired"}
 	case errors.Is(err, dualresp.ErrNotFound):
-		return toolError{Error: fmt.Sprintf("no stored result %q (it may have expired, or belong to another caller)", ref), ErrorType: errNotFound, Code: "result_not_found"}.result()
+		return &toolError{Reason: fmt.Sprintf("no stored result %q (it may have expired, or belong to another caller)", ref), Type: errNotFound, Code: "result_not_found"}
 	}
-	return toolError{Error: "reading result " + ref + " failed: " + err.Error(), ErrorType: errAPI, Code: "storage_error"}.result()
+	return &toolError{Reason: "reading result " + ref + " failed: " + err.Error(), Type: errAPI, Code: "storage_error"}
 }
 
 var resultPageOutputSchema = json.RawMessage(`{

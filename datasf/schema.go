@@ -19,13 +19,14 @@ type SchemaInput struct {
 	Format    string `json:"format,omitempty" validate:"omitempty,oneof=auto json markdown"`
 }
 
+func (in SchemaInput) format() string { return in.Format }
+
 func schemaTool(s *toolServer) tool {
 	return newTool[SchemaInput](toolDef{
 		name:        "get_schema",
 		title:       "Dataset schema",
 		description: "A dataset's columns (fieldName to use in SoQL, type) and exact row count. Call it before query_datasf.",
 		openWorld:   true,
-		output:      outputSchema[schemaResult](),
 	}, s.schema)
 }
 
@@ -53,18 +54,14 @@ type schemaColumn struct {
 	Values []string `json:"values,omitempty"`
 }
 
-func (s *toolServer) schema(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	in, refused := arguments[SchemaInput](req)
-	if refused != nil {
-		return refused, nil
-	}
+func (s *toolServer) schema(ctx context.Context, _ mcp.CallToolRequest, in SchemaInput) (schemaResult, error) {
 	p, err := s.portals.Get(ctx, strings.TrimSpace(in.Domain))
 	if err != nil {
-		return upstreamError(err, "the domain", ""), nil
+		return schemaResult{}, &opError{what: "the domain", err: err}
 	}
 	sc, cached, err := p.Schemas.Schema(ctx, in.DatasetID)
 	if err != nil {
-		return upstreamError(err, datasetName(p, in.DatasetID), "Check the id with search_datasf."), nil
+		return schemaResult{}, &opError{what: datasetName(p, in.DatasetID), hint: "Check the id with search_datasf.", err: err}
 	}
 	p, moved := s.portals.Moved(ctx, strings.TrimSpace(in.Domain), p)
 	out := schemaResult{
@@ -102,14 +99,20 @@ func (s *toolServer) schema(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 		out.Summary = fmt.Sprintf("%s (%s on %s): %d columns, %d rows. Use the fieldName values in query_datasf, with domain %s.", sc.Name, in.DatasetID, out.Domain, len(out.Columns), sc.RowCount, out.Domain)
 	}
 	out.Summary = s.sourceNotes(out.Summary, moved)
+	return out, nil
+}
+
+// markdown is the summary and a table of the columns.
+func (r schemaResult) markdown() string {
 	var table strings.Builder
+	table.WriteString(r.Summary + "\n\n")
 	table.WriteString("| fieldName | type | name | nulls | values |\n|---|---|---|---|---|\n")
-	for _, c := range out.Columns {
+	for _, c := range r.Columns {
 		nulls := ""
 		if c.NullShare != nil {
 			nulls = strconv.FormatFloat(*c.NullShare, 'f', -1, 64)
 		}
 		fmt.Fprintf(&table, "| %s | %s | %s | %s | %s |\n", cell(c.FieldName), cell(c.DataType), cell(c.Name), nulls, cell(strings.Join(c.Values, "; ")))
 	}
-	return render(responseFormat(ctx, in.Format), out, out.Summary, table.String()), nil
+	return table.String()
 }

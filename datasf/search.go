@@ -32,13 +32,14 @@ type SearchInput struct {
 	Format string `json:"format,omitempty" validate:"omitempty,oneof=auto json markdown"`
 }
 
+func (in SearchInput) format() string { return in.Format }
+
 func searchTool(s *toolServer) tool {
 	return newTool[SearchInput](toolDef{
 		name:        "search_datasf",
 		title:       "Search datasets",
 		description: "Search datasets by keywords: ids (e.g. wg3w-h783), names, descriptions. Next: get_schema.",
 		openWorld:   true,
-		output:      outputSchema[catalogResult](),
 	}, s.search)
 }
 
@@ -53,13 +54,26 @@ type catalogResult struct {
 	Portals []portalItem `json:"portals,omitempty"`
 	// Categories are the portal's categories, when nothing matched.
 	Categories []categoryCount `json:"categories,omitempty"`
+	// portalCounts is whether Portals have their dataset counts.
+	portalCounts bool
 }
 
-func (s *toolServer) search(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	in, refused := arguments[SearchInput](req)
-	if refused != nil {
-		return refused, nil
+// markdown is the summary and the table of what the answer lists: its
+// portals, its categories (when nothing matched) or its datasets.
+func (c catalogResult) markdown() string {
+	var table string
+	switch {
+	case c.Portals != nil:
+		table = portalTable(c.Portals, c.portalCounts)
+	case len(c.Categories) > 0:
+		table = categoryTable(c.Categories)
+	default:
+		table = catalogTable(c.Results)
 	}
+	return c.Summary + "\n\n" + table
+}
+
+func (s *toolServer) search(ctx context.Context, _ mcp.CallToolRequest, in SearchInput) (catalogResult, error) {
 	limit := or(in.Limit, DefaultSearchLimit)
 	var (
 		hits   []rankedHit
@@ -71,21 +85,21 @@ func (s *toolServer) search(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 	case d == "*" || strings.Contains(d, ","):
 		domains, derr := s.portals.Domains(ctx, d)
 		if derr != nil {
-			return upstreamError(derr, "the domain", ""), nil
+			return catalogResult{}, &opError{what: "the domain", err: derr}
 		}
 		domain = cmp.Or(strings.Join(domains, ","), "*")
 		// Discovery finds the candidates over several portals; our ranker
 		// orders them, as it orders a single portal's catalog.
 		ds, err := s.portals.Catalog.SearchPortals(ctx, in.Query, domains, min(max(4*limit, 40), 100))
 		if err != nil {
-			return upstreamError(err, "the catalog search", ""), nil
+			return catalogResult{}, &opError{what: "the catalog search", err: err}
 		}
 		ds = slices.DeleteFunc(ds, func(x socrata.Dataset) bool { return !s.portals.Permitted(x.Domain) })
 		hits = rerank(ds, in.Query, limit)
 	default:
 		p, perr := s.portals.Get(ctx, d)
 		if perr != nil {
-			return upstreamError(perr, "the domain", ""), nil
+			return catalogResult{}, &opError{what: "the domain", err: perr}
 		}
 		if d != "" {
 			domain = p.Domain // named, even the configured one: the hits say their domain
@@ -98,7 +112,7 @@ func (s *toolServer) search(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 			s.log.Warn("search: the portal's catalog is not kept; reranking the Discovery API's candidates", "domain", p.Domain, "error", err)
 			ds, serr := p.Client.Search(ctx, in.Query, min(max(4*limit, 40), 100))
 			if serr != nil {
-				return upstreamError(serr, "the catalog search", ""), nil
+				return catalogResult{}, &opError{what: "the catalog search", err: serr}
 			}
 			hits = rerank(ds, in.Query, limit)
 		}
@@ -110,11 +124,10 @@ func (s *toolServer) search(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 	}
 	out.Count = len(out.Results)
 	out.Summary = fmt.Sprintf("%d datasets match %q, best first.", out.Count, in.Query)
-	table := catalogTable(out.Results)
 	switch {
 	case out.Count == 0 && domain == "":
 		out.Summary += " Try other or fewer words, or list_datasf to browse."
-		out.Categories, table = s.noHits(ctx)
+		out.Categories = s.noHits(ctx)
 		if out.Categories != nil {
 			out.Summary += " The portal's categories are below: list_datasf with one of them shows its datasets."
 		}
@@ -127,7 +140,7 @@ func (s *toolServer) search(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 	}
 	out.Summary = s.sourceNotes(out.Summary, moved)
 	s.offlineLinks(out.Results)
-	return render(responseFormat(ctx, in.Format), out, out.Summary, table), nil
+	return out, nil
 }
 
 // schemaFetcher gives a dataset's schema through the schema cache.

@@ -2,6 +2,7 @@ package datasf
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +14,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/datasf-mcp/datasf-mcp/dualresp"
+	"github.com/datasf-mcp/datasf-mcp/dualresp/mcpgo"
 	"github.com/datasf-mcp/datasf-mcp/validate"
 )
 
@@ -21,7 +24,7 @@ import (
 // (search.go, query.go, ...) holds its input struct, whose tags are the one
 // description of its arguments (the input schema is derived from it by
 // validate.Schema, the validation is validate.Struct), its output type, its
-// definition and its handler.
+// definition and its typed handler; newTool makes the tool of them.
 type tool struct {
 	def mcp.Tool
 	// in is the input struct's type, input its schema.
@@ -30,7 +33,8 @@ type tool struct {
 	// check decodes and validates raw arguments: an *argumentError or a
 	// *validate.Error when they are refused.
 	check func(raw any) error
-	// handler is the MCP handler: check, then the tool's own work.
+	// handler is the MCP handler newTool made: decode and check the
+	// arguments, run the typed handler, render its output or its error.
 	handler server.ToolHandlerFunc
 }
 
@@ -51,24 +55,57 @@ func (s *toolServer) toolList() []tool {
 	}
 }
 
-// toolDef is what a tool tells clients about itself besides its input.
+// toolDef is what a tool tells clients about itself besides its input and
+// its output.
 type toolDef struct {
 	name, title, description string
 	// openWorld is true for the tools that read the portal, false for those
 	// that read only this server's stored results.
 	openWorld bool
-	// output is the output schema (outputSchema derives one from a type).
-	output json.RawMessage
 }
 
-// newTool makes the tool of a definition, its input struct In and its
-// handler. The handler starts with arguments[In], which decodes and checks
-// the call's arguments as the schema derived from In states them (no
-// wrapper stands between mcp-go and the handler: one frame fewer on every
-// call's path). mcp-go's typed handlers (NewTypedToolHandler) are not used:
-// they bind arguments leniently, so an unknown or misspelt argument would
-// pass unnoticed instead of being refused by name.
-func newTool[In any](d toolDef, handler server.ToolHandlerFunc) tool {
+// toolInput is what every tool's input struct has: the format argument,
+// which picks the text content's format (format.go).
+type toolInput interface {
+	format() string
+}
+
+// markdowner is a tool output whose text for clients that show text is
+// markdown: a summary and a table.
+type markdowner interface {
+	markdown() string
+}
+
+// dualAnswer is a tool output that is a dual response (package dualresp):
+// it renders as one, with mcpgo (a text block, a resource_link, and the
+// response's structured content), and states dualresp.OutputSchema.
+type dualAnswer interface {
+	response() *dualresp.Response
+}
+
+// schemaStater is a tool output that states its output schema itself
+// rather than having outputSchema derive one from its type.
+type schemaStater interface {
+	outputSchema() json.RawMessage
+}
+
+// newTool makes the tool of a definition and a typed handler: the input
+// schema comes from In (validate.Schema), the output schema from Out
+// (outputSchema, or Out's own: schemaStater, dualAnswer). The MCP handler
+// it makes decodes and checks the call's arguments into an In (strictly,
+// then by In's validate tags, then normalized), calls handler, and renders
+// once: the structured content is the Out, the text its markdown or, with
+// format=json, its JSON; a dualAnswer renders as its dual response. An
+// error becomes the isError result the model reads (errorResult).
+//
+// The handler has mcp-go's typed shape (mcp.StructuredToolHandlerFunc),
+// but mcp-go's adapter for it (mcp.NewStructuredToolHandler) is not used:
+// it binds arguments with a plain json.Unmarshal, so an unknown or
+// misspelt argument would pass unnoticed instead of being refused by name;
+// it has no validation; its text is the JSON of the output (not markdown,
+// not a dual response); and it answers every error with "tool execution
+// failed: " and the Go error's text, where the model needs our words.
+func newTool[In toolInput, Out any](d toolDef, handler mcp.StructuredToolHandlerFunc[In, Out]) tool {
 	input, err := validate.Schema[In]()
 	if err != nil {
 		panic(fmt.Sprintf("datasf: %s's input: %v", d.name, err)) // the tags are wrong: a programming error
@@ -77,8 +114,13 @@ func newTool[In any](d toolDef, handler server.ToolHandlerFunc) tool {
 	if err != nil {
 		panic(fmt.Sprintf("datasf: %s's input schema: %v", d.name, err))
 	}
+	switch any(*new(Out)).(type) {
+	case dualAnswer, markdowner:
+	default:
+		panic(fmt.Sprintf("datasf: %s's output %T is neither a dualAnswer nor a markdowner", d.name, *new(Out)))
+	}
 	def := mcp.NewToolWithRawSchema(d.name, d.description, raw)
-	mcp.WithRawOutputSchema(d.output)(&def)
+	mcp.WithRawOutputSchema(outputSchemaOf[Out]())(&def)
 	mcp.WithToolAnnotation(mcp.ToolAnnotation{
 		Title:           d.title,
 		ReadOnlyHint:    mcp.ToBoolPtr(true),
@@ -94,24 +136,60 @@ func newTool[In any](d toolDef, handler server.ToolHandlerFunc) tool {
 			_, err := decodeInput[In](raw)
 			return err
 		},
-		handler: handler,
+		handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			in, err := decodeInput[In](req.GetRawArguments())
+			if err != nil {
+				return toolErrorOf(err).result(wantsNextStep(req)), nil
+			}
+			out, err := handler(ctx, req, *in)
+			if err != nil {
+				return toolErrorOf(err).result(wantsNextStep(req)), nil
+			}
+			return render(responseFormat(ctx, (*in).format()), out), nil
+		},
 	}
 }
 
-// arguments decodes and checks a call's arguments into an In: strictly
-// (unknown arguments and wrong JSON types are refused), then by its
-// validate tags, then normalized. A refusal is the isError result the
-// handler returns.
-func arguments[In any](req mcp.CallToolRequest) (*In, *mcp.CallToolResult) {
-	in, err := decodeInput[In](req.GetRawArguments())
-	if err != nil {
-		return nil, invalid(err)
+// outputSchemaOf is the output schema a tool whose output is an Out states.
+func outputSchemaOf[Out any]() json.RawMessage {
+	var zero Out
+	switch o := any(zero).(type) {
+	case dualAnswer:
+		return dualresp.OutputSchema
+	case schemaStater:
+		return o.outputSchema()
 	}
-	return in, nil
+	return outputSchema[Out]()
 }
 
-// decodeInput is arguments' work: an *argumentError or a *validate.Error
-// when the arguments are refused.
+// render renders a tool's output once: a dual response as mcpgo renders
+// one; any other output as its structured content with, as text, its
+// markdown or (format=json) its compact JSON.
+func render(format string, out any) *mcp.CallToolResult {
+	if d, ok := out.(dualAnswer); ok {
+		if format == formatJSON {
+			return mcpgo.CallToolResultJSON(d.response())
+		}
+		return mcpgo.CallToolResult(d.response())
+	}
+	var text string
+	if format == formatJSON {
+		if b, err := json.Marshal(out); err == nil { // outputs are plain data
+			text = string(b)
+		}
+	}
+	if text == "" {
+		text = out.(markdowner).markdown() // newTool checked that Out is one
+	}
+	return &mcp.CallToolResult{
+		Content:           []mcp.Content{mcp.NewTextContent(text)},
+		StructuredContent: out,
+	}
+}
+
+// decodeInput decodes and checks a call's arguments into an In: strictly
+// (unknown arguments and wrong JSON types are refused, an *argumentError),
+// then by its validate tags (a *validate.Error), then normalized.
 func decodeInput[In any](raw any) (*In, error) {
 	in := new(In)
 	if err := decodeArgs(raw, in); err != nil {
@@ -304,23 +382,6 @@ func jsonKind(t reflect.Type) string {
 		return "an array"
 	}
 	return "a " + t.Kind().String()
-}
-
-// invalid turns refused arguments (check's error) into a tool result.
-func invalid(err error) *mcp.CallToolResult {
-	var verr *validate.Error
-	var aerr *argumentError
-	if errors.As(err, &aerr) && aerr.field != "" {
-		return validationError(aerr.msg, map[string]any{"field": aerr.field})
-	}
-	if errors.As(err, &verr) {
-		fields := make([]string, 0, len(verr.Fields))
-		for _, f := range verr.Fields {
-			fields = append(fields, f.Field)
-		}
-		return validationError(err.Error(), map[string]any{"fields": fields})
-	}
-	return validationError(err.Error(), nil)
 }
 
 // jsonFields lists the JSON argument names of the struct v points to.

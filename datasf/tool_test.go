@@ -236,7 +236,7 @@ func (c *limitChecker) reject(what string, args map[string]any, field string) {
 		c.t.Errorf("%s %s: accepted; the schema does not allow it", c.tool.def.Name, what)
 		return
 	}
-	res := invalid(err)
+	res := errorResult(err)
 	var e struct {
 		Error     string `json:"error"`
 		ErrorType string `json:"error_type"`
@@ -419,8 +419,8 @@ func TestInputValidate(t *testing.T) {
 	}
 }
 
-// Every tool's handler checks its arguments before anything else (it starts
-// with arguments[In]): an unknown argument is refused with the words of
+// Every tool's MCP handler checks its arguments before the typed handler
+// runs: an unknown argument is refused with the words of
 // the tool's check, on a server that has nothing else to offer.
 func TestHandlersCheckTheirArguments(t *testing.T) {
 	t.Parallel()
@@ -429,7 +429,7 @@ func TestHandlersCheckTheirArguments(t *testing.T) {
 		req.Params.Name = tl.def.Name
 		req.Params.Arguments = map[string]any{"no_such_argument": 1}
 		res, err := tl.handler(t.Context(), req)
-		want := invalid(tl.check(req.Params.Arguments))
+		want := errorResult(tl.check(req.Params.Arguments))
 		if err != nil || !res.IsError || resultText(res) != resultText(want) {
 			t.Errorf("%s(no_such_argument: 1) = %v, %v; want %s", tl.def.Name, resultText(res), err, resultText(want))
 		}

@@ -35,7 +35,7 @@ func runToolCommand(ctx context.Context, cfg config, log *slog.Logger) error {
 		if err != nil {
 			return err
 		}
-		return offlineHint(cfg, runTool(ctx, cfg, c, nil))
+		return withNextStep(cfg, runTool(ctx, cfg, c, nil))
 	}
 	svc, err := newService(ctx, cfg, nil, log)
 	if err != nil {
@@ -46,7 +46,7 @@ func runToolCommand(ctx context.Context, cfg config, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	return offlineHint(cfg, runTool(ctx, cfg, c, svc))
+	return withNextStep(cfg, runTool(ctx, cfg, c, svc))
 }
 
 // runTool calls cfg's tool through c (a running server's with --server,
@@ -132,12 +132,14 @@ func runTool(ctx context.Context, cfg config, c *client.Client, svc *datasf.Serv
 	return err
 }
 
-// callTool calls a tool and turns an isError result into a *toolCallError
-// that carries the tool's message, code and details.
+// callTool calls a tool and turns an isError result into a *toolCallError.
+// It asks for the error's next step apart (datasf.MetaNextStep), so that
+// the error says the reason alone and the command line its own next step.
 func callTool(ctx context.Context, c *client.Client, name string, args map[string]any) (*mcp.CallToolResult, error) {
 	req := mcp.CallToolRequest{}
 	req.Params.Name = name
 	req.Params.Arguments = args
+	req.Params.Meta = &mcp.Meta{AdditionalFields: map[string]any{datasf.MetaNextStep: true}}
 	res, err := c.CallTool(ctx, req)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
@@ -145,54 +147,143 @@ func callTool(ctx context.Context, c *client.Client, name string, args map[strin
 	if !res.IsError {
 		return res, nil
 	}
-	te := &toolCallError{tool: name}
+	te := &toolCallError{tool: name, args: args}
 	var texts []string
 	for _, ct := range res.Content {
-		if tc, ok := ct.(mcp.TextContent); ok {
-			var body struct {
-				Error   string         `json:"error"`
-				Code    string         `json:"code"`
-				Details map[string]any `json:"details"`
-			}
-			if json.Unmarshal([]byte(tc.Text), &body) == nil && body.Error != "" {
-				msg := body.Error
-				if len(body.Details) > 0 {
-					d, _ := json.Marshal(body.Details)
-					msg += "\ndetails: " + string(d)
-				}
-				texts = append(texts, msg)
-				if te.code == "" {
-					te.code = body.Code
-				}
-				continue
-			}
+		tc, ok := ct.(mcp.TextContent)
+		if !ok {
+			continue
+		}
+		var body struct {
+			Error     string         `json:"error"`
+			ErrorType string         `json:"error_type"`
+			Code      string         `json:"code"`
+			Next      string         `json:"next"`
+			Details   map[string]any `json:"details"`
+		}
+		if json.Unmarshal([]byte(tc.Text), &body) != nil || body.Error == "" {
 			texts = append(texts, tc.Text)
+			continue
+		}
+		// The reason is the error without the model's next step (its
+		// last words, which next repeats); "result x has expired;"
+		// loses the ";" that joined them.
+		reason := strings.TrimSpace(strings.TrimSuffix(body.Error, body.Next))
+		texts = append(texts, strings.TrimRight(reason, ";,"))
+		if te.code == "" {
+			te.code, te.errorType, te.modelNext, te.details = body.Code, body.ErrorType, body.Next, body.Details
 		}
 	}
-	te.msg = strings.Join(texts, "\n")
+	te.reason = strings.Join(texts, "\n")
 	return nil, te
 }
 
-// toolCallError is a tool's isError answer.
+// toolCallError is a tool's isError answer: its reason, and what the
+// command line needs to say a next step of its own (nextStep).
 type toolCallError struct {
-	tool, code, msg string
+	tool            string
+	args            map[string]any // the call's arguments
+	code, errorType string
+	reason          string
+	// modelNext is the tool's next step for a model ("" when none): the
+	// command line says its own.
+	modelNext string
+	details   map[string]any
 }
 
-func (e *toolCallError) Error() string { return e.tool + ": " + e.msg }
+func (e *toolCallError) Error() string { return e.reason }
 
-// offlineHint adds to an error of a portal that cannot be reached what to
-// do without network access.
-func offlineHint(cfg config, err error) error {
+// withNextStep adds to a tool's error the next step for the person at the
+// terminal, in commands and flags (nextStep).
+func withNextStep(cfg config, err error) error {
 	var te *toolCallError
-	if !errors.As(err, &te) || te.code != datasf.CodeUnreachable {
+	if !errors.As(err, &te) {
 		return err
 	}
-	if cfg.Server != "" {
-		return fmt.Errorf("%w\nhint: the server at %s cannot reach the portal; without network access, start it with --offline "+
-			"(the built-in snapshot) and --data FILE for portal exports you downloaded", err, cfg.Server)
+	if step := nextStep(cfg, te); step != "" {
+		return fmt.Errorf("%w\nhint: %s", err, step)
 	}
-	return fmt.Errorf("%w\nhint: without network access, add --offline to use the built-in snapshot, and --data FILE to serve "+
-		"portal exports you downloaded (datasf-mcp help %s)", err, cfg.Command)
+	return err
+}
+
+// nextStep is what a person does about a tool's error, in commands and
+// flags: the tool's own next step is written for a model (it names tools
+// and arguments). It is "" when the reason says all there is.
+func nextStep(cfg config, e *toolCallError) string {
+	id, _ := e.args["dataset_id"].(string)
+	if id == "" {
+		id = "ID"
+	}
+	domain := ""
+	if d, ok := e.args["domain"].(string); ok && d != "" {
+		domain = " --domain " + shellQuote(d)
+	}
+	// Settings of the server are its operator's with --server, the
+	// person's own in this process.
+	setting := func(env string) string {
+		if cfg.Server != "" {
+			return "the operator of the server at " + cfg.Server + " sets " + env
+		}
+		return "set " + env
+	}
+	secs := "a minute"
+	if n, ok := e.details["retry_after_seconds"].(float64); ok {
+		secs = fmt.Sprintf("%d seconds", int(n))
+	}
+	switch {
+	case e.code == datasf.CodeUnreachable && cfg.Server != "":
+		return "the server at " + cfg.Server + " cannot reach the portal; without network access, start it with --offline " +
+			"(the built-in snapshot) and --data FILE for portal exports you downloaded"
+	case e.code == datasf.CodeUnreachable:
+		return "without network access, add --offline to use the built-in snapshot, and --data FILE to serve " +
+			"portal exports you downloaded (datasf-mcp help " + cfg.Command + ")"
+	case e.code == datasf.CodeMoved:
+		to, _ := e.details["moved_to"].(string)
+		if e.errorType == "validation" { // the new host is refused here
+			return setting("DATASF_DOMAINS") + " to allow " + to
+		}
+		return "run the command again with --domain " + to
+	case e.code == "domain_refused":
+		return "run `datasf-mcp list --domain '*'` to list the portals, and pass one with --domain"
+	case e.code == "authentication_required":
+		return "wait " + secs + " and run the command again; an app token lifts the throttle: " + setting("SOCRATA_APP_TOKEN")
+	case e.code == "html_response" || e.code == "empty_response" || e.code == "redirect":
+		return "run `datasf-mcp doctor" + domain + "` to check the portal"
+	case e.errorType == "rate_limit":
+		return "wait " + secs + " and run the command again"
+	case e.code == "result_expired":
+		return "run its query again: `datasf-mcp query " + id + " SOQL`"
+	case e.code == "result_not_found":
+		return "`datasf-mcp results` lists the stored results that are still available (add --server for a server's)"
+	case e.code == "dataset_not_found" && e.tool != "result_page":
+		return "run `datasf-mcp search WORDS" + domain + "` to find the dataset's id"
+	case e.tool == "analyze_results" && e.code == "result_too_large":
+		return "narrow the query of --query (WHERE, GROUP BY) first"
+	case e.tool == "analyze_results" && e.errorType == "validation":
+		return "fix the SQL (SQLite dialect) and run `datasf-mcp analyze` again"
+	case e.tool == "analyze_results" && e.errorType == "timeout":
+		return "simplify the SQL (fewer joins, more conditions) and run `datasf-mcp analyze` again"
+	case e.code == "no_such_column" || strings.HasPrefix(e.code, "query."):
+		return "run `datasf-mcp schema " + id + domain + "` for the dataset's columns, then fix the SoQL and run the command again"
+	case e.code == "unquoted_value":
+		fix, _ := e.details["fix"].(string)
+		return "quote the value (" + fix + ") and run the command again"
+	case e.tool == "query_datasf" && e.errorType == "validation":
+		return "fix the SoQL and run the command again"
+	case e.errorType == "timeout":
+		return "run the command again, or narrow the query (a WHERE clause or a LIMIT)"
+	case e.errorType == "validation" && e.modelNext != "":
+		return "`datasf-mcp help " + cfg.Command + "` describes the arguments"
+	}
+	return ""
+}
+
+// shellQuote quotes s for a POSIX shell when it needs quotes.
+func shellQuote(s string) string {
+	if s != "" && !strings.ContainsAny(s, " \t\n'\"\\$`*?[]{}()<>|&;#~!") {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // printResult prints a tool's answer: its text contents (markdown) or its
