@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hashicorp/golang-lru/v2/expirable"
+	"github.com/datasf-mcp/datasf-mcp/internal/expiring"
 
 	"github.com/datasf-mcp/datasf-mcp/schemacache"
 	"github.com/datasf-mcp/datasf-mcp/socrata"
@@ -50,10 +50,10 @@ const (
 )
 
 // valueStats keeps the statistics computed by queries, by domain and id.
-type valueStats = expirable.LRU[string, map[string]*socrata.ColumnStats]
+type valueStats = expiring.LRU[string, map[string]*socrata.ColumnStats]
 
 func newValueStats() *valueStats {
-	return expirable.NewLRU[string, map[string]*socrata.ColumnStats](valueStatsEntries, nil, valueStatsTTL)
+	return expiring.New[string, map[string]*socrata.ColumnStats](valueStatsEntries, valueStatsTTL)
 }
 
 // hasStats reports whether any column of sc has statistics.

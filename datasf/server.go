@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 
-	"github.com/hashicorp/golang-lru/v2/expirable"
+	"github.com/datasf-mcp/datasf-mcp/internal/expiring"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
@@ -79,7 +79,7 @@ type toolServer struct {
 
 	// categories keeps the portal's categories (key "") for answers
 	// without hits, categoriesTTL long.
-	categories *expirable.LRU[string, []categoryCount]
+	categories *expiring.LRU[string, []categoryCount]
 
 	spiller  *mcpgo.Spiller
 	analyzer *analyze.Analyzer
@@ -104,7 +104,7 @@ func newToolServer(opts toolServerOptions) (*toolServer, error) {
 		log:     opts.Logger,
 		offline: opts.Offline,
 	}
-	s.categories = expirable.NewLRU[string, []categoryCount](1, nil, categoriesTTL)
+	s.categories = expiring.New[string, []categoryCount](1, categoriesTTL)
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}

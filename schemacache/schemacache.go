@@ -1,6 +1,7 @@
 // Package schemacache is a read-through cache of dataset schemas: a bounded
 // LRU whose entries expire after a TTL (github.com/hashicorp/golang-lru/v2's
-// expirable LRU), in front of a Fetcher such as *socrata.Client.
+// LRU, with no goroutine of its own), in front of a Fetcher such as
+// *socrata.Client.
 //
 // Concurrent misses for one dataset collapse into one upstream call
 // (golang.org/x/sync/singleflight). Errors are never cached. Each answer
@@ -17,9 +18,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/hashicorp/golang-lru/v2/expirable"
 	"golang.org/x/sync/singleflight"
 
+	"github.com/datasf-mcp/datasf-mcp/internal/expiring"
 	"github.com/datasf-mcp/datasf-mcp/socrata"
 )
 
@@ -48,13 +49,13 @@ type Stats struct {
 	Hits    int64 // calls answered from the cache
 	Misses  int64 // calls not answered from the cache (they waited for an upstream call)
 	Fetches int64 // upstream calls made (concurrent misses for one dataset share one)
-	Entries int64 // schemas in the cache now (expired ones may linger until swept)
+	Entries int64 // schemas in the cache now (expired ones linger until read or pushed out)
 }
 
 // Cache is a read-through schema cache, safe for concurrent use.
 type Cache struct {
 	fetch   Fetcher
-	lru     *expirable.LRU[string, *socrata.Schema]
+	lru     *expiring.LRU[string, *socrata.Schema]
 	group   singleflight.Group
 	mu      sync.Mutex    // makes a fetch's check of gen and its store one step against Invalidate
 	gen     atomic.Uint64 // bumped by Invalidate, so a fetch begun before it is not stored
@@ -71,7 +72,7 @@ func New(f Fetcher, opts Options) *Cache {
 	if opts.Size <= 0 {
 		opts.Size = DefaultSize
 	}
-	return &Cache{fetch: f, lru: expirable.NewLRU[string, *socrata.Schema](opts.Size, nil, opts.TTL)}
+	return &Cache{fetch: f, lru: expiring.New[string, *socrata.Schema](opts.Size, opts.TTL)}
 }
 
 // Schema returns the dataset's schema and whether it came from the cache.

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -129,35 +131,42 @@ func TestHitWithinTTL(t *testing.T) {
 	}
 }
 
-// TestExpiry uses a short real TTL: the expirable LRU reads the wall clock
-// and runs a sweeper goroutine that never exits, so testing/synctest cannot
-// host it. The loop polls with a deadline; it asserts no duration.
+// A schema is fetched again once its TTL has passed (testing/synctest's
+// clock: the cache reads time.Now and has no goroutine of its own).
 func TestExpiry(t *testing.T) {
 	t.Parallel()
-	f := &countingFetcher{}
-	c := New(f, Options{TTL: 50 * time.Millisecond})
-	if _, cached, err := c.Schema(t.Context(), "rqzj-sfat"); err != nil || cached {
-		t.Fatalf("first Schema: cached %v, %v", cached, err)
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	synctest.Test(t, func(t *testing.T) {
+		f := &countingFetcher{}
+		c := New(f, Options{TTL: time.Minute})
+		if _, cached, err := c.Schema(t.Context(), "rqzj-sfat"); err != nil || cached {
+			t.Fatalf("first Schema: cached %v, %v", cached, err)
+		}
+		time.Sleep(59 * time.Second)
+		if _, cached, err := c.Schema(t.Context(), "rqzj-sfat"); err != nil || !cached {
+			t.Fatalf("Schema 59s later: cached %v, %v; want from the cache", cached, err)
+		}
+		time.Sleep(time.Second)
 		s, cached, err := c.Schema(t.Context(), "rqzj-sfat")
-		if err != nil {
-			t.Fatal(err)
+		if err != nil || cached || s.Name != "rqzj-sfat v2" {
+			t.Fatalf("Schema 60s later = %q, cached %v, %v; want the refetched v2", s.Name, cached, err)
 		}
-		if !cached {
-			if s.Name != "rqzj-sfat v2" {
-				t.Errorf("after expiry got %q; want the refetched v2", s.Name)
-			}
-			break
+		if got := f.count("rqzj-sfat"); got != 2 {
+			t.Errorf("upstream calls = %d; want 2 (one before, one after expiry)", got)
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("the entry never expired")
-		}
-		time.Sleep(5 * time.Millisecond) // poll interval
+	})
+}
+
+// A Cache keeps no goroutine: package portal makes one per portal it is
+// asked about and drops it when the portal is evicted, so a goroutine per
+// cache would grow with every portal a client names.
+func TestNoGoroutinePerCache(t *testing.T) {
+	before := runtime.NumGoroutine()
+	caches := make([]*Cache, 500)
+	for i := range caches {
+		caches[i] = New(&countingFetcher{}, Options{})
 	}
-	if got := f.count("rqzj-sfat"); got != 2 {
-		t.Errorf("upstream calls = %d; want 2 (one before, one after expiry)", got)
+	if after := runtime.NumGoroutine(); after > before+10 {
+		t.Errorf("goroutines after making 500 caches: %d, before %d; want none per cache", after, before)
 	}
 }
 
