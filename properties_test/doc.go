@@ -8,15 +8,15 @@
 //
 // Every property runs rapid's default of 100 checks and is reproducible with
 // -rapid.seed (rapid prints the seed of a failure). Tests whose names start
-// with TestFast do no network I/O and are cheap enough to run with more
-// checks; CI (.ci/run) runs them again with
+// with TestFast are cheap enough to run with more checks (they call pure
+// functions, or send one query to the shared fake); CI (.ci/run) runs them
+// again with
 //
 //	go test ./properties_test -run '^TestFast' -rapid.checks=1000
 //
 // The other tests talk to the fake portal over loopback and keep each check
-// small (few requests), so that
-//
-//	go test -race ./properties_test
-//
-// finishes well within two minutes at the default check count.
+// small (few requests). The costliest is TestAppTokenOnEveryRequest: the
+// token is part of the product's configuration, so each check builds a
+// product of its own, and the first search of a new product reads and
+// indexes the portal's whole catalog.
 package properties_test

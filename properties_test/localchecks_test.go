@@ -12,10 +12,8 @@ import (
 
 	"pgregory.net/rapid"
 
-	"github.com/datasf-mcp/datasf-mcp/datasf/datasftest"
 	"github.com/datasf-mcp/datasf-mcp/internal/soql"
 	"github.com/datasf-mcp/datasf-mcp/socrata"
-	"github.com/datasf-mcp/datasf-mcp/socrata/socratatest"
 )
 
 // The local checks and the fake portal agree. A query the
@@ -26,45 +24,38 @@ import (
 // literals (quoted and unquoted dates, numbers, text), operators and
 // functions.
 
-var checkPortal struct {
+// checkDatasets are the fixture datasets the property queries.
+var checkDatasets = []string{"wg3w-h783", "rqzj-sfat", "vw6y-z8j6"}
+
+var checkFields struct {
 	once   sync.Once
-	portal *socratatest.Server
 	fields map[string][]soql.Field
 	err    error
 }
 
-// checkDatasets are the fixture datasets the property queries.
-var checkDatasets = []string{"wg3w-h783", "rqzj-sfat", "vw6y-z8j6"}
-
-func fixturePortalFields(t *testing.T) (*socratatest.Server, map[string][]soql.Field) {
+// fixtureFields returns the soql fields of checkDatasets in the shared
+// fake portal, read once.
+func fixtureFields(t *testing.T, e *env) map[string][]soql.Field {
 	t.Helper()
-	checkPortal.once.Do(func() {
-		// Built once for every check; it lives until the process ends.
-		checkPortal.portal = datasftest.FixturePortal(&onceTB{TB: t})
-		c := socrata.NewClient(socrata.Options{BaseURL: checkPortal.portal.URL(), MaxRetries: -1})
-		checkPortal.fields = map[string][]soql.Field{}
+	checkFields.once.Do(func() {
+		c := socrata.NewClient(socrata.Options{BaseURL: e.fake.URL(), MaxRetries: -1})
+		checkFields.fields = map[string][]soql.Field{}
 		for _, id := range checkDatasets {
 			sc, err := c.Schema(t.Context(), id)
 			if err != nil {
-				checkPortal.err = err
+				checkFields.err = err
 				return
 			}
 			for _, col := range sc.Columns {
-				checkPortal.fields[id] = append(checkPortal.fields[id], soql.Field{Name: col.FieldName, Type: socrata.ColumnType(col.DataType)})
+				checkFields.fields[id] = append(checkFields.fields[id], soql.Field{Name: col.FieldName, Type: socrata.ColumnType(col.DataType)})
 			}
 		}
 	})
-	if checkPortal.err != nil {
-		t.Fatal(checkPortal.err)
+	if checkFields.err != nil {
+		t.Fatal(checkFields.err)
 	}
-	return checkPortal.portal, checkPortal.fields
+	return checkFields.fields
 }
-
-// onceTB lets the shared portal outlive the test that happened to start
-// it: its cleanups are never run.
-type onceTB struct{ testing.TB }
-
-func (o *onceTB) Cleanup(func()) {}
 
 // genCheckQuery draws a query on fields.
 func genCheckQuery(t *rapid.T, fields []soql.Field) string {
@@ -135,7 +126,8 @@ func portalCode(t *rapid.T, base, id, q string) string {
 }
 
 func TestFastLocalChecksAgreeWithPortal(t *testing.T) {
-	portal, fields := fixturePortalFields(t)
+	e := sharedEnv(t)
+	fields := fixtureFields(t, e)
 	decisive := map[string]bool{soql.CodeTypeMismatch: true, soql.CodeNoSuchColumn: true}
 	rapid.Check(t, func(t *rapid.T) {
 		id := rapid.SampledFrom(checkDatasets).Draw(t, "dataset")
@@ -152,7 +144,7 @@ func TestFastLocalChecksAgreeWithPortal(t *testing.T) {
 			}
 			local = ce.Code
 		}
-		remote := portalCode(t, portal.URL(), id, q)
+		remote := portalCode(t, e.fake.URL(), id, q)
 		switch {
 		case decisive[local] && remote != local:
 			t.Fatalf("on %s, %q: the local checks refuse it (%s: %v) but the portal answers %q", id, q, local, ce, remote)

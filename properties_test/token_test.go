@@ -14,6 +14,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/datasf-mcp/datasf-mcp/dualresp"
+	"github.com/datasf-mcp/datasf-mcp/socrata/socratatest"
 )
 
 // syncBuffer is a bytes.Buffer safe for concurrent writers (log handlers).
@@ -149,14 +150,56 @@ func (ts *tokenSession) workload(t *rapid.T, e *env) (failedValid []string) {
 	return failedValid
 }
 
+// sessionRequests returns the requests of ts's session in the fake's log
+// (picked by its User-Agent), failing when there are none: a property over
+// them would hold vacuously.
+func (ts *tokenSession) sessionRequests(t *rapid.T, e *env) []socratatest.Request {
+	var out []socratatest.Request
+	for _, r := range e.fake.Requests() {
+		if r.Header.Get("User-Agent") == ts.userAgent {
+			out = append(out, r)
+		}
+	}
+	if len(out) == 0 {
+		t.Fatalf("the session made no upstream request")
+	}
+	return out
+}
+
+// checkNeverShown fails when ts's token appears in what the session
+// showed (responses, error texts, REST bodies and headers) or logged, or
+// when nothing was logged. It returns how many bytes it searched.
+func (ts *tokenSession) checkNeverShown(t *rapid.T) int {
+	all := ts.seen.String() + ts.logs.String()
+	if i := strings.Index(all, ts.token); i >= 0 {
+		t.Fatalf("the app token appears in what the session showed: …%s…", all[max(0, i-200):min(len(all), i+len(ts.token)+50)])
+	}
+	if ts.logs.String() == "" {
+		t.Fatalf("no log line was captured; the property would hold vacuously")
+	}
+	return len(all)
+}
+
+// Properties 11 and 12 with a portal that accepts the token.
+//
 // Property 11: when an app token is set, every upstream request carries
 // X-App-Token with that value. The fake portal requires exactly that token
 // during the check (any other value or none is a 403, so valid calls would
 // fail), and its request log shows the token on every request of the
-// session. (Not parallel: RequireAppToken applies to the whole shared fake.)
+// session.
+//
+// Property 12: the app token never appears in any serialized tool response
+// (success or error), error text, REST response (body and headers) or log
+// line (every logger at debug level). Checked here on the same session,
+// and with a portal that rejects the token in
+// TestAppTokenNeverShownWhenRejected.
+//
+// Each check builds its own product, since the token is part of its
+// configuration. (Not parallel: RequireAppToken applies to the whole
+// shared fake.)
 func TestAppTokenOnEveryRequest(t *testing.T) {
 	e := sharedEnv(t)
-	var requests int
+	var requests, bytesSeen int
 	rapid.Check(t, func(t *rapid.T) {
 		ts := newTokenSession(t, e)
 		e.fake.RequireAppToken(ts.token)
@@ -164,47 +207,38 @@ func TestAppTokenOnEveryRequest(t *testing.T) {
 		if failed := ts.workload(t, e); len(failed) > 0 {
 			t.Fatalf("with the fake requiring the session's token, valid calls failed: %v", failed)
 		}
-		n := 0
-		for _, r := range e.fake.Requests() {
-			if r.Header.Get("User-Agent") != ts.userAgent {
-				continue
-			}
-			n++
+		reqs := ts.sessionRequests(t, e)
+		for _, r := range reqs {
 			if !r.AppTokenSent {
 				t.Fatalf("request %s %s?%s was sent without X-App-Token", r.Method, r.Path, r.Query.Encode())
 			}
 		}
-		if n == 0 {
-			t.Fatalf("the session made no upstream request")
-		}
-		requests += n
+		requests += len(reqs)
+		bytesSeen += ts.checkNeverShown(t)
 	})
-	t.Logf("upstream requests checked: %d", requests)
+	t.Logf("upstream requests checked: %d; bytes of responses, bodies and logs checked: %d", requests, bytesSeen)
 }
 
-// Property 12: the app token never appears in any serialized tool response
-// (success or error), error text, REST response (body and headers) or log
-// line (every logger at debug level), also when the portal rejects it (403).
-// (Not parallel, as property 11.)
-func TestAppTokenNeverShown(t *testing.T) {
+// Property 12 when the portal rejects the token: it wants another one, so
+// every request is a 403, and the token still never appears in a tool
+// response, error text, REST response or log line. Every request of the
+// session still carries a token (property 11; that it is the session's is
+// checked where the portal accepts it, in TestAppTokenOnEveryRequest).
+// (Not parallel, as TestAppTokenOnEveryRequest.)
+func TestAppTokenNeverShownWhenRejected(t *testing.T) {
 	e := sharedEnv(t)
 	var bytesSeen int
 	rapid.Check(t, func(t *rapid.T) {
 		ts := newTokenSession(t, e)
-		if rapid.IntRange(0, 2).Draw(t, "rejected") == 0 {
-			// The portal wants another token: every request is a 403.
-			e.fake.RequireAppToken("other" + ts.token)
-			defer e.fake.Reset()
-		}
+		e.fake.RequireAppToken("other" + ts.token)
+		defer e.fake.Reset()
 		ts.workload(t, e)
-		all := ts.seen.String() + ts.logs.String()
-		bytesSeen += len(all)
-		if i := strings.Index(all, ts.token); i >= 0 {
-			t.Fatalf("the app token appears in what the session showed: …%s…", all[max(0, i-200):min(len(all), i+len(ts.token)+50)])
+		for _, r := range ts.sessionRequests(t, e) {
+			if !r.AppTokenSent {
+				t.Fatalf("request %s %s?%s was sent without X-App-Token", r.Method, r.Path, r.Query.Encode())
+			}
 		}
-		if ts.logs.String() == "" {
-			t.Fatalf("no log line was captured; the property would hold vacuously")
-		}
+		bytesSeen += ts.checkNeverShown(t)
 	})
 	t.Logf("bytes of responses, bodies and logs checked: %d", bytesSeen)
 }
