@@ -148,9 +148,8 @@ func TestSchemaCacheEqual(t *testing.T) {
 		}
 		direct[id] = ds
 	}
-	// The expirable LRU runs a sweeper goroutine per cache that never exits
-	// (ticking every TTL/100), so the caches are made once and each check
-	// starts by invalidating every entry.
+	// The caches are made once and each check starts by invalidating
+	// every entry.
 	type cacheCase struct {
 		c   *schemacache.Cache
 		ttl time.Duration
