@@ -40,15 +40,17 @@ vet:
 #   - the figure and property tests that call one pure function in one
 #     goroutine: the column-name rewrite figures over the corpora, and the
 #     byte budget's properties (dualresp's, and properties_test's
-#     payload and rendering ones, which CI runs again with 1000 checks).
+#     payload and rendering ones, which CI runs again with 1000 checks);
+#     and the search index's heap for 10,000 datasets (rank builds it in
+#     one goroutine).
 # Every other test runs with -race, concurrency tests of all of these included.
-NORACE_TESTS = ^(TestPagingMillionRows|TestExportMillionRowsConstantMemory|TestScaleMillionRowCSV|TestPagingGenerated|TestQuickRun|TestExportsFinish|TestExportsFinishBinary|TestAnalysesBoundedBinary|TestTempFilesBounded|TestQueryMemoryIsBounded|TestRewriteFigures|TestInventedNamesNeverRewrittenWrongly|TestTypoBenchmark|TestByteBudgetProperty|TestFastPayloadWithinBudget|TestFastPayloadWithinBudgetEscapedNames|TestFastParseRoundTrip|TestReplicasBehindHAProxy|TestStdioLinksOutliveTheProcess|TestAmplifyingAnalysesBinary|TestDeepNestingBinary|TestPinsUnderMintedKeysBinary|TestVictimResultsSurviveMintedKeysBinary|TestSpillsApartBinary|TestMetricsPortalsBounded)$$
+NORACE_TESTS = ^(TestPagingMillionRows|TestExportMillionRowsConstantMemory|TestScaleMillionRowCSV|TestPagingGenerated|TestQuickRun|TestExportsFinish|TestExportsFinishBinary|TestAnalysesBoundedBinary|TestTempFilesBounded|TestQueryMemoryIsBounded|TestRewriteFigures|TestInventedNamesNeverRewrittenWrongly|TestTypoBenchmark|TestByteBudgetProperty|TestFastPayloadWithinBudget|TestFastPayloadWithinBudgetEscapedNames|TestFastParseRoundTrip|TestReplicasBehindHAProxy|TestStdioLinksOutliveTheProcess|TestAmplifyingAnalysesBinary|TestDeepNestingBinary|TestPinsUnderMintedKeysBinary|TestVictimResultsSurviveMintedKeysBinary|TestSpillsApartBinary|TestMetricsPortalsBounded|TestIndexMemory10000)$$
 #
 # go test runs packages in the order given (two at a time): each run names
 # its longest packages first, so that none of them starts last and runs
 # alone at the end while the other core idles.
-NORACE_PKGS = ./cmd/datasf-mcp ./bench ./fuzzymatch ./datasf ./properties_test ./dualresp ./internal/localportal ./socrata ./internal/analyze
-RACE_FIRST = ./datasf ./properties_test ./cmd/datasf-mcp ./reliability ./internal/localportal ./dualresp ./socrata ./interop ./internal/rank ./internal/analyze
+NORACE_PKGS = ./cmd/datasf-mcp ./bench ./fuzzymatch ./datasf ./properties_test ./dualresp ./internal/localportal ./socrata ./internal/analyze ./internal/rank
+RACE_FIRST = ./datasf ./properties_test ./cmd/datasf-mcp ./reliability ./internal/localportal ./dualresp ./socrata ./interop ./internal/analyze
 test: vet test-deps
 	$(GO) run ./cmd/testreport -race -count=1 -skip '$(NORACE_TESTS)' $(RACE_FIRST) ./... \
 		-- -count=1 -run '$(NORACE_TESTS)' $(NORACE_PKGS)
