@@ -51,7 +51,14 @@ NORACE_TESTS = ^(TestPagingMillionRows|TestExportMillionRowsConstantMemory|TestS
 # alone at the end while the other core idles.
 NORACE_PKGS = ./cmd/datasf-mcp ./bench ./fuzzymatch ./datasf ./properties_test ./dualresp ./internal/localportal ./socrata ./internal/analyze ./internal/rank
 RACE_FIRST = ./datasf ./properties_test ./cmd/datasf-mcp ./reliability ./internal/localportal ./dualresp ./socrata ./interop ./internal/analyze
+#
+# Both runs test cmd/datasf-mcp against one binary, built here, and one
+# offline cache (DATASF_MCP_TEST_CACHE), so that the binary is linked and
+# the offline portal's 250,000-row wg3w-h783 built once between them.
 test: vet test-deps
+	shared=$$(mktemp -d) && trap 'rm -rf "$$shared"' EXIT && \
+	$(GO) build -o "$$shared/datasf-mcp" ./cmd/datasf-mcp && \
+	DATASF_MCP_TEST_BINARY="$$shared/datasf-mcp" DATASF_MCP_TEST_CACHE="$$shared/offline" \
 	$(GO) run ./cmd/testreport -race -count=1 -skip '$(NORACE_TESTS)' $(RACE_FIRST) ./... \
 		-- -count=1 -run '$(NORACE_TESTS)' $(NORACE_PKGS)
 
