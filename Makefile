@@ -52,9 +52,11 @@ NORACE_TESTS = ^(TestPagingMillionRows|TestExportMillionRowsConstantMemory|TestS
 NORACE_PKGS = ./cmd/datasf-mcp ./bench ./fuzzymatch ./datasf ./properties_test ./dualresp ./internal/localportal ./socrata ./internal/analyze ./internal/rank
 RACE_FIRST = ./datasf ./properties_test ./cmd/datasf-mcp ./reliability ./internal/localportal ./dualresp ./socrata ./interop ./internal/analyze
 #
-# Both runs test cmd/datasf-mcp against one binary, built here, and one
-# offline cache (DATASF_MCP_TEST_CACHE), so that the binary is linked and
-# the offline portal's 250,000-row wg3w-h783 built once between them.
+# The tests that run the datasf-mcp binary (cmd/datasf-mcp's, in both
+# runs, and interop's) run one, built here (DATASF_MCP_TEST_BINARY), and
+# cmd/datasf-mcp's two runs share one offline cache (DATASF_MCP_TEST_CACHE):
+# the binary is linked, and the offline portal's 250,000-row wg3w-h783
+# built, once.
 test: vet test-deps
 	shared=$$(mktemp -d) && trap 'rm -rf "$$shared"' EXIT && \
 	$(GO) build -o "$$shared/datasf-mcp" ./cmd/datasf-mcp && \
