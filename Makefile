@@ -40,12 +40,28 @@ vet:
 #   - the figure and property tests that call one pure function in one
 #     goroutine: the column-name rewrite figures over the corpora, and the
 #     byte budget's properties (dualresp's, and properties_test's
-#     payload and rendering ones, which CI runs again with 1000 checks).
+#     payload and rendering ones, which CI runs again with 1000 checks);
+#     and the search index's heap for 10,000 datasets (rank builds it in
+#     one goroutine).
 # Every other test runs with -race, concurrency tests of all of these included.
-NORACE_TESTS = ^(TestPagingMillionRows|TestExportMillionRowsConstantMemory|TestScaleMillionRowCSV|TestPagingGenerated|TestQuickRun|TestExportsFinish|TestExportsFinishBinary|TestAnalysesBoundedBinary|TestTempFilesBounded|TestQueryMemoryIsBounded|TestRewriteFigures|TestInventedNamesNeverRewrittenWrongly|TestTypoBenchmark|TestByteBudgetProperty|TestFastPayloadWithinBudget|TestFastPayloadWithinBudgetEscapedNames|TestFastParseRoundTrip|TestReplicasBehindHAProxy|TestStdioLinksOutliveTheProcess|TestAmplifyingAnalysesBinary|TestDeepNestingBinary|TestPinsUnderMintedKeysBinary|TestVictimResultsSurviveMintedKeysBinary|TestSpillsApartBinary|TestMetricsPortalsBounded)$$
-NORACE_PKGS = ./internal/localportal ./dualresp ./cmd/datasf-mcp ./socrata ./bench ./internal/analyze ./fuzzymatch ./datasf ./properties_test
+NORACE_TESTS = ^(TestPagingMillionRows|TestExportMillionRowsConstantMemory|TestScaleMillionRowCSV|TestPagingGenerated|TestQuickRun|TestExportsFinish|TestExportsFinishBinary|TestAnalysesBoundedBinary|TestTempFilesBounded|TestQueryMemoryIsBounded|TestRewriteFigures|TestInventedNamesNeverRewrittenWrongly|TestTypoBenchmark|TestByteBudgetProperty|TestFastPayloadWithinBudget|TestFastPayloadWithinBudgetEscapedNames|TestFastParseRoundTrip|TestReplicasBehindHAProxy|TestStdioLinksOutliveTheProcess|TestAmplifyingAnalysesBinary|TestDeepNestingBinary|TestPinsUnderMintedKeysBinary|TestVictimResultsSurviveMintedKeysBinary|TestSpillsApartBinary|TestMetricsPortalsBounded|TestIndexMemory10000)$$
+#
+# go test runs packages in the order given (two at a time): each run names
+# its longest packages first, so that none of them starts last and runs
+# alone at the end while the other core idles.
+NORACE_PKGS = ./cmd/datasf-mcp ./bench ./fuzzymatch ./datasf ./properties_test ./dualresp ./internal/localportal ./socrata ./internal/analyze ./internal/rank
+RACE_FIRST = ./datasf ./properties_test ./cmd/datasf-mcp ./reliability ./internal/localportal ./dualresp ./socrata ./interop ./internal/analyze
+#
+# The tests that run the datasf-mcp binary (cmd/datasf-mcp's, in both
+# runs, and interop's) run one, built here (DATASF_MCP_TEST_BINARY), and
+# cmd/datasf-mcp's two runs share one offline cache (DATASF_MCP_TEST_CACHE):
+# the binary is linked, and the offline portal's 250,000-row wg3w-h783
+# built, once.
 test: vet test-deps
-	$(GO) run ./cmd/testreport -race -count=1 -skip '$(NORACE_TESTS)' ./... \
+	shared=$$(mktemp -d) && trap 'rm -rf "$$shared"' EXIT && \
+	$(GO) build -o "$$shared/datasf-mcp" ./cmd/datasf-mcp && \
+	DATASF_MCP_TEST_BINARY="$$shared/datasf-mcp" DATASF_MCP_TEST_CACHE="$$shared/offline" \
+	$(GO) run ./cmd/testreport -race -count=1 -skip '$(NORACE_TESTS)' $(RACE_FIRST) ./... \
 		-- -count=1 -run '$(NORACE_TESTS)' $(NORACE_PKGS)
 
 # The pinned npm packages of interop/ (npm ci from interop/package-lock.json),

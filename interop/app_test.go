@@ -4,21 +4,52 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
 
-// buildBinary builds datasf-mcp into a temporary directory.
-func buildBinary(t *testing.T, ctx context.Context) string {
+// builtBinary is datasf-mcp built once per test binary, into a directory
+// TestMain removes.
+var builtBinary = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "interop-bin-")
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "datasf-mcp")
+	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/datasf-mcp").CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	return bin, nil
+})
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if os.Getenv("DATASF_MCP_TEST_BINARY") == "" {
+		if bin, err := builtBinary(); err == nil {
+			os.RemoveAll(filepath.Dir(bin))
+		}
+	}
+	os.Exit(code)
+}
+
+// buildBinary returns the datasf-mcp binary the tests run:
+// DATASF_MCP_TEST_BINARY when set (make test builds it once for every
+// package that runs it), else one built from ../cmd/datasf-mcp.
+func buildBinary(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "datasf-mcp")
-	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "../cmd/datasf-mcp").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	if bin := os.Getenv("DATASF_MCP_TEST_BINARY"); bin != "" {
+		return bin
+	}
+	bin, err := builtBinary()
+	if err != nil {
+		t.Fatal(err)
 	}
 	return bin
 }
@@ -57,7 +88,7 @@ func TestAppInChromium(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
 	defer cancel()
-	bin := buildBinary(t, ctx)
+	bin := buildBinary(t)
 	shots := os.Getenv("DATASF_SCREENSHOT_DIR")
 	if shots == "" {
 		shots = t.TempDir()
@@ -169,7 +200,7 @@ func TestInspectorStrict(t *testing.T) {
 	node := needNode(t, "@modelcontextprotocol/inspector")
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
-	bin := buildBinary(t, ctx)
+	bin := buildBinary(t)
 	launcher := filepath.Join("node_modules", "@modelcontextprotocol", "inspector", "clients", "launcher", "build", "index.js")
 	summary := regexp.MustCompile(`(\d+) errors?, (\d+) warnings?`)
 	for _, apps := range []bool{false, true} {

@@ -32,10 +32,7 @@ func TestParquetReadByIndependentReader(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "datasf-mcp")
-	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "../cmd/datasf-mcp").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildBinary(t)
 	const soql = "SELECT objectid, applicant, latitude, longitude, approved, location"
 	download := func(name string) string {
 		path := filepath.Join(dir, name)

@@ -34,7 +34,7 @@ func TestAnalyzeResultsJoinsStoredResults(t *testing.T) {
 		}
 	})
 	uri := func(soql string) string {
-		res, raw := st.call(t, "query_datasf", map[string]any{"dataset_id": "gen0-0001", "soql": soql})
+		res, raw := st.call(t, "query_datasf", map[string]any{"dataset_id": st.gen, "soql": soql})
 		if res.IsError {
 			t.Fatal(raw)
 		}

@@ -19,7 +19,7 @@ import (
 func TestBadInputCatalogue(t *testing.T) {
 	t.Parallel()
 	st := newStack(t, stackOptions{maxRetries: -1, generated: 50})
-	res, raw := st.call(t, "query_datasf", map[string]any{"dataset_id": "gen0-0001", "soql": "SELECT n, label"})
+	res, raw := st.call(t, "query_datasf", map[string]any{"dataset_id": st.gen, "soql": "SELECT n, label"})
 	if res.IsError {
 		t.Fatalf("canary query: %s", raw)
 	}
@@ -71,23 +71,23 @@ func TestBadInputCatalogue(t *testing.T) {
 		{"get_schema", map[string]any{"dataset_id": "../../etc"}, "dataset_id"},
 		{"get_schema", map[string]any{"dataset_id": 1234}, "dataset_id"},
 		{"get_schema", map[string]any{"dataset_id": "zzzz-9999"}, "zzzz-9999"},
-		{"query_datasf", map[string]any{"dataset_id": "gen0-0001"}, "soql"},
-		{"query_datasf", map[string]any{"dataset_id": "gen0-0001", "soql": ""}, "soql"},
-		{"query_datasf", map[string]any{"dataset_id": "gen0-0001", "soql": long(4001)}, "soql"},
-		{"query_datasf", map[string]any{"dataset_id": "gen0-0001", "soql": "SELECT n\x01"}, "control"},
-		{"query_datasf", map[string]any{"dataset_id": "gen0-0001", "soql": "SELECT \xff\xfe"}, "soql"},
-		{"query_datasf", map[string]any{"dataset_id": "gen0-0001", "soql": "SELECT WHERE FROM"}, "column 14"},
-		{"query_datasf", map[string]any{"dataset_id": "gen0-0001", "soql": "SELECT n WHERE label = 'unterminated"}, "soql"},
-		{"query_datasf", map[string]any{"dataset_id": "gen0-0001", "soql": "SELECT n LIMIT -5"}, "soql"},
-		{"query_datasf", map[string]any{"dataset_id": "gen0-0001", "soql": "DROP TABLE x"}, "soql"},
-		{"query_datasf", map[string]any{"dataset_id": "gen0-0001", "soql": "SELECT n; DELETE"}, "soql"},
-		{"query_datasf", map[string]any{"dataset_id": "gen0-0001", "soql": "SELECT zzzzzzzz", "auto_correct": false}, "zzzzzzzz"},
-		{"query_datasf", map[string]any{"dataset_id": "gen0-0001", "soql": "SELECT n", "sample_size": 0.5}, "sample_size"},
-		{"query_datasf", map[string]any{"dataset_id": "gen0-0001", "soql": "SELECT n", "sample_size": 101}, "sample_size"},
-		{"query_datasf", map[string]any{"dataset_id": "gen0-0001", "soql": "SELECT n", "sample_size": -1}, "sample_size"},
-		{"query_datasf", map[string]any{"dataset_id": "gen0-0001", "soql": "SELECT n", "auto_correct": "yes"}, "auto_correct"},
-		{"query_datasf", map[string]any{"dataset_id": "gen0-0001", "soql": "SELECT n", "limit": 5}, "limit"},
-		{"query_datasf", map[string]any{"dataset_id": "gen0-0001", "soql": 5}, "soql"},
+		{"query_datasf", map[string]any{"dataset_id": st.gen}, "soql"},
+		{"query_datasf", map[string]any{"dataset_id": st.gen, "soql": ""}, "soql"},
+		{"query_datasf", map[string]any{"dataset_id": st.gen, "soql": long(4001)}, "soql"},
+		{"query_datasf", map[string]any{"dataset_id": st.gen, "soql": "SELECT n\x01"}, "control"},
+		{"query_datasf", map[string]any{"dataset_id": st.gen, "soql": "SELECT \xff\xfe"}, "soql"},
+		{"query_datasf", map[string]any{"dataset_id": st.gen, "soql": "SELECT WHERE FROM"}, "column 14"},
+		{"query_datasf", map[string]any{"dataset_id": st.gen, "soql": "SELECT n WHERE label = 'unterminated"}, "soql"},
+		{"query_datasf", map[string]any{"dataset_id": st.gen, "soql": "SELECT n LIMIT -5"}, "soql"},
+		{"query_datasf", map[string]any{"dataset_id": st.gen, "soql": "DROP TABLE x"}, "soql"},
+		{"query_datasf", map[string]any{"dataset_id": st.gen, "soql": "SELECT n; DELETE"}, "soql"},
+		{"query_datasf", map[string]any{"dataset_id": st.gen, "soql": "SELECT zzzzzzzz", "auto_correct": false}, "zzzzzzzz"},
+		{"query_datasf", map[string]any{"dataset_id": st.gen, "soql": "SELECT n", "sample_size": 0.5}, "sample_size"},
+		{"query_datasf", map[string]any{"dataset_id": st.gen, "soql": "SELECT n", "sample_size": 101}, "sample_size"},
+		{"query_datasf", map[string]any{"dataset_id": st.gen, "soql": "SELECT n", "sample_size": -1}, "sample_size"},
+		{"query_datasf", map[string]any{"dataset_id": st.gen, "soql": "SELECT n", "auto_correct": "yes"}, "auto_correct"},
+		{"query_datasf", map[string]any{"dataset_id": st.gen, "soql": "SELECT n", "limit": 5}, "limit"},
+		{"query_datasf", map[string]any{"dataset_id": st.gen, "soql": 5}, "soql"},
 		{"query_datasf", map[string]any{"dataset_id": "nope", "soql": "SELECT n"}, "dataset_id"},
 	}
 	for _, tt := range tools {

@@ -15,7 +15,8 @@ import (
 // a message it can act on.
 func TestUpstreamFaultsReachTheModelActionably(t *testing.T) {
 	t.Parallel()
-	st := newStack(t, stackOptions{maxRetries: 1, timeout: 2 * time.Second})
+	// Its faults include the fake's latency: a fake of its own.
+	st := newStack(t, stackOptions{maxRetries: 1, timeout: 2 * time.Second, ownPortal: true})
 	args := map[string]any{"dataset_id": "rqzj-sfat", "soql": "SELECT applicant, status"}
 	// Warm the schema cache so that every fault hits the query itself.
 	if res, _ := st.call(t, "get_schema", map[string]any{"dataset_id": "rqzj-sfat"}); res.IsError {
@@ -101,7 +102,7 @@ func TestRowsSurvivesTransientFaultsMidway(t *testing.T) {
 	t.Parallel()
 	const n = 20_000
 	st := newStack(t, stackOptions{maxRetries: -1, generated: n})
-	res, raw := st.call(t, "query_datasf", map[string]any{"dataset_id": "gen0-0001", "soql": "SELECT n, label, grp"})
+	res, raw := st.call(t, "query_datasf", map[string]any{"dataset_id": st.gen, "soql": "SELECT n, label, grp"})
 	if res.IsError {
 		t.Fatalf("query: %s", raw)
 	}

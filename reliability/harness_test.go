@@ -9,8 +9,10 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -132,6 +134,7 @@ func (f *faulty) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // in-process MCP client.
 type stack struct {
 	fake    *socratatest.Server
+	gen     string // the generated dataset's ID
 	proxy   *faulty
 	client  *socrata.Client
 	results *dualresp.Server
@@ -145,7 +148,11 @@ type stackOptions struct {
 	appToken   string
 	maxRetries int
 	timeout    time.Duration
-	generated  int // rows of the generated dataset gen0-0001 (0: none)
+	generated  int // rows of the generated dataset, stack.gen (0: none)
+	// ownPortal gives the test a fake portal of its own, whose logs go to
+	// stack.logs: for a test that sets the fake's controls or reads its
+	// request log. The others share one (an appToken implies ownPortal).
+	ownPortal bool
 }
 
 type syncBuffer struct {
@@ -165,8 +172,10 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
+// genSchema is the generated dataset's schema; each stack gives it an ID
+// of its own (genIDs), so that stacks sharing a fake each have theirs.
 var genSchema = socratatest.Schema{
-	ID: "gen0-0001", Name: "Generated rows", Description: "Generated for reliability tests", Category: "Testing",
+	Name: "Generated rows", Description: "Generated for reliability tests", Category: "Testing",
 	Columns: []socratatest.Column{
 		{Name: "N", FieldName: "n", DataType: "number"},
 		{Name: "Label", FieldName: "label", DataType: "text"},
@@ -174,21 +183,61 @@ var genSchema = socratatest.Schema{
 	},
 }
 
+var genIDs atomic.Int32
+
 func genRow(i int) map[string]any {
 	return map[string]any{"n": i, "label": fmt.Sprintf("row %d", i), "grp": fmt.Sprintf("g%d", i%7)}
+}
+
+// sharedPortal is the fake portal of the stacks without ownPortal, loaded
+// once per test binary: loading the catalog and the fixture datasets is
+// most of a stack's cost. TestMain closes it.
+var sharedPortal struct {
+	once sync.Once
+	fake *socratatest.Server
+	err  error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if sharedPortal.fake != nil {
+		sharedPortal.fake.Close()
+	}
+	os.Exit(code)
+}
+
+// loadFixtures loads the catalog and the fixture datasets into fake.
+func loadFixtures(ctx context.Context, t *testing.T, fake *socratatest.Server) error {
+	t.Helper()
+	catalog := fixtures.Path(t, "catalog", "transparentsf__datasf-catalog-metadata__630-datasets__2025-05.jsonl")
+	return fake.LoadFiles(ctx, catalog, fixtures.Path(t, "datasets"))
 }
 
 func newStack(t *testing.T, opts stackOptions) *stack {
 	t.Helper()
 	st := &stack{logs: &syncBuffer{}}
 	log := slog.New(slog.NewTextHandler(st.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	st.fake = socratatest.NewServer(t, socratatest.WithLogger(log))
-	catalog := fixtures.Path(t, "catalog", "transparentsf__datasf-catalog-metadata__630-datasets__2025-05.jsonl")
-	if err := st.fake.LoadFiles(t.Context(), catalog, fixtures.Path(t, "datasets")); err != nil {
-		t.Fatal(err)
+	if opts.ownPortal || opts.appToken != "" {
+		st.fake = socratatest.NewServer(t, socratatest.WithLogger(log))
+		if err := loadFixtures(t.Context(), t, st.fake); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		sharedPortal.once.Do(func() {
+			if sharedPortal.fake, sharedPortal.err = socratatest.Start(socratatest.Options{}); sharedPortal.err == nil {
+				sharedPortal.err = loadFixtures(context.Background(), t, sharedPortal.fake)
+			}
+		})
+		if sharedPortal.err != nil {
+			t.Fatal(sharedPortal.err)
+		}
+		st.fake = sharedPortal.fake
 	}
 	if opts.generated > 0 {
-		if err := st.fake.AddGenerated(t.Context(), genSchema, opts.generated, genRow); err != nil {
+		schema := genSchema
+		schema.ID = fmt.Sprintf("gen0-%04d", genIDs.Add(1))
+		st.gen = schema.ID
+		if err := st.fake.AddGenerated(t.Context(), schema, opts.generated, genRow); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -10,7 +10,7 @@ func TestListResultsShowsThisSessionsLiveResults(t *testing.T) {
 	st := newStack(t, stackOptions{maxRetries: -1, generated: 40})
 	var urls []string
 	for _, soql := range []string{"SELECT n", "SELECT grp, count(*) AS c GROUP BY grp"} {
-		res, raw := st.call(t, "query_datasf", map[string]any{"dataset_id": "gen0-0001", "soql": soql})
+		res, raw := st.call(t, "query_datasf", map[string]any{"dataset_id": st.gen, "soql": soql})
 		if res.IsError {
 			t.Fatal(raw)
 		}

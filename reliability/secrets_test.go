@@ -31,7 +31,7 @@ func TestAppTokenNeverLeaks(t *testing.T) {
 		{"query_datasf", map[string]any{"dataset_id": "rqzj-sfat", "soql": "SELECT applicant, facilitytyp WHERE status = 'APPROVED'"}},
 		{"query_datasf", map[string]any{"dataset_id": "rqzj-sfat", "soql": "SELECT nosuchcolumn", "auto_correct": false}},
 		{"query_datasf", map[string]any{"dataset_id": "rqzj-sfat", "soql": "SELECT WHERE FROM"}},
-		{"query_datasf", map[string]any{"dataset_id": "gen0-0001", "soql": "SELECT grp, count(*) AS c GROUP BY grp"}},
+		{"query_datasf", map[string]any{"dataset_id": st.gen, "soql": "SELECT grp, count(*) AS c GROUP BY grp"}},
 	}
 	var urls []string
 	for _, c := range calls {

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -25,25 +26,58 @@ import (
 	"github.com/datasf-mcp/datasf-mcp/socrata/socratatest"
 )
 
-// fakePortal starts socratatest loaded with the catalog and every fixture
-// dataset, and a client for it whose retry waits are recorded, not slept.
+// shared is the fake portal of fakePortal, loaded once per test binary:
+// loading the catalog and the fixture datasets into SQLite is most of what
+// these tests cost. TestMain closes it.
+var shared struct {
+	once sync.Once
+	srv  *socratatest.Server
+	err  error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if shared.srv != nil {
+		shared.srv.Close()
+	}
+	os.Exit(code)
+}
+
+// fakePortal returns the shared socratatest server loaded with the catalog
+// and every fixture dataset, its controls and request log cleared, and a
+// client for it whose retry waits are recorded, not slept. The tests that
+// call it do not run in parallel: each one sees only its own requests and
+// faults.
 func fakePortal(t *testing.T) (*socratatest.Server, *socrata.Client) {
 	t.Helper()
-	catalogs, err := filepath.Glob(filepath.Join(fixtures.Path(t, "catalog"), "*.jsonl"))
-	if err != nil || len(catalogs) == 0 {
-		t.Fatalf("no catalog fixtures: %v", err)
+	shared.once.Do(func() {
+		catalogs, err := filepath.Glob(filepath.Join(fixtures.Path(t, "catalog"), "*.jsonl"))
+		if err != nil || len(catalogs) == 0 {
+			shared.err = fmt.Errorf("no catalog fixtures: %v", err)
+			return
+		}
+		srv, err := socratatest.Start(socratatest.Options{})
+		if err != nil {
+			shared.err = err
+			return
+		}
+		shared.srv = srv
+		if err := srv.LoadFiles(context.Background(), append(catalogs, fixtures.Path(t, "datasets"))...); err != nil {
+			shared.err = fmt.Errorf("LoadFiles: %w", err)
+		}
+	})
+	if shared.err != nil {
+		t.Fatal(shared.err)
 	}
-	srv := socratatest.NewServer(t)
-	if err := srv.LoadFiles(t.Context(), append(catalogs, fixtures.Path(t, "datasets"))...); err != nil {
-		t.Fatalf("LoadFiles: %v", err)
-	}
+	srv := shared.srv
+	srv.Reset()
+	t.Cleanup(srv.Reset)
 	c := srv.SocrataClient(socrata.Options{})
 	socrata.RecordWaits(c)
 	return srv, c
 }
 
 func TestFakePortalLoaded(t *testing.T) {
-	t.Parallel()
 	srv, _ := fakePortal(t)
 	want := []string{"rqzj-sfat", "vw6y-z8j6", "wg3w-h783", "yitu-d5am"}
 	if diff := cmp.Diff(want, srv.Datasets()); diff != "" {
@@ -52,7 +86,6 @@ func TestFakePortalLoaded(t *testing.T) {
 }
 
 func TestSearchFake(t *testing.T) {
-	t.Parallel()
 	srv, c := fakePortal(t)
 	ds, err := c.Search(t.Context(), "mobile food", 5)
 	if err != nil {
@@ -83,7 +116,6 @@ func TestSearchFake(t *testing.T) {
 }
 
 func TestListFake(t *testing.T) {
-	t.Parallel()
 	srv, c := fakePortal(t)
 	ds, err := c.List(t.Context(), "", 20)
 	if err != nil {
@@ -162,7 +194,6 @@ func countRows(t *testing.T, path string) int64 {
 }
 
 func TestSchemaFake(t *testing.T) {
-	t.Parallel()
 	srv, c := fakePortal(t)
 	dir := fixtures.Path(t, "datasets")
 	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
@@ -233,7 +264,6 @@ func TestSchemaFake(t *testing.T) {
 }
 
 func TestQueryFake(t *testing.T) {
-	t.Parallel()
 	srv, c := fakePortal(t)
 	const q = "SELECT applicant, facilitytype, status WHERE status = 'APPROVED' ORDER BY applicant, :id LIMIT 7 OFFSET 2"
 	res, err := c.Query(t.Context(), "rqzj-sfat", q)
@@ -325,7 +355,6 @@ func TestQueryFake(t *testing.T) {
 }
 
 func TestFacilityTypeCounts(t *testing.T) {
-	t.Parallel()
 	_, c := fakePortal(t)
 	var rows []map[string]any
 	socrata.ReadJSON(t, fixtures.Path(t, "datasets", "rqzj-sfat__mobile-food-facility-permit__2022-03.json"), &rows)
@@ -354,7 +383,6 @@ func TestFacilityTypeCounts(t *testing.T) {
 }
 
 func TestCorpusQueriesFake(t *testing.T) {
-	t.Parallel()
 	srv, c := fakePortal(t)
 	loaded := map[string]bool{}
 	for _, id := range srv.Datasets() {
@@ -448,7 +476,6 @@ func TestPagingGenerated(t *testing.T) {
 }
 
 func TestCutBodyFake(t *testing.T) {
-	t.Parallel()
 	srv, c := fakePortal(t)
 	srv.CutBodyAfter(5000)
 	res, err := c.Query(t.Context(), "rqzj-sfat", "SELECT * LIMIT 500")
@@ -460,7 +487,6 @@ func TestCutBodyFake(t *testing.T) {
 }
 
 func TestClientTimeoutFake(t *testing.T) {
-	t.Parallel()
 	srv, _ := fakePortal(t)
 	srv.SetLatency(2 * time.Second)
 	c := socrata.NewClient(socrata.Options{BaseURL: srv.URL(), DiscoveryURL: srv.URL(), HTTPClient: srv.Client(), Timeout: 50 * time.Millisecond})
@@ -479,7 +505,6 @@ func TestClientTimeoutFake(t *testing.T) {
 }
 
 func TestRateLimitFake(t *testing.T) {
-	t.Parallel()
 	srv, c := fakePortal(t)
 	waits := socrata.RecordWaits(c)
 	srv.FailNext(2, 429, 3*time.Second)
@@ -528,7 +553,6 @@ func ExampleNewClient_localPortal() {
 }
 
 func TestAppTokenFake(t *testing.T) {
-	t.Parallel()
 	const tok = "fake-portal-token-Zq7"
 	srv, _ := fakePortal(t)
 	srv.RequireAppToken(tok)

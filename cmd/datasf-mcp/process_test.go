@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -62,7 +63,11 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	os.Setenv("XDG_CACHE_HOME", cache)
-	os.Setenv("DATASF_CACHE_DIR", filepath.Join(cache, "offline"))
+	// DATASF_MCP_TEST_CACHE, which make test sets, is an offline cache
+	// directory shared by this package's two test processes (the runs with
+	// and without -race): the offline portal locks a dataset's file while
+	// it builds it, so the second process reuses what the first built.
+	os.Setenv("DATASF_CACHE_DIR", cmp.Or(os.Getenv("DATASF_MCP_TEST_CACHE"), filepath.Join(cache, "offline")))
 	// Many tests query the offline portal's wg3w-h783 (250,000 rows),
 	// which it builds into that cache on first use: built once here, not
 	// by each test's server at the same time.
