@@ -13,6 +13,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/datasf-mcp/datasf-mcp/dualresp"
 	"github.com/datasf-mcp/datasf-mcp/socrata"
 	"github.com/datasf-mcp/datasf-mcp/validate"
 )
@@ -261,8 +262,23 @@ func upstream(err error, what string, hint string) *toolError {
 				Details: map[string]any{"host": host},
 			}
 		}
-		return &toolError{Reason: "The request for " + what + " failed: " + err.Error(), Type: errAPI}
+		return &toolError{Reason: "The request for " + what + " failed: " + planError(err).Error(), Type: errAPI}
 	}
+}
+
+// planError is the error a query's Plan returned, without the
+// *dualresp.CountError or *dualresp.QueryError that says which of its
+// calls failed: the model is told what was being done by opError.
+func planError(err error) error {
+	var ce *dualresp.CountError
+	var qe *dualresp.QueryError
+	switch {
+	case errors.As(err, &ce):
+		return ce.Err
+	case errors.As(err, &qe):
+		return qe.Err
+	}
+	return err
 }
 
 // CodeMoved is the code of a tool error for a portal that moved to a host

@@ -2,6 +2,7 @@ package datasf
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/datasf-mcp/datasf-mcp/dualresp"
 	"github.com/datasf-mcp/datasf-mcp/socrata"
 )
 
@@ -101,6 +103,26 @@ func TestLivePortalErrorWords(t *testing.T) {
 		}
 		if strings.Contains(strings.ToLower(body.Error), "token is") || strings.Contains(strings.ToLower(body.Error), "check your app token") {
 			t.Errorf("%s: %q speaks of a bad token", tt.name, body.Error)
+		}
+	}
+}
+
+// A query's count or sample that fails with an error of no known kind is
+// told in the error's own words: dualresp's wrapper, which names its
+// call, is not the model's concern.
+func TestPlanErrorWords(t *testing.T) {
+	t.Parallel()
+	for _, err := range []error{
+		&dualresp.CountError{Err: errors.New("stream reset")},
+		&dualresp.QueryError{Op: "sample", Err: errors.New("stream reset")},
+	} {
+		res := errorResult(&opError{what: "the query on dataset wg3w-h783", err: err})
+		var body errorBody
+		if err := json.Unmarshal([]byte(res.Content[0].(mcp.TextContent).Text), &body); err != nil {
+			t.Fatal(err)
+		}
+		if want := "The request for the query on dataset wg3w-h783 failed: stream reset"; !strings.HasPrefix(body.Error, want) {
+			t.Errorf("errorResult(%T).error = %q; want it to start %q", err, body.Error, want)
 		}
 	}
 }
