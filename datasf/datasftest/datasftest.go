@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"net"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -25,7 +26,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/datasf-mcp/datasf-mcp/datasf"
-	"github.com/datasf-mcp/datasf-mcp/internal/fixtures"
+	testdata "github.com/datasf-mcp/datasf-mcp/internal/fixtures"
 	"github.com/datasf-mcp/datasf-mcp/socrata/socratatest"
 )
 
@@ -185,17 +186,65 @@ func (e *Env) Close() error {
 	return errors.Join(errs...)
 }
 
-// FixturePortal starts a fake portal loaded with the repository's fixtures
+// FixturePortal starts a fake portal serving the repository's fixtures
 // (testdata/): the catalog of DataSF's 630 datasets (schemas, empty tables)
 // and the real dataset exports of testdata/datasets. It is closed when the
 // test ends.
+//
+// The fixtures are loaded once per test binary and every FixturePortal
+// serves them (socratatest.Options.DataOf): each has its own listener,
+// fault controls and request log, and none can change the data. A test
+// that changes it (loads files, adds a domain, turns SODA3 off) starts a
+// socratatest server of its own and calls LoadFixtures.
 func FixturePortal(t testing.TB) *socratatest.Server {
 	t.Helper()
-	portal := socratatest.NewServer(t)
-	if err := LoadFixtures(t.Context(), portal, fixtures.Path(t, "catalog"), fixtures.Path(t, "datasets")); err != nil {
+	portal, err := StartFixturePortal()
+	if err != nil {
 		t.Fatalf("datasftest: %v", err)
 	}
+	t.Cleanup(portal.Close)
 	return portal
+}
+
+// StartFixturePortal is FixturePortal without a testing.TB, for a fake
+// shared by a whole test binary; Close releases it.
+func StartFixturePortal() (*socratatest.Server, error) {
+	data, err := fixtureData()
+	if err != nil {
+		return nil, err
+	}
+	return socratatest.Start(socratatest.Options{DataOf: data})
+}
+
+// fixtures holds the repository's fixtures, loaded on first use into a
+// server that never listens and lives as long as the test binary.
+var fixtures struct {
+	once sync.Once
+	data *socratatest.Server
+	err  error
+}
+
+func fixtureData() (*socratatest.Server, error) {
+	fixtures.once.Do(func() {
+		fixtures.data, fixtures.err = loadFixtureData()
+	})
+	return fixtures.data, fixtures.err
+}
+
+func loadFixtureData() (*socratatest.Server, error) {
+	dir, err := testdata.Dir()
+	if err != nil {
+		return nil, err
+	}
+	data, err := socratatest.New(socratatest.Options{})
+	if err != nil {
+		return nil, err
+	}
+	if err := LoadFixtures(context.Background(), data, filepath.Join(dir, "catalog"), filepath.Join(dir, "datasets")); err != nil {
+		data.Close()
+		return nil, err
+	}
+	return data, nil
 }
 
 // LoadFixtures loads every catalog JSONL file of catalogDir and the dataset
