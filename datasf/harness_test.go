@@ -112,8 +112,9 @@ type stubPortal struct {
 }
 
 // newStubHarness builds a harness of the test's own over a stubPortal
-// (h.fake is nil), closed when the test ends.
-func newStubHarness(t *testing.T) (*harness, *stubPortal) {
+// (h.fake is nil), closed when the test ends. The test fails, once it and
+// its subtests end, if any call reached the portal.
+func newStubHarness(t *testing.T) *harness {
 	t.Helper()
 	stub := &stubPortal{}
 	stub.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -124,7 +125,12 @@ func newStubHarness(t *testing.T) (*harness, *stubPortal) {
 	}))
 	t.Cleanup(stub.Close)
 	env := datasftest.New(t, datasftest.Options{PortalURL: stub.URL, Capabilities: appHostCapabilities})
-	return &harness{env: env, srv: env.Service, mcp: env.MCP, init: env.Init}, stub
+	t.Cleanup(func() {
+		if n := stub.requests.Load(); n != 0 {
+			t.Errorf("the calls made %d portal requests; want none (they are refused before any)", n)
+		}
+	})
+	return &harness{env: env, srv: env.Service, mcp: env.MCP, init: env.Init}
 }
 
 // shared is a harness built once and used read-only by tests that neither
