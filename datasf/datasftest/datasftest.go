@@ -281,8 +281,12 @@ func makeCatalogTables(data *socratatest.Server, catalogDir string) error {
 			if json.Unmarshal(line, &e) != nil {
 				continue
 			}
-			if _, ok := data.Schema(e.Endpoint); !ok {
-				continue // a line the catalog load skipped
+			sc, ok := data.Schema(e.Endpoint)
+			if !ok || sc.UpdatedAt.IsZero() {
+				// A line the catalog load skipped; or an entry without
+				// rows_updated_at, which a new table would date now (4 of
+				// the 630: left to their first query).
+				continue
 			}
 			rec := httptest.NewRecorder()
 			req := httptest.NewRequest(http.MethodGet, "/resource/"+e.Endpoint+".json?$select=count(*)", nil)
