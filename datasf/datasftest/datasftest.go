@@ -31,7 +31,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/datasf-mcp/datasf-mcp/datasf"
-	testdata "github.com/datasf-mcp/datasf-mcp/internal/fixtures"
+	"github.com/datasf-mcp/datasf-mcp/internal/fixtures"
 	"github.com/datasf-mcp/datasf-mcp/socrata/socratatest"
 )
 
@@ -221,23 +221,23 @@ func StartFixturePortal() (*socratatest.Server, error) {
 	return socratatest.Start(socratatest.Options{DataOf: data})
 }
 
-// fixtures holds the repository's fixtures, loaded on first use into a
+// loaded holds the repository's fixtures, loaded on first use into a
 // server that never listens and lives as long as the test binary.
-var fixtures struct {
+var loaded struct {
 	once sync.Once
 	data *socratatest.Server
 	err  error
 }
 
 func fixtureData() (*socratatest.Server, error) {
-	fixtures.once.Do(func() {
-		fixtures.data, fixtures.err = loadFixtureData()
+	loaded.once.Do(func() {
+		loaded.data, loaded.err = loadFixtureData()
 	})
-	return fixtures.data, fixtures.err
+	return loaded.data, loaded.err
 }
 
 func loadFixtureData() (*socratatest.Server, error) {
-	dir, err := testdata.Dir()
+	dir, err := fixtures.Dir()
 	if err != nil {
 		return nil, err
 	}
