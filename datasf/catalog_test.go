@@ -102,7 +102,7 @@ func TestSearch(t *testing.T) {
 
 func TestSearchValidation(t *testing.T) {
 	t.Parallel()
-	h := sharedHarness(t)
+	h := newStubHarness(t) // refused before any request
 	tests := []struct {
 		name string
 		args any
@@ -131,7 +131,7 @@ func TestSearchValidation(t *testing.T) {
 		t.Parallel()
 		args := map[string]any{"query": strings.Repeat("a", 500)}
 		var out catalogOut
-		structured(t, "search_datasf", args, h.call(t, "search_datasf", args), &out)
+		structured(t, "search_datasf", args, sharedHarness(t).call(t, "search_datasf", args), &out)
 		if out.Count != len(out.Results) {
 			t.Errorf("count %d, %d results", out.Count, len(out.Results))
 		}
@@ -246,7 +246,7 @@ func newestKeyDiffers(a, b catalogEntry) bool {
 
 func TestListValidation(t *testing.T) {
 	t.Parallel()
-	h := sharedHarness(t)
+	h := newStubHarness(t) // refused before any request
 	tests := []struct {
 		name string
 		args any

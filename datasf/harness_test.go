@@ -6,10 +6,12 @@ import (
 	"flag"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -26,8 +28,8 @@ import (
 // update rewrites the golden files in testdata/ instead of comparing.
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
-// harness is the product assembled for a test (package datasftest): the
-// fake portal loaded with the real fixtures, the product with its REST API
+// harness is the product assembled for a test (package datasftest): a
+// fake portal serving the real fixtures, the product with its REST API
 // on a loopback listener, and an initialized in-process MCP client session
 // (with output schema validation, so structured content that does not
 // match a tool's outputSchema fails the call).
@@ -53,9 +55,11 @@ func fixtureDirs(tb testing.TB) (catalogDir, datasetsDir string) {
 	return fixtures.Path(tb, "catalog"), fixtures.Path(tb, "datasets")
 }
 
-// buildHarness assembles a harness over a new fake portal. close releases
-// everything it started, also when err is not nil.
-func buildHarness(catalogDir, datasetsDir string, opts harnessOptions) (h *harness, closeAll func(), err error) {
+// buildHarness assembles a harness over a new fake portal of the
+// fixtures, which are loaded once per test binary
+// (datasftest.StartFixturePortal). closeAll releases everything it
+// started, also when err is not nil.
+func buildHarness(opts harnessOptions) (h *harness, closeAll func(), err error) {
 	ctx := context.Background()
 	h = &harness{}
 	var closers []func()
@@ -64,13 +68,10 @@ func buildHarness(catalogDir, datasetsDir string, opts harnessOptions) (h *harne
 			closers[i]()
 		}
 	}
-	if h.fake, err = socratatest.Start(socratatest.Options{}); err != nil {
+	if h.fake, err = datasftest.StartFixturePortal(); err != nil {
 		return nil, closeAll, err
 	}
 	closers = append(closers, h.fake.Close)
-	if err := datasftest.LoadFixtures(ctx, h.fake, catalogDir, datasetsDir); err != nil {
-		return nil, closeAll, err
-	}
 	h.env, err = datasftest.Start(ctx, datasftest.Options{
 		PortalURL: h.fake.URL(),
 		// An MCP Apps host, which sees every tool (app_test.go checks
@@ -88,18 +89,48 @@ func buildHarness(catalogDir, datasetsDir string, opts harnessOptions) (h *harne
 	return h, closeAll, nil
 }
 
-// newHarness builds a harness of the test's own, closed when the test ends.
-// Use it when the test changes the fake portal (faults, latency) or counts
-// requests.
+// newHarness builds a harness of the test's own, closed when the test ends:
+// its own product (empty caches) and fake portal (faults, latency, request
+// counts), over the fixtures every harness shares. Use it when the test
+// injects faults, counts requests or needs the product's caches empty.
 func newHarness(t *testing.T, opts harnessOptions) *harness {
 	t.Helper()
-	cat, ds := fixtureDirs(t)
-	h, closeAll, err := buildHarness(cat, ds, opts)
+	h, closeAll, err := buildHarness(opts)
 	t.Cleanup(closeAll)
 	if err != nil {
 		t.Fatalf("building the harness: %v", err)
 	}
 	return h
+}
+
+// stubPortal is a portal with no data, for calls that must be answered
+// without reaching the portal (argument and SoQL syntax errors): it counts
+// the requests it gets and answers each with Socrata's not-found envelope.
+type stubPortal struct {
+	*httptest.Server
+	requests atomic.Int64
+}
+
+// newStubHarness builds a harness of the test's own over a stubPortal
+// (h.fake is nil), closed when the test ends. The test fails, once it and
+// its subtests end, if any call reached the portal.
+func newStubHarness(t *testing.T) *harness {
+	t.Helper()
+	stub := &stubPortal{}
+	stub.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		stub.requests.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusNotFound)
+		io.WriteString(w, `{"code":"not_found","error":true,"message":"stub portal: no data"}`) //nolint:errcheck // the client went away
+	}))
+	t.Cleanup(stub.Close)
+	env := datasftest.New(t, datasftest.Options{PortalURL: stub.URL, Capabilities: appHostCapabilities})
+	t.Cleanup(func() {
+		if n := stub.requests.Load(); n != 0 {
+			t.Errorf("the calls made %d portal requests; want none (they are refused before any)", n)
+		}
+	})
+	return &harness{env: env, srv: env.Service, mcp: env.MCP, init: env.Init}
 }
 
 // shared is a harness built once and used read-only by tests that neither
@@ -113,9 +144,8 @@ var shared struct {
 
 func sharedHarness(t *testing.T) *harness {
 	t.Helper()
-	cat, ds := fixtureDirs(t)
 	shared.once.Do(func() {
-		shared.h, shared.closeAll, shared.err = buildHarness(cat, ds, harnessOptions{})
+		shared.h, shared.closeAll, shared.err = buildHarness(harnessOptions{})
 	})
 	if shared.err != nil {
 		t.Fatalf("building the shared harness: %v", shared.err)

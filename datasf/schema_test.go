@@ -98,7 +98,9 @@ func TestSchema(t *testing.T) {
 
 func TestSchemaErrors(t *testing.T) {
 	t.Parallel()
-	h := sharedHarness(t)
+	// The refusals of the arguments need no data, and no call may reach
+	// the portal; the unknown dataset is asked of the fixtures.
+	refuse, fixtures := newStubHarness(t), sharedHarness(t)
 
 	// An id in the 4x4 form that the catalog does not have.
 	unknown := "zzzz-9999"
@@ -126,6 +128,10 @@ func TestSchemaErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
+			h := refuse
+			if tt.wantType != "validation" {
+				h = fixtures
+			}
 			e := errorOf(t, "get_schema", tt.args, h.call(t, "get_schema", tt.args))
 			if e.ErrorType != tt.wantType {
 				t.Errorf("get_schema(%v).error_type = %q; want %q (error %q)", tt.args, e.ErrorType, tt.wantType, e.Error)

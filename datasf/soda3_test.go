@@ -155,7 +155,12 @@ func TestQuerySODA3(t *testing.T) {
 // result's REST page) went to SODA 2.1.
 func TestQuerySODA3Fallback(t *testing.T) {
 	t.Parallel()
-	portal := datasftest.FixturePortal(t)
+	// A portal of its own, whose SODA3 it turns off: the one dataset it
+	// queries, without the shared fixtures.
+	portal := socratatest.NewServer(t)
+	if err := portal.LoadFiles(t.Context(), "rqzj-sfat="+fixtureFile(t, "rqzj-sfat", ".json")); err != nil {
+		t.Fatal(err)
+	}
 	portal.SetSODA3(false)
 	env := soda3Env(t, portal, "tok")
 	const q = "SELECT facilitytype, count(*) AS n GROUP BY facilitytype ORDER BY facilitytype"

@@ -33,6 +33,10 @@
 //
 // A fake shared by many tests (from TestMain, say) is made with [Start] and
 // released with [Server.Close]; [New] makes one that is not yet listening.
+// Data loaded once can be served by many servers ([Options.DataOf],
+// [WithDataOf]), each with its own listener, fault controls and request
+// log: a test that counts requests or injects faults gets a fake of its
+// own without loading the data again.
 // Code that is not a test (the product's --offline mode, the benchmarks)
 // runs the module's local portal directly: this package imports testing.
 package socratatest
@@ -99,6 +103,14 @@ type Options struct {
 	// (default DefaultMaxRequests; negative keeps none). RequestCount counts
 	// every request whatever the limit.
 	MaxRequests int
+	// DataOf, when set, is a server whose data this one serves as it
+	// stands: the new server has its own listener, fault controls and
+	// request log, and DataOf's domains, data, SODA3 setting and moves.
+	// The data stays DataOf's: on this server, loading data, AddDomain,
+	// SetMoved and SetSODA3 fail, and Close leaves the data to DataOf,
+	// which must outlive it. Domain and Now must be left empty (they are
+	// DataOf's).
+	DataOf *Server
 }
 
 // Option changes Options; it is how NewServer is configured.
@@ -116,9 +128,15 @@ func WithClock(now func() time.Time) Option { return func(o *Options) { o.Now = 
 // WithMaxRequests sets Options.MaxRequests.
 func WithMaxRequests(n int) Option { return func(o *Options) { o.MaxRequests = n } }
 
+// WithDataOf sets Options.DataOf.
+func WithDataOf(data *Server) Option { return func(o *Options) { o.DataOf = data } }
+
 // Server is a fake Socrata server. All methods are safe for concurrent use.
 type Server struct {
 	portal *localportal.Portal
+	shared bool   // the portal is Options.DataOf's
+	addr   string // where Start listens
+	log    *slog.Logger
 	ctl    controls
 	done   chan struct{} // closed by Close: ends latency waits
 
@@ -130,11 +148,26 @@ type Server struct {
 // New returns a server that is not yet listening. Call Start to listen on
 // Options.Addr, or serve Handler yourself; Close releases it.
 func New(opts Options) (*Server, error) {
-	p, err := localportal.New(localportal.Options{Domain: opts.Domain, Addr: opts.Addr, Logger: opts.Logger, Now: opts.Now})
-	if err != nil {
-		return nil, fmt.Errorf("socratatest: %w", err)
+	s := &Server{done: make(chan struct{})}
+	if opts.DataOf != nil {
+		if opts.Domain != "" || opts.Now != nil {
+			return nil, errors.New("socratatest: Options.Domain and Now are DataOf's; leave them empty")
+		}
+		s.portal, s.shared = opts.DataOf.portal, true
+	} else {
+		p, err := localportal.New(localportal.Options{Domain: opts.Domain, Addr: opts.Addr, Logger: opts.Logger, Now: opts.Now})
+		if err != nil {
+			return nil, fmt.Errorf("socratatest: %w", err)
+		}
+		s.portal = p
 	}
-	s := &Server{portal: p, done: make(chan struct{})}
+	s.addr, s.log = opts.Addr, opts.Logger
+	if s.addr == "" {
+		s.addr = "127.0.0.1:0"
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
 	switch {
 	case opts.MaxRequests == 0:
 		s.ctl.reset(DefaultMaxRequests)
@@ -191,13 +224,12 @@ func (s *Server) Start() error {
 	if s.ts != nil {
 		return errors.New("socratatest: already started")
 	}
-	opts := s.portal.Options()
-	ln, err := net.Listen("tcp", opts.Addr)
+	ln, err := net.Listen("tcp", s.addr)
 	if err != nil {
-		return fmt.Errorf("socratatest: listen on %s: %w", opts.Addr, err)
+		return fmt.Errorf("socratatest: listen on %s: %w", s.addr, err)
 	}
 	s.ts = &httptest.Server{Listener: ln, Config: &http.Server{Handler: s.Handler(),
-		ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(opts.Logger.Handler(), slog.LevelDebug)}}
+		ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)}}
 	s.ts.Start()
 	return nil
 }
@@ -236,9 +268,9 @@ func (s *Server) SocrataClient(opts socrata.Options) *socrata.Client {
 	return socrata.NewClient(opts)
 }
 
-// Close stops the server (if started) and releases the portal. Requests
-// waiting out a SetLatency delay end without a response. It is safe to call
-// more than once.
+// Close stops the server (if started) and releases its data (not
+// Options.DataOf's). Requests waiting out a SetLatency delay end without a
+// response. It is safe to call more than once.
 func (s *Server) Close() {
 	s.mu.Lock()
 	if s.closed {
@@ -252,7 +284,18 @@ func (s *Server) Close() {
 	if ts != nil {
 		ts.Close()
 	}
-	s.portal.Close()
+	if !s.shared {
+		s.portal.Close()
+	}
+}
+
+// own returns an error when the server's data is Options.DataOf's, which
+// op would change.
+func (s *Server) own(op string) error {
+	if s.shared {
+		return fmt.Errorf("socratatest: %s on a server of another's data (Options.DataOf)", op)
+	}
+	return nil
 }
 
 // Domain returns the server's own portal domain (Options.Domain).
@@ -263,12 +306,18 @@ func (s *Server) Domain() string { return s.portal.Domain() }
 // request names its portal in the Host header; the Discovery API answers
 // for every domain.
 func (s *Server) AddDomain(domain string) error {
+	if err := s.own("AddDomain"); err != nil {
+		return err
+	}
 	_, err := s.portal.AddDomain(domain)
 	return err
 }
 
 // domainPortal returns the portal of domain ("" for the server's own).
 func (s *Server) domainPortal(domain string) (*localportal.Portal, error) {
+	if err := s.own("loading data"); err != nil {
+		return nil, err
+	}
 	if domain == "" {
 		return s.portal, nil
 	}
@@ -279,8 +328,12 @@ func (s *Server) domainPortal(domain string) (*localportal.Portal, error) {
 }
 
 // SetSODA3 turns the SODA3 query API on (the default) or off: off, the
-// server answers /api/v3 as a portal without it.
+// server answers /api/v3 as a portal without it. It panics on a server of
+// another's data (Options.DataOf), whose setting it would change.
 func (s *Server) SetSODA3(on bool) {
+	if err := s.own("SetSODA3"); err != nil {
+		panic(err)
+	}
 	s.portal.SetSODA3(on)
 	for _, d := range s.portal.Domains()[1:] {
 		if p, ok := s.portal.DomainPortal(d); ok {
@@ -295,7 +348,12 @@ func (s *Server) SetSODA3(on bool) {
 // https://to with the same path and query. Serve to's data with
 // AddDomain (or as the server's own domain). This is DataSF's move from
 // data.sfgov.org to data.sf.gov as the evidence describes it.
-func (s *Server) SetMoved(old, to string) error { return s.portal.SetMoved(old, to) }
+func (s *Server) SetMoved(old, to string) error {
+	if err := s.own("SetMoved"); err != nil {
+		return err
+	}
+	return s.portal.SetMoved(old, to)
+}
 
 // Handler returns the HTTP handler serving the fake APIs: the portal's,
 // behind the fault controls and the request log.
@@ -307,6 +365,9 @@ func (s *Server) Handler() http.Handler {
 // metadata a line) into the server's own domain: the datasets Discovery
 // lists and Views describes, with no rows until data is loaded.
 func (s *Server) LoadCatalog(ctx context.Context, jsonlPath string) error {
+	if err := s.own("LoadCatalog"); err != nil {
+		return err
+	}
 	return s.portal.LoadCatalog(ctx, jsonlPath)
 }
 
