@@ -14,7 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// Part 1's figures of what the model pays in the small (issue 24): the tool
+// Part 1's figures of what the model pays in the small: the tool
 // list every conversation carries, and the model-visible payload (text,
 // resource_link and structuredContent) of small answers and of each part-1
 // size, in bytes and in Claude tokens.
@@ -91,7 +91,7 @@ func lean(ctx context.Context, cfg config, h *harness, rep *report) error {
 		rep.add(key, float64(n))
 	}
 	count("lean.tools.tokens", b)
-	// The SELECT * of issue 24 asks 15 sample rows of a larger result: the
+	// The SELECT * asks 15 sample rows of a larger result: the
 	// first size with more rows than that. On the smallest size (10 rows)
 	// the same query is a whole answer, which may use dualresp's larger
 	// WholeByteBudget; it is reported beside it.
@@ -116,7 +116,7 @@ func lean(ctx context.Context, cfg config, h *harness, rep *report) error {
 		}
 		rep.add("lean."+q.key+".bytes", float64(len(vis)))
 		count("lean."+q.key+".tokens", vis)
-		if q.key == "group" { // issue 37's measure: the larger of the two views
+		if q.key == "group" { // what a host shows: the larger of the two views
 			c, sc, _ := hostViews(res)
 			rep.add("lean.group.view.bytes", float64(max(len(c), len(sc))))
 		}

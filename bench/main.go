@@ -1,5 +1,5 @@
 // Command bench measures datasf-mcp side by side with its baselines, in one
-// run, and writes docs/benchmarks.md (issue 9):
+// run, and writes docs/benchmarks.md:
 //
 //  1. the LLM-facing payload of query_datasf against returning up to 1,000
 //     rows inline, and that every row is retrievable through the link;

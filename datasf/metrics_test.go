@@ -94,7 +94,7 @@ func callURL(t *testing.T, env *datasftest.Env, dataset string) string {
 // TestMetricsMoveWithCalls scrapes /metrics on the REST listener before and
 // after tool calls and an export: the counters move by what was done, and
 // with bearer tokens /metrics wants the operator's (MetricsTokens), never a
-// tenant's: issue 46, any token holder read every tenant's metrics.
+// tenant's, or any token holder would read every tenant's metrics.
 func TestMetricsMoveWithCalls(t *testing.T) {
 	t.Parallel()
 	const token, operator = "metrics-test-token-1234567890", "metrics-operator-token-0987654321"

@@ -291,7 +291,7 @@ func TestStoredResultsApart(t *testing.T) {
 // the quota leaves the other clients theirs; another client key from the
 // same address shares that address's quota. Issue 34: one anonymous client
 // pinning 100 results made every other anonymous client's pin 409
-// pin_quota_exceeded; issue 46: a new client key per pin multiplied the
+// pin_quota_exceeded; and a new client key per pin must not multiply the
 // quota.
 func TestPinsApart(t *testing.T) {
 	t.Parallel()

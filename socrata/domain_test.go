@@ -109,7 +109,7 @@ func TestPublicAddr(t *testing.T) {
 // (https://www.iana.org/assignments/iana-ipv4-special-registry,
 // https://www.iana.org/assignments/iana-ipv6-special-registry) and the
 // deprecated IPv6 forms are refused: the first and last address of each,
-// the addresses issue 34 found accepted, and public neighbours just
+// the addresses once found accepted, and public neighbours just
 // outside a range are still accepted.
 func TestPublicAddrSpecialRanges(t *testing.T) {
 	t.Parallel()

@@ -9,8 +9,8 @@ import (
 	"time"
 )
 
-// TestAnalysesBoundedBinary: issue 34's row "6 concurrent analyze_results
-// over a 60k-row SELECT *: peak RSS 552 MB", through the built binary on
+// TestAnalysesBoundedBinary: 6 concurrent analyze_results over a 60k-row
+// SELECT * (once a peak RSS of 552 MB), through the built binary on
 // its offline portal. Six callers analyze the same stored result at once;
 // the server's RSS may grow by at most 300 MiB while they run. Every analysis
 // must answer: a result, or (on a machine too busy to finish in the

@@ -206,7 +206,7 @@ func countLines(t *testing.T, path string) int {
 	return n
 }
 
-// TestCommandLineMistakes: the mistakes of issue 19 end with exit status 2,
+// TestCommandLineMistakes: a person's mistakes on the command line end with exit status 2,
 // the error and the command's usage on stderr, nothing on stdout and no
 // sign of loading (no log line).
 func TestCommandLineMistakes(t *testing.T) {

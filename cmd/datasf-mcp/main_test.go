@@ -175,7 +175,7 @@ func TestParseConfig(t *testing.T) {
 		{name: "data without offline", args: []string{"--data", "/tmp"}, wantErr: "--data and --catalog need --offline"},
 		{name: "server and offline", args: []string{"search", "x", "--server", "http://127.0.0.1:1", "--offline"}, wantErr: "--server and --offline exclude each other"},
 		{name: "unknown flag", args: []string{"--nope"}, wantErr: "unknown flag: --nope"},
-		// The portal flags and variables of issue 25: --domains (DATASF_DOMAINS),
+		// The portal flags and variables: --domains (DATASF_DOMAINS),
 		// DATASF_APP_TOKENS (environment only), and a tool command's --domain,
 		// which is the tool's domain argument.
 		{

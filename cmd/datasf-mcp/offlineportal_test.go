@@ -9,8 +9,8 @@ import (
 )
 
 // The offline portal's own loopback listener answers only the process that
-// started it: not a caller without the server's bearer token (issue 34:
-// it answered any Host and no token, in token mode too), whatever its Host
+// started it: not a caller without the server's bearer token (it
+// once answered any Host and no token, in token mode too), whatever its Host
 // header; the server itself still reads the portal through it.
 func TestOfflinePortalListenerClosedToOthers(t *testing.T) {
 	t.Parallel()

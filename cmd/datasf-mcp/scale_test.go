@@ -104,7 +104,7 @@ func startScale(t *testing.T, csvPath, cache string) (*instance, *lockedWriter, 
 	}
 }
 
-// TestScaleMillionRowCSV is issue 26's scale check: a generated
+// TestScaleMillionRowCSV is the scale check of --data: a generated
 // 1,000,000-row CSV export loads with --data within a peak RSS of 300 MiB,
 // answers a GROUP BY, and the next start reuses the cache instead of
 // loading the file again. It logs the times (benchmarks, not assertions:

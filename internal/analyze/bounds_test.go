@@ -13,7 +13,7 @@ import (
 )
 
 // A query that writes temporary files without end (an unbounded recursive
-// CTE under DISTINCT: issue 34 saw ~820 MB of temp files in 30 s) stops
+// CTE under DISTINCT once made ~820 MB of temp files in 30 s) stops
 // with ErrTempTooLarge once they pass MaxTempBytes, long before its
 // Timeout, with a message that says what to do.
 func TestTempFilesBounded(t *testing.T) {

@@ -316,7 +316,7 @@ func TestQueryPlansUseIndexes(t *testing.T) {
 	}
 }
 
-// TestFileWithoutCatalogHasReadableName is issue 26's item 5: a file that
+// TestFileWithoutCatalogHasReadableName: a file that
 // no catalog names gets a name from its file (or from the sample dataset it
 // replaces), and the log says how it was matched.
 func TestFileWithoutCatalogHasReadableName(t *testing.T) {

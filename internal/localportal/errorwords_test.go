@@ -32,8 +32,8 @@ func (s *syncBuffer) String() string {
 
 // A query SQLite cannot run is answered in a portal's words, not SQLite's
 // ("Expression tree is too large (maximum depth 1000)"), and its log line
-// keeps SQLite's message but not the whole of a 15 KB SoQL (issue 34: a
-// 64 KB log line). The query fails before it reads a row, so the sample
+// keeps SQLite's message but not the whole of a 15 KB SoQL (a
+// 64 KB log line was once seen). The query fails before it reads a row, so the sample
 // datasets are built small (at the product's size, 250,000 incidents, the
 // build took 195 s of the package's 220 s under the race detector).
 func TestExecutionErrorsInOurWords(t *testing.T) {

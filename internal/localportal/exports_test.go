@@ -158,7 +158,7 @@ func count(t *testing.T, p *Portal, id, soqlText string) int {
 	return n
 }
 
-// TestLoadIncidentsCSVAsExported is issue 17's police export: download
+// TestLoadIncidentsCSVAsExported loads the police export as the portal gives it: download
 // name, display-name headers, "(lat, lon)" points, 12-hour timestamps.
 func TestLoadIncidentsCSVAsExported(t *testing.T) {
 	t.Parallel()
@@ -543,7 +543,7 @@ func TestLoadReportsBadValues(t *testing.T) {
 	}
 }
 
-// TestStartOfflineServesDownloadedExport is issue 17's finding 4: a CSV
+// TestStartOfflineServesDownloadedExport: a CSV
 // saved under the portal's download name replaces the sample dataset of
 // that name, and is not silently skipped.
 func TestStartOfflineServesDownloadedExport(t *testing.T) {
