@@ -179,7 +179,10 @@ func TestUpstreamLimitRefusesInTime(t *testing.T) {
 	t.Parallel()
 	fake := smallPortal(t)
 	env := datasftest.New(t, datasftest.Options{PortalURL: fake.URL(), Config: datasf.Config{
-		Upstream: datasf.UpstreamLimits{MaxConcurrent: 1, MaxWait: 100 * time.Millisecond},
+		// A wait long enough for the first call's own requests, which
+		// queue for the one slot, on a busy machine under -race; far
+		// shorter than the slot holder's latency below.
+		Upstream: datasf.UpstreamLimits{MaxConcurrent: 1, MaxWait: 500 * time.Millisecond},
 	}})
 	url := callURL(t, env, "smal-0001")
 	if url == "" {
