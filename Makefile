@@ -42,9 +42,16 @@ vet:
 #     byte budget's properties (dualresp's, and properties_test's
 #     payload and rendering ones, which CI runs again with 1000 checks);
 #     and the search index's heap for 10,000 datasets (rank builds it in
-#     one goroutine).
+#     one goroutine);
+#   - the search dev set's figures (103 questions in two forms, asked one
+#     after another through MCP), and the app-token properties (what each
+#     request carries and what each answer and log line shows, one call at
+#     a time): measurements and checks of values, each building the whole
+#     product per question or per rapid check, with no concurrency of
+#     their own for the race detector to watch (the same code runs under
+#     -race in datasf's and properties_test's other tests).
 # Every other test runs with -race, concurrency tests of all of these included.
-NORACE_TESTS = ^(TestPagingMillionRows|TestExportMillionRowsConstantMemory|TestScaleMillionRowCSV|TestPagingGenerated|TestQuickRun|TestExportsFinish|TestExportsFinishBinary|TestAnalysesBoundedBinary|TestTempFilesBounded|TestQueryMemoryIsBounded|TestRewriteFigures|TestInventedNamesNeverRewrittenWrongly|TestTypoBenchmark|TestByteBudgetProperty|TestFastPayloadWithinBudget|TestFastPayloadWithinBudgetEscapedNames|TestFastParseRoundTrip|TestReplicasBehindHAProxy|TestStdioLinksOutliveTheProcess|TestAmplifyingAnalysesBinary|TestDeepNestingBinary|TestPinsUnderMintedKeysBinary|TestVictimResultsSurviveMintedKeysBinary|TestSpillsApartBinary|TestMetricsPortalsBounded|TestIndexMemory10000)$$
+NORACE_TESTS = ^(TestPagingMillionRows|TestExportMillionRowsConstantMemory|TestScaleMillionRowCSV|TestPagingGenerated|TestQuickRun|TestExportsFinish|TestExportsFinishBinary|TestAnalysesBoundedBinary|TestTempFilesBounded|TestQueryMemoryIsBounded|TestRewriteFigures|TestInventedNamesNeverRewrittenWrongly|TestTypoBenchmark|TestByteBudgetProperty|TestFastPayloadWithinBudget|TestFastPayloadWithinBudgetEscapedNames|TestFastParseRoundTrip|TestReplicasBehindHAProxy|TestStdioLinksOutliveTheProcess|TestAmplifyingAnalysesBinary|TestDeepNestingBinary|TestPinsUnderMintedKeysBinary|TestVictimResultsSurviveMintedKeysBinary|TestSpillsApartBinary|TestMetricsPortalsBounded|TestIndexMemory10000|TestSearchDevSet|TestAppTokenOnEveryRequest|TestAppTokenNeverShownWhenRejected)$$
 #
 # go test runs packages in the order given (two at a time): each run names
 # its longest packages first, so that none of them starts last and runs
