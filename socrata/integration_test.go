@@ -43,15 +43,19 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// fakePortal returns the shared socratatest server loaded with the catalog
-// and every fixture dataset, its controls and request log cleared, and a
-// client for it whose retry waits are recorded, not slept. The tests that
-// call it do not run in parallel: each one sees only its own requests and
-// faults.
+// fakePortal returns a socratatest server of the test's own (its faults,
+// latency and request log are the test's) over the catalog and every
+// fixture dataset, loaded once into the shared server, and a client for it
+// whose retry waits are recorded, not slept.
 func fakePortal(t *testing.T) (*socratatest.Server, *socrata.Client) {
 	t.Helper()
 	shared.once.Do(func() {
-		catalogs, err := filepath.Glob(filepath.Join(fixtures.Path(t, "catalog"), "*.jsonl"))
+		dir, err := fixtures.Dir()
+		if err != nil {
+			shared.err = err
+			return
+		}
+		catalogs, err := filepath.Glob(filepath.Join(dir, "catalog", "*.jsonl"))
 		if err != nil || len(catalogs) == 0 {
 			shared.err = fmt.Errorf("no catalog fixtures: %v", err)
 			return
@@ -62,22 +66,21 @@ func fakePortal(t *testing.T) (*socratatest.Server, *socrata.Client) {
 			return
 		}
 		shared.srv = srv
-		if err := srv.LoadFiles(context.Background(), append(catalogs, fixtures.Path(t, "datasets"))...); err != nil {
+		if err := srv.LoadFiles(context.Background(), append(catalogs, filepath.Join(dir, "datasets"))...); err != nil {
 			shared.err = fmt.Errorf("LoadFiles: %w", err)
 		}
 	})
 	if shared.err != nil {
 		t.Fatal(shared.err)
 	}
-	srv := shared.srv
-	srv.Reset()
-	t.Cleanup(srv.Reset)
+	srv := socratatest.NewServer(t, socratatest.WithDataOf(shared.srv))
 	c := srv.SocrataClient(socrata.Options{})
 	socrata.RecordWaits(c)
 	return srv, c
 }
 
 func TestFakePortalLoaded(t *testing.T) {
+	t.Parallel()
 	srv, _ := fakePortal(t)
 	want := []string{"rqzj-sfat", "vw6y-z8j6", "wg3w-h783", "yitu-d5am"}
 	if diff := cmp.Diff(want, srv.Datasets()); diff != "" {
@@ -86,6 +89,7 @@ func TestFakePortalLoaded(t *testing.T) {
 }
 
 func TestSearchFake(t *testing.T) {
+	t.Parallel()
 	srv, c := fakePortal(t)
 	ds, err := c.Search(t.Context(), "mobile food", 5)
 	if err != nil {
@@ -116,6 +120,7 @@ func TestSearchFake(t *testing.T) {
 }
 
 func TestListFake(t *testing.T) {
+	t.Parallel()
 	srv, c := fakePortal(t)
 	ds, err := c.List(t.Context(), "", 20)
 	if err != nil {
@@ -194,6 +199,7 @@ func countRows(t *testing.T, path string) int64 {
 }
 
 func TestSchemaFake(t *testing.T) {
+	t.Parallel()
 	srv, c := fakePortal(t)
 	dir := fixtures.Path(t, "datasets")
 	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
@@ -264,6 +270,7 @@ func TestSchemaFake(t *testing.T) {
 }
 
 func TestQueryFake(t *testing.T) {
+	t.Parallel()
 	srv, c := fakePortal(t)
 	const q = "SELECT applicant, facilitytype, status WHERE status = 'APPROVED' ORDER BY applicant, :id LIMIT 7 OFFSET 2"
 	res, err := c.Query(t.Context(), "rqzj-sfat", q)
@@ -355,6 +362,7 @@ func TestQueryFake(t *testing.T) {
 }
 
 func TestFacilityTypeCounts(t *testing.T) {
+	t.Parallel()
 	_, c := fakePortal(t)
 	var rows []map[string]any
 	socrata.ReadJSON(t, fixtures.Path(t, "datasets", "rqzj-sfat__mobile-food-facility-permit__2022-03.json"), &rows)
@@ -383,6 +391,7 @@ func TestFacilityTypeCounts(t *testing.T) {
 }
 
 func TestCorpusQueriesFake(t *testing.T) {
+	t.Parallel()
 	srv, c := fakePortal(t)
 	loaded := map[string]bool{}
 	for _, id := range srv.Datasets() {
@@ -476,6 +485,7 @@ func TestPagingGenerated(t *testing.T) {
 }
 
 func TestCutBodyFake(t *testing.T) {
+	t.Parallel()
 	srv, c := fakePortal(t)
 	srv.CutBodyAfter(5000)
 	res, err := c.Query(t.Context(), "rqzj-sfat", "SELECT * LIMIT 500")
@@ -487,6 +497,7 @@ func TestCutBodyFake(t *testing.T) {
 }
 
 func TestClientTimeoutFake(t *testing.T) {
+	t.Parallel()
 	srv, _ := fakePortal(t)
 	srv.SetLatency(2 * time.Second)
 	c := socrata.NewClient(socrata.Options{BaseURL: srv.URL(), DiscoveryURL: srv.URL(), HTTPClient: srv.Client(), Timeout: 50 * time.Millisecond})
@@ -505,6 +516,7 @@ func TestClientTimeoutFake(t *testing.T) {
 }
 
 func TestRateLimitFake(t *testing.T) {
+	t.Parallel()
 	srv, c := fakePortal(t)
 	waits := socrata.RecordWaits(c)
 	srv.FailNext(2, 429, 3*time.Second)
@@ -553,6 +565,7 @@ func ExampleNewClient_localPortal() {
 }
 
 func TestAppTokenFake(t *testing.T) {
+	t.Parallel()
 	const tok = "fake-portal-token-Zq7"
 	srv, _ := fakePortal(t)
 	srv.RequireAppToken(tok)
