@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -207,9 +208,12 @@ func TestMain(m *testing.M) {
 }
 
 // loadFixtures loads the catalog and the fixture datasets into fake.
+// fixtureCatalog is the catalog file the stacks' portals load.
+const fixtureCatalog = "transparentsf__datasf-catalog-metadata__630-datasets__2025-05.jsonl"
+
 func loadFixtures(ctx context.Context, t *testing.T, fake *socratatest.Server) error {
 	t.Helper()
-	catalog := fixtures.Path(t, "catalog", "transparentsf__datasf-catalog-metadata__630-datasets__2025-05.jsonl")
+	catalog := fixtures.Path(t, "catalog", fixtureCatalog)
 	return fake.LoadFiles(ctx, catalog, fixtures.Path(t, "datasets"))
 }
 
@@ -223,9 +227,17 @@ func newStack(t *testing.T, opts stackOptions) *stack {
 			t.Fatal(err)
 		}
 	} else {
+		// Nothing in the Once may end the test: a test that failed inside
+		// it would leave every later one a nil portal.
 		sharedPortal.once.Do(func() {
+			dir, err := fixtures.Dir()
+			if err != nil {
+				sharedPortal.err = err
+				return
+			}
 			if sharedPortal.fake, sharedPortal.err = socratatest.Start(socratatest.Options{}); sharedPortal.err == nil {
-				sharedPortal.err = loadFixtures(context.Background(), t, sharedPortal.fake)
+				sharedPortal.err = sharedPortal.fake.LoadFiles(context.Background(),
+					filepath.Join(dir, "catalog", fixtureCatalog), filepath.Join(dir, "datasets"))
 			}
 		})
 		if sharedPortal.err != nil {
