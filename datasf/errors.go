@@ -121,8 +121,9 @@ func (e *opError) Error() string { return e.what + ": " + e.err.Error() }
 func (e *opError) Unwrap() error { return e.err }
 
 // errorResult renders a handler's or the argument check's error as the
-// isError result the model reads.
-func errorResult(err error) *mcp.CallToolResult { return toolErrorOf(err).result(false) }
+// isError result the model reads; with next, the next step is also sent
+// apart (the command line asks for it, see MetaNextStep).
+func errorResult(err error, next bool) *mcp.CallToolResult { return toolErrorOf(err).result(next) }
 
 // toolErrorOf is a handler's or the argument check's error as the model is
 // told it: a *toolError as it is, an *opError translated from socrata's

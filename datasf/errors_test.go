@@ -40,16 +40,16 @@ func TestUpstreamErrorUnreachablePortal(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			res := errorResult(&opError{what: "dataset wg3w-h783", err: tc.err})
+			res := errorResult(&opError{what: "dataset wg3w-h783", err: tc.err}, false)
 			var body errorBody
 			if err := json.Unmarshal([]byte(res.Content[0].(mcp.TextContent).Text), &body); err != nil {
 				t.Fatal(err)
 			}
 			if !res.IsError || body.Code != "portal_unreachable" || body.ErrorType != errAPI || body.Details["host"] != tc.host {
-				t.Errorf("upstreamError(%v) = code %q, type %q, details %v; want portal_unreachable, api_error, host %s", tc.err, body.Code, body.ErrorType, body.Details, tc.host)
+				t.Errorf("errorResult(%v) = code %q, type %q, details %v; want portal_unreachable, api_error, host %s", tc.err, body.Code, body.ErrorType, body.Details, tc.host)
 			}
 			if !strings.Contains(body.Error, "Could not reach the portal") || !strings.Contains(body.Error, tc.host) || !strings.Contains(body.Error, tc.wantText) {
-				t.Errorf("upstreamError(%v).error = %q; want it to say the portal at %s could not be reached (%s)", tc.err, body.Error, tc.host, tc.wantText)
+				t.Errorf("errorResult(%v).error = %q; want it to say the portal at %s could not be reached (%s)", tc.err, body.Error, tc.host, tc.wantText)
 			}
 		})
 	}
@@ -87,7 +87,7 @@ func TestLivePortalErrorWords(t *testing.T) {
 			errAPI, []string{"No such column: x", "query.soql.no-such-column"}},
 	}
 	for _, tt := range tests {
-		res := errorResult(&opError{what: "the query on dataset abcd-1234", err: tt.err})
+		res := errorResult(&opError{what: "the query on dataset abcd-1234", err: tt.err}, false)
 		text := res.Content[0].(mcp.TextContent).Text
 		var body errorBody
 		if err := json.Unmarshal([]byte(text), &body); err != nil {
@@ -116,7 +116,7 @@ func TestPlanErrorWords(t *testing.T) {
 		&dualresp.CountError{Err: errors.New("stream reset")},
 		&dualresp.QueryError{Op: "sample", Err: errors.New("stream reset")},
 	} {
-		res := errorResult(&opError{what: "the query on dataset wg3w-h783", err: err})
+		res := errorResult(&opError{what: "the query on dataset wg3w-h783", err: err}, false)
 		var body errorBody
 		if err := json.Unmarshal([]byte(res.Content[0].(mcp.TextContent).Text), &body); err != nil {
 			t.Fatal(err)

@@ -139,11 +139,11 @@ func newTool[In toolInput, Out any](d toolDef, handler mcp.StructuredToolHandler
 		handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			in, err := decodeInput[In](req.GetRawArguments())
 			if err != nil {
-				return toolErrorOf(err).result(wantsNextStep(req)), nil
+				return errorResult(err, wantsNextStep(req)), nil
 			}
 			out, err := handler(ctx, req, *in)
 			if err != nil {
-				return toolErrorOf(err).result(wantsNextStep(req)), nil
+				return errorResult(err, wantsNextStep(req)), nil
 			}
 			return render(responseFormat(ctx, (*in).format()), out), nil
 		},

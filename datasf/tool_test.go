@@ -236,7 +236,7 @@ func (c *limitChecker) reject(what string, args map[string]any, field string) {
 		c.t.Errorf("%s %s: accepted; the schema does not allow it", c.tool.def.Name, what)
 		return
 	}
-	res := errorResult(err)
+	res := errorResult(err, false)
 	var e struct {
 		Error     string `json:"error"`
 		ErrorType string `json:"error_type"`
@@ -429,7 +429,7 @@ func TestHandlersCheckTheirArguments(t *testing.T) {
 		req.Params.Name = tl.def.Name
 		req.Params.Arguments = map[string]any{"no_such_argument": 1}
 		res, err := tl.handler(t.Context(), req)
-		want := errorResult(tl.check(req.Params.Arguments))
+		want := errorResult(tl.check(req.Params.Arguments), false)
 		if err != nil || !res.IsError || resultText(res) != resultText(want) {
 			t.Errorf("%s(no_such_argument: 1) = %v, %v; want %s", tl.def.Name, resultText(res), err, resultText(want))
 		}

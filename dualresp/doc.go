@@ -17,9 +17,8 @@
 // that has prepared its query already (parsed it, resolved its source)
 // hands that Plan to CreateResponse in Spec.Plan, so nothing is prepared
 // twice; pages and exports, which start from a stored Query, ask the
-// Executor. (One interface with the Query as an argument to every call
-// would make each page parse and resolve the query again, and a tool's
-// prepared query would need a second way in.)
+// Executor. Preparing once is the point: a Plan holds what was parsed and
+// resolved, so the pages of an export do not repeat that work.
 //
 // The package imports no MCP library: a Response renders as structured
 // content (Structured), text (the summary and a markdown table) and a
@@ -115,7 +114,7 @@
 // error naming the known kinds). Server.Page reads one page, and
 // Server.Rows iterates over a whole result, preparing it once, streaming
 // when the Plan is a Streamer and paging through Page otherwise: REST
-// exports read through it. Server.ReadPage is a client's page request (offset,
+// exports and analyses read through it. Server.ReadPage is a client's page request (offset,
 // limit, sort by result columns) checked for its caller and counted as an
 // access: the REST API's pages and an app's page tool read through it. Spilled tool results (dualresp/spill) are one more kind: their
 // spill.Store is the Executor of spill.Kind.

@@ -39,7 +39,7 @@ func CallToolResult(r *dualresp.Response) *mcp.CallToolResult {
 func CallToolResultJSON(r *dualresp.Response) *mcp.CallToolResult {
 	sc := r.StructuredContent()
 	b, err := json.Marshal(sc)
-	if err != nil { // a Structured is plain data and row JSON the Server checked
+	if err != nil { // a Structured is plain data; a sample row that is not JSON (a Plan breaking its contract) gets the markdown
 		return CallToolResult(r)
 	}
 	return &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(string(b)), ResourceLink(r.Link())}, StructuredContent: sc}
