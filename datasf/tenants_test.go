@@ -35,7 +35,7 @@ func initializeBody(id int) string {
 // TestSessionsApart: a batch of initialize requests starts no session (the
 // transport forbids initialize in a batch), a client past its bound of
 // sessions is refused rather than ending anyone's, and another client (token)
-// keeps its session and can still start one. Issue 34: two batches of 5,000
+// keeps its session and can still start one. The failure this guards against: two batches of 5,000
 // initialize ended every other session.
 func TestSessionsApart(t *testing.T) {
 	t.Parallel()
@@ -76,7 +76,7 @@ func TestSessionsApart(t *testing.T) {
 
 // TestEventStreamsNeedSessions: GET /mcp opens no stream, and starts no
 // session, without a live session id, and the streams a client holds open
-// are bounded. Issue 34: 500 session-less GET /mcp streams were all held.
+// are bounded. The failure this guards against: 500 session-less GET /mcp streams were all held.
 func TestEventStreamsNeedSessions(t *testing.T) {
 	t.Parallel()
 	url := servedMCP(t, datasf.Config{MaxEventStreamsPerClient: 2})
@@ -113,7 +113,7 @@ func TestEventStreamsNeedSessions(t *testing.T) {
 
 // TestSlowConnectionsCut: a body sent a byte at a time is cut off once the
 // body read timeout passes, and an idle keep-alive connection is closed.
-// Issue 34: neither was closed after 30 s.
+// The failure this guards against: neither was closed after 30 s.
 func TestSlowConnectionsCut(t *testing.T) {
 	t.Parallel()
 	url := servedMCP(t, datasf.Config{BodyReadTimeout: 200 * time.Millisecond, IdleTimeout: 200 * time.Millisecond})
@@ -256,7 +256,7 @@ func restStatus(t *testing.T, method, url, token string) int {
 
 // TestStoredResultsApart: an owner storing more results than the store
 // holds evicts its own, never another owner's, with tokens and without
-// (each address is an identity then, its client keys labels inside it). Issue 34: token B storing 10,000
+// (each address is an identity then, its client keys labels inside it). The failure this guards against: token B storing 10,000
 // results evicted token A's.
 func TestStoredResultsApart(t *testing.T) {
 	t.Parallel()
@@ -289,7 +289,7 @@ func TestStoredResultsApart(t *testing.T) {
 
 // TestPinsApart: without tokens, one client (its address) pinning up to
 // the quota leaves the other clients theirs; another client key from the
-// same address shares that address's quota. Issue 34: one anonymous client
+// same address shares that address's quota. The failure this guards against: one anonymous client
 // pinning 100 results made every other anonymous client's pin 409
 // pin_quota_exceeded; and a new client key per pin must not multiply the
 // quota.

@@ -17,7 +17,7 @@ import (
 	"github.com/datasf-mcp/datasf-mcp/socrata/socratatest"
 )
 
-// Issue 46's attacks, through the built binary on loopback: a client that
+// Attacks on the bounds, through the built binary on loopback: a client that
 // mints identities (a new X-Datasf-Client-Key on every call) or amplifies
 // (answers, nesting). Other clients come from other loopback addresses
 // (127.0.0.2 …), which Linux routes to the same server: another address is
@@ -238,7 +238,7 @@ func storeQuery(t *testing.T, c *rawClient, headers map[string]string, n int) st
 // keys from one address, then 800 more from 8 other addresses, leave the
 // store within its bound. The issue's 12,000 pins against the default
 // bound of 10,000 are here 1,200 against --max-results 1000, the same
-// ratio. Issue 46: every pin under a new key was accepted, past the bound.
+// ratio. The failure this guards against: every pin under a new key was accepted, past the bound.
 func TestPinsUnderMintedKeysBinary(t *testing.T) {
 	t.Parallel()
 	const bound = 1_000
@@ -283,7 +283,7 @@ func TestPinsUnderMintedKeysBinary(t *testing.T) {
 // a new client key each evicts its own results, never another client's: a
 // victim's 5 results (another address) survive 1,040 results made under
 // new keys in one session. The issue's 10,400 results against the default
-// bound of 10,000 are here 1,040 against --max-results 1000. Issue 46: the
+// bound of 10,000 are here 1,040 against --max-results 1000. The failure this guards against: the
 // store evicted from "the owner holding the most", the victim.
 func TestVictimResultsSurviveMintedKeysBinary(t *testing.T) {
 	t.Parallel()
@@ -404,7 +404,7 @@ func TestAmplifyingAnalysesBinary(t *testing.T) {
 
 // TestDeepNestingBinary: 16 query_datasf calls at once, each of 15,970
 // '(', are answered "nested too deeply" with the server's peak RSS within
-// 1 GiB, and it stays alive. Issue 46: ~200 MiB a call, 16 at once 2.2-2.5
+// 1 GiB, and it stays alive. The failure this guards against: ~200 MiB a call, 16 at once 2.2-2.5
 // GiB.
 func TestDeepNestingBinary(t *testing.T) {
 	t.Parallel()
@@ -441,7 +441,7 @@ func TestDeepNestingBinary(t *testing.T) {
 
 // TestSpillsApartBinary: with tokens A and B, B's spilled results never
 // evict A's: A's spilled analysis is still read after B spills 1,001
-// (past the store's 1,000). Issue 46: one pool, oldest out first, so B's
+// (past the store's 1,000). The failure this guards against: one pool, oldest out first, so B's
 // spills evicted A's.
 func TestSpillsApartBinary(t *testing.T) {
 	t.Parallel()
@@ -495,7 +495,7 @@ func TestSpillsApartBinary(t *testing.T) {
 
 // TestMetricsForTheOperatorBinary: with tokens, /metrics is the
 // operator's: a tenant's token reads nothing (401) whether or not an
-// operator token is set, the operator's token reads it. Issue 46: any
+// operator token is set, the operator's token reads it. The failure this guards against: any
 // token holder read every tenant's metrics.
 func TestMetricsForTheOperatorBinary(t *testing.T) {
 	t.Parallel()
@@ -521,7 +521,7 @@ func TestMetricsForTheOperatorBinary(t *testing.T) {
 
 // TestCSVFormulasBinary: a CSV export neutralises text cells a
 // spreadsheet would run as formulas (a leading '), and formulas=keep
-// exports them as they are. Issue 46: cells starting with =, +, -, @ went
+// exports them as they are. The failure this guards against: cells starting with =, +, -, @ went
 // out as they were.
 func TestCSVFormulasBinary(t *testing.T) {
 	t.Parallel()
@@ -614,7 +614,7 @@ func TestAnalysesPerAddressBinary(t *testing.T) {
 // TestMetricsPortalsBoundedBinary: get_schema on 5,000 distinct domains
 // (every request goes to one fake through --base-url, each naming its
 // portal in the Host header) leaves /metrics with a bounded number of
-// portal labels and series. Issue 46: 141 → 150,111 series, never removed.
+// portal labels and series. The failure this guards against: 141 → 150,111 series, never removed.
 func TestMetricsPortalsBoundedBinary(t *testing.T) {
 	t.Parallel()
 	fake := socratatest.NewServer(t)

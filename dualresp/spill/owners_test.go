@@ -10,7 +10,7 @@ import (
 // TestStoreKeepsOwnersApart: one owner's spills never evict another's
 // while it still holds some of its own, whether the store's bound on
 // count or on bytes is reached; an owner is bounded by its share; labels
-// of one identity share it. Issue 46: with tokens A and B, B's 5 large
+// of one identity share it. The failure this guards against: with tokens A and B, B's 5 large
 // spilled analyses evicted A's spilled result (one pool, oldest out).
 func TestStoreKeepsOwnersApart(t *testing.T) {
 	t.Parallel()

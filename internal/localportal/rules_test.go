@@ -8,7 +8,7 @@ import (
 	"github.com/datasf-mcp/datasf-mcp/socrata"
 )
 
-// Issue 37: the forms Socrata answers and the checker used to refuse are
+// The forms Socrata answers, which a stricter checker would refuse, are
 // answered, with Socrata's meaning: a partial ISO timestamp is its first
 // instant ('2023' is 2023-01-01T00:00:00) on floating and fixed
 // timestamps; '1' and '0' are booleans; a timestamp ± an ISO period moves

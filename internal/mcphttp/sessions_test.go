@@ -76,7 +76,7 @@ func TestSessionsEnd(t *testing.T) {
 // the same address, another address and a new key still open sessions
 // (the flooder's least recently used session ends to make room), the
 // address never holds more than its bound, and a session another address
-// holds never ends. Issue 46: 1,000 initialize from one local client gave
+// holds never ends. The failure this guards against: 1,000 initialize from one local client gave
 // every other local client, even with its own client key, 429.
 func TestSessionsFairUnderAFlood(t *testing.T) {
 	t.Parallel()
