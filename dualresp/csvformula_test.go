@@ -13,7 +13,7 @@ import (
 // TestCSVExportNeutralisesFormulas: a format=csv export prefixes text
 // cells (and column names) that a spreadsheet would run as a formula with
 // "'", never numbers, nor text that only looks like a number; formulas=keep
-// exports them byte for byte; the other formats are untouched. Issue 46:
+// exports them byte for byte; the other formats are untouched. The failure this guards against:
 // cells starting with =, +, -, @ went out as they were.
 func TestCSVExportNeutralisesFormulas(t *testing.T) {
 	t.Parallel()

@@ -323,7 +323,7 @@ func TestVictimResultsSurviveMintedKeysBinary(t *testing.T) {
 
 // TestSessionFloodBinary: after 1,000 initialize from one client, another
 // client key of the same address, and another address, still open a
-// session; the flooder's next initialize is refused (429). Issue 46:
+// session; the flooder's next initialize is refused (429). The failure this guards against:
 // every other local client got 429 for the 30-minute idle timeout.
 func TestSessionFloodBinary(t *testing.T) {
 	t.Parallel()
