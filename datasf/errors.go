@@ -240,7 +240,8 @@ func upstream(err error, what string, hint string) *toolError {
 		} else {
 			msg += fmt.Sprintf(" (HTTP %d)", api.StatusCode)
 		}
-		msg += "."
+		// The portal's own message ends the answer as Socrata wrote it;
+		// a sentence of ours follows it after a full stop.
 		next := ""
 		switch {
 		case strings.HasPrefix(api.Code, "query."):
@@ -249,8 +250,9 @@ func upstream(err error, what string, hint string) *toolError {
 			// Not Socrata's answer: nothing the model can change; the
 			// user can run the checks.
 			next = "This is not a problem with the query or a token: tell the user, who can run `datasf-mcp doctor` to check the portal."
-		default:
-			msg = strings.TrimSuffix(msg, ".") // the words as the model has always read them
+		}
+		if next != "" {
+			msg += "."
 		}
 		return &toolError{Reason: msg, Next: next, Type: errAPI, Code: api.Code, Details: details}
 	default:
