@@ -192,10 +192,6 @@ var (
 // again, as the allowlist may have changed since it was stored) and its
 // parsed tree.
 func (e *Executor) Prepare(ctx context.Context, q dualresp.Query) (dualresp.Plan, error) {
-	return e.resolve(ctx, q)
-}
-
-func (e *Executor) resolve(ctx context.Context, q dualresp.Query) (*Query, error) {
 	if q.Kind != QueryKind {
 		return nil, fmt.Errorf("portal: cannot execute a stored query of kind %q", q.Kind)
 	}

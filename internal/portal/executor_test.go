@@ -52,11 +52,11 @@ func stored(t *testing.T, text string) dualresp.Query {
 // resolved is the *Query e prepares of q.
 func resolved(t *testing.T, e *Executor, q dualresp.Query) *Query {
 	t.Helper()
-	x, err := e.resolve(t.Context(), q)
+	p, err := e.Prepare(t.Context(), q)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return x
+	return p.(*Query)
 }
 
 // streamNs streams req and returns the n of every row.
