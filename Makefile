@@ -2,7 +2,7 @@
 GO ?= go
 FUZZTIME ?= 30s
 
-.PHONY: test test-deps smoke run vet fuzz bench build lint release bundle registry
+.PHONY: test test-deps race-gcflags-check smoke run vet fuzz bench build lint release bundle registry
 
 build:
 	$(GO) build -o bin/datasf-mcp ./cmd/datasf-mcp
@@ -51,18 +51,26 @@ vet:
 #     their own for the race detector to watch (the same code runs under
 #     -race in datasf's and properties_test's other tests).
 # Every other test runs with -race, concurrency tests of all of these included.
-#
-# The race run does not instrument modernc.org's packages (RACE_GCFLAGS):
-# SQLite and the libc under it, translated from C, inside the fake portal.
-# Their every memory access through the race detector made the fake four
-# times slower (internal/localportal's tests: 93.9 s under -race, 23.8 s
-# with this), and it watched nothing of ours there: SQLite serialises its
-# own connections, and its memory lies outside the Go heap. Every package
-# of this module is still instrumented, localportal's code round SQLite
-# included, and a race through SQLite's locks is still seen, since sync
-# and sync/atomic report to the race detector whoever calls them.
-RACE_GCFLAGS = modernc.org/...=-race=false
 NORACE_TESTS = ^(TestPagingMillionRows|TestExportMillionRowsConstantMemory|TestScaleMillionRowCSV|TestPagingGenerated|TestQuickRun|TestExportsFinish|TestExportsFinishBinary|TestAnalysesBoundedBinary|TestTempFilesBounded|TestQueryMemoryIsBounded|TestRewriteFigures|TestInventedNamesNeverRewrittenWrongly|TestTypoBenchmark|TestByteBudgetProperty|TestFastPayloadWithinBudget|TestFastPayloadWithinBudgetEscapedNames|TestFastParseRoundTrip|TestReplicasBehindHAProxy|TestStdioLinksOutliveTheProcess|TestAmplifyingAnalysesBinary|TestDeepNestingBinary|TestPinsUnderMintedKeysBinary|TestVictimResultsSurviveMintedKeysBinary|TestSpillsApartBinary|TestMetricsPortalsBounded|TestIndexMemory10000|TestSearchDevSet|TestAppTokenOnEveryRequest|TestAppTokenNeverShownWhenRejected)$$
+#
+# The race run does not instrument SQLite (RACE_GCFLAGS): modernc.org/sqlite/lib,
+# SQLite's C translated to Go, inside the fake portal. The race detector
+# watching its every memory access made the fake three times slower
+# (internal/localportal's tests: 93.9 s under -race, 34.4 s with this), and
+# watched nothing of ours: SQLite serialises its connections with sync.Mutex,
+# whose inlined Lock and Unlock still tell the race detector, and its heap is
+# mmapped outside Go's. Every package of this module stays instrumented,
+# localportal's code round SQLite included.
+#
+# Only that package: the linker keeps one copy of a generic function
+# instantiated in several packages, so an uninstrumented copy of std code
+# would hide synchronisation everywhere. modernc.org/libc and the sqlite
+# driver instantiate sync.Map and atomic.Pointer, and leaving them
+# uninstrumented made the race detector report races in encoding/json's
+# cache. race-gcflags-check fails when the uninstrumented package defines
+# any function but its own and type equality.
+RACE_UNINSTRUMENTED = modernc.org/sqlite/lib
+RACE_GCFLAGS = $(RACE_UNINSTRUMENTED)=-race=false
 #
 # go test runs packages in the order given (two at a time): each run names
 # its longest packages first, so that none of them starts last and runs
@@ -75,12 +83,25 @@ RACE_FIRST = ./datasf ./properties_test ./cmd/datasf-mcp ./reliability ./interna
 # cmd/datasf-mcp's two runs share one offline cache (DATASF_MCP_TEST_CACHE):
 # the binary is linked, and the offline portal's 250,000-row wg3w-h783
 # built, once.
-test: vet test-deps
+test: vet test-deps race-gcflags-check
 	shared=$$(mktemp -d) && trap 'rm -rf "$$shared"' EXIT && \
 	$(GO) build -o "$$shared/datasf-mcp" ./cmd/datasf-mcp && \
 	DATASF_MCP_TEST_BINARY="$$shared/datasf-mcp" DATASF_MCP_TEST_CACHE="$$shared/offline" \
 	$(GO) run ./cmd/testreport -race -gcflags='$(RACE_GCFLAGS)' -count=1 -skip '$(NORACE_TESTS)' $(RACE_FIRST) ./... \
 		-- -count=1 -run '$(NORACE_TESTS)' $(NORACE_PKGS)
+
+# The uninstrumented package of the race run (RACE_GCFLAGS) must define no
+# function the linker could take in place of an instrumented one but the
+# equality of its array and struct types (its C structs, and arrays of
+# float64 or interface{}), which reads memory and synchronises nothing.
+race-gcflags-check:
+	@archive=$$($(GO) list -race -gcflags='$(RACE_GCFLAGS)' -export -f '{{.Export}}' $(RACE_UNINSTRUMENTED)) && \
+	shared=$$($(GO) tool nm "$$archive" | sed 's/^.*):\t//' | awk -v pkg='$(RACE_UNINSTRUMENTED).' '$$2 == "T" && index($$3, pkg) != 1 && $$3 !~ /^type:\.eq\./') && \
+	if [ -n "$$shared" ]; then \
+		echo "race-gcflags-check: $(RACE_UNINSTRUMENTED), compiled without the race detector, defines functions"; \
+		echo "other packages may share; instrument it again (RACE_UNINSTRUMENTED in the Makefile):"; \
+		echo "$$shared" | head -20; exit 1; \
+	fi
 
 # The pinned npm packages of interop/ (npm ci from interop/package-lock.json),
 # installed when npm is there and the lock file is newer than the install.
