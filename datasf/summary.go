@@ -81,6 +81,9 @@ func withNextLeftOut(res *mcp.CallToolResult, out any) *mcp.CallToolResult {
 	if !ok || n.nextLeftOut() == "" {
 		return res
 	}
-	res.Meta = &mcp.Meta{AdditionalFields: map[string]any{MetaNextStep: n.nextLeftOut()}}
+	if res.Meta == nil {
+		res.Meta = &mcp.Meta{}
+	}
+	res.Meta.SetMetaField(MetaNextStep, n.nextLeftOut())
 	return res
 }
