@@ -97,16 +97,20 @@ func TestNextStepLeftOutOnRequest(t *testing.T) {
 			model: func(m map[string]any) string {
 				return fmt.Sprintf("%d datasets match %q, best first. Call get_schema with a dataset id to see its columns.", num(m, "count"), "police")
 			},
-			facts: func(m map[string]any) string { return fmt.Sprintf("%d datasets match %q, best first.", num(m, "count"), "police") },
-			code:  datasf.NextSchema,
+			facts: func(m map[string]any) string {
+				return fmt.Sprintf("%d datasets match %q, best first.", num(m, "count"), "police")
+			},
+			code: datasf.NextSchema,
 		},
 		{
 			name: "search hits on a portal", c: e.env.MCP, tool: "search_datasf", args: map[string]any{"query": "311", "domain": chiDomain},
 			model: func(m map[string]any) string {
 				return fmt.Sprintf("%d datasets match %q, best first. Call get_schema with a dataset id and its domain to see its columns.", num(m, "count"), "311")
 			},
-			facts: func(m map[string]any) string { return fmt.Sprintf("%d datasets match %q, best first.", num(m, "count"), "311") },
-			code:  datasf.NextSchema,
+			facts: func(m map[string]any) string {
+				return fmt.Sprintf("%d datasets match %q, best first.", num(m, "count"), "311")
+			},
+			code: datasf.NextSchema,
 		},
 		{
 			name: "search nothing, with categories", c: h.mcp, tool: "search_datasf", args: map[string]any{"query": "qqxzq vwkjj"},
