@@ -127,17 +127,17 @@ func (s *toolServer) search(ctx context.Context, req mcp.CallToolRequest, in Sea
 		addRowCounts(ctx, schema, out.Results)
 	}
 	out.Count = len(out.Results)
-	sum := summary{facts: fmt.Sprintf("%d datasets match %q, best first.", out.Count, in.Query), code: NextBrowse}
+	sum := summary{facts: fmt.Sprintf("%d datasets match %q, best first.", out.Count, in.Query)}
 	switch {
 	case out.Count == 0 && domain == "":
-		sum.next = "Try other or fewer words, or list_datasf to browse."
+		sum.next, sum.code = "Try other or fewer words, or list_datasf to browse.", NextBrowse
 		out.Categories = s.noHits(ctx)
 		if out.Categories != nil {
 			sum.next += " The portal's categories are below: list_datasf with one of them shows its datasets."
 			sum.code = NextCategory
 		}
 	case out.Count == 0:
-		sum.next = "Try other or fewer words, another domain, or list_datasf to browse."
+		sum.next, sum.code = "Try other or fewer words, another domain, or list_datasf to browse.", NextBrowse
 	case domain != "":
 		sum.next, sum.code = "Call get_schema with a dataset id and its domain to see its columns.", NextSchema
 	default:
