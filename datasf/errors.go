@@ -75,10 +75,13 @@ var defaultCodes = map[string]string{
 }
 
 // MetaNextStep is the _meta field of a tools/call request that asks for
-// the next step apart in an isError answer: the error JSON's next field
+// the next step apart. In an isError answer, the error JSON's next field
 // repeats the part of its error that tells the model what to do next
-// ("Call get_schema for the full list."). The command line sets it to true
-// and says a next step of its own instead.
+// ("Call get_schema for the full list."). A successful answer leaves its
+// next step out of its summary and names it by a code (NextSchema, ...)
+// under the same key of the result's _meta. The command line sets it to
+// true and says a next step of its own instead. A call without it gets
+// the model's words whole.
 const MetaNextStep = "datasf-mcp/next"
 
 // wantsNextStep reports whether req asks for the next step apart.

@@ -36,10 +36,10 @@ func listTool(s *toolServer) tool {
 	}, s.list)
 }
 
-func (s *toolServer) list(ctx context.Context, _ mcp.CallToolRequest, in ListInput) (catalogResult, error) {
+func (s *toolServer) list(ctx context.Context, req mcp.CallToolRequest, in ListInput) (catalogResult, error) {
 	limit := or(in.Limit, DefaultListLimit)
 	if strings.TrimSpace(in.Domain) == "*" {
-		return s.listPortals(ctx, limit)
+		return s.listPortals(ctx, req, limit)
 	}
 	p, err := s.portals.Get(ctx, strings.TrimSpace(in.Domain))
 	if err != nil {
@@ -53,19 +53,22 @@ func (s *toolServer) list(ctx context.Context, _ mcp.CallToolRequest, in ListInp
 	domain := otherDomain(p)
 	out := catalogResult{Category: in.Category, Domain: domain, Results: datasetItems(ds, limit, domain)}
 	out.Count = len(out.Results)
+	var sum summary
 	if in.Category != "" {
-		out.Summary = fmt.Sprintf("The %d most recently updated datasets in category %q.", out.Count, in.Category)
+		sum.facts = fmt.Sprintf("The %d most recently updated datasets in category %q.", out.Count, in.Category)
 	} else {
-		out.Summary = fmt.Sprintf("The %d most recently updated datasets.", out.Count)
+		sum.facts = fmt.Sprintf("The %d most recently updated datasets.", out.Count)
 	}
 	if out.Count == 0 && in.Category != "" && domain != "" {
-		out.Summary = fmt.Sprintf("No dataset of %s is in category %q. Call list_datasf without a category to see its datasets.", domain, in.Category)
+		sum = summary{facts: fmt.Sprintf("No dataset of %s is in category %q.", domain, in.Category),
+			next: "Call list_datasf without a category to see its datasets.", code: NextList}
 	} else if out.Count == 0 && in.Category != "" {
-		out.Summary = fmt.Sprintf("No dataset is in category %q.", in.Category)
+		sum = summary{facts: fmt.Sprintf("No dataset is in category %q.", in.Category)}
 		if out.Categories = s.noHits(ctx); out.Categories != nil {
-			out.Summary += " The portal's categories are below: call list_datasf with one of them."
+			sum.next, sum.code = "The portal's categories are below: call list_datasf with one of them.", NextCategory
 		}
 	}
+	out.Summary, out.next = sum.forCall(req)
 	out.Summary = s.sourceNotes(out.Summary, moved)
 	s.offlineLinks(out.Results)
 	return out, nil
@@ -80,10 +83,10 @@ type portalItem struct {
 // listPortals answers list_datasf with domain "*": the portals the
 // Discovery API knows (only the allowed ones with an allowlist), most
 // datasets first.
-func (s *toolServer) listPortals(ctx context.Context, limit int) (catalogResult, error) {
+func (s *toolServer) listPortals(ctx context.Context, req mcp.CallToolRequest, limit int) (catalogResult, error) {
 	all, err := s.portals.Catalog.Portals(ctx)
 	if errors.Is(err, socrata.ErrNotFound) {
-		return s.knownPortals(), nil
+		return s.knownPortals(req), nil
 	}
 	if err != nil {
 		return catalogResult{}, &opError{what: "the list of portals", err: err}
@@ -98,7 +101,8 @@ func (s *toolServer) listPortals(ctx context.Context, limit int) (catalogResult,
 		}
 	}
 	out.Count = len(out.Portals)
-	out.Summary = fmt.Sprintf("%d portals, most datasets first. Pass one as domain to search_datasf, list_datasf, get_schema and query_datasf.", out.Count)
+	out.Summary, out.next = summary{facts: fmt.Sprintf("%d portals, most datasets first.", out.Count),
+		next: "Pass one as domain to search_datasf, list_datasf, get_schema and query_datasf.", code: NextDomain}.forCall(req)
 	return out, nil
 }
 
@@ -107,15 +111,19 @@ func (s *toolServer) listPortals(ctx context.Context, limit int) (catalogResult,
 // (testdata/evidence/live-portals-2026.jsonl, 2026-05-23, cyanheads
 // socrata-service.ts). It names the portals this server knows and says
 // how to reach any other.
-func (s *toolServer) knownPortals() catalogResult {
+func (s *toolServer) knownPortals(req mcp.CallToolRequest) catalogResult {
 	out := catalogResult{Domain: "*", Results: []datasetItem{}, Portals: []portalItem{}}
 	for _, d := range s.portals.Known() {
 		out.Portals = append(out.Portals, portalItem{Domain: d})
 	}
 	out.Count = len(out.Portals)
-	out.Summary = fmt.Sprintf("The Discovery API no longer lists portals (it answered 404), so their dataset counts are unknown. "+
-		"This server knows %d: %s. Any Socrata portal's host name works as domain (if this server allows it); "+
-		"search_datasf with domain \"*\" finds datasets on every portal.", out.Count, strings.Join(s.portals.Known(), ", "))
+	out.Summary, out.next = summary{
+		facts: fmt.Sprintf("The Discovery API no longer lists portals (it answered 404), so their dataset counts are unknown. "+
+			"This server knows %d: %s.", out.Count, strings.Join(s.portals.Known(), ", ")),
+		next: "Any Socrata portal's host name works as domain (if this server allows it); " +
+			"search_datasf with domain \"*\" finds datasets on every portal.",
+		code: NextAnyDomain,
+	}.forCall(req)
 	return out
 }
 

@@ -44,7 +44,11 @@ type listResultsOutput struct {
 	Offset     int          `json:"offset"`
 	NextOffset *int         `json:"next_offset"`
 	Results    []resultItem `json:"results"`
+	// next is the code of the next step Summary leaves out (summary.forCall).
+	next string
 }
+
+func (out listResultsOutput) nextLeftOut() string { return out.next }
 
 type resultItem struct {
 	ID         string   `json:"id"`
@@ -61,7 +65,7 @@ type resultItem struct {
 	Pinned     bool     `json:"pinned"`
 }
 
-func (s *toolServer) listResults(ctx context.Context, _ mcp.CallToolRequest, in ListResultsInput) (listResultsOutput, error) {
+func (s *toolServer) listResults(ctx context.Context, req mcp.CallToolRequest, in ListResultsInput) (listResultsOutput, error) {
 	limit, offset := or(in.Limit, DefaultListResultsLimit), or(in.Offset, 0)
 	out := listResultsOutput{Results: []resultItem{}, Offset: offset}
 	ids := s.session.list(ctx)
@@ -100,9 +104,11 @@ func (s *toolServer) listResults(ctx context.Context, _ mcp.CallToolRequest, in 
 	out.Count = len(out.Results)
 	switch {
 	case resultsOwner(ctx) == "":
-		out.Summary = "This connection has no session and no bearer token, so no results are listed to it; use the links that query_datasf returned."
+		out.Summary, out.next = summary{facts: "This connection has no session and no bearer token, so no results are listed to it",
+			next: "use the links that query_datasf returned.", code: NextLinks, clause: true}.forCall(req)
 	case out.NextOffset != nil:
-		out.Summary = fmt.Sprintf("Results %d-%d of %d stored results of this session, newest first. More: offset %d.", offset+1, offset+out.Count, out.Total, *out.NextOffset)
+		out.Summary, out.next = summary{facts: fmt.Sprintf("Results %d-%d of %d stored results of this session, newest first.", offset+1, offset+out.Count, out.Total),
+			next: fmt.Sprintf("More: offset %d.", *out.NextOffset), code: NextOffset}.forCall(req)
 	case offset == 0:
 		out.Summary = fmt.Sprintf("%d stored results in this session, newest first.", out.Total)
 	default:

@@ -40,7 +40,11 @@ type schemaResult struct {
 	RowCount    int64          `json:"row_count"`
 	Cached      bool           `json:"cached"`
 	Columns     []schemaColumn `json:"columns"`
+	// next is the code of the next step Summary leaves out (summary.forCall).
+	next string
 }
+
+func (r schemaResult) nextLeftOut() string { return r.next }
 
 type schemaColumn struct {
 	Name        string `json:"name"`
@@ -54,7 +58,7 @@ type schemaColumn struct {
 	Values []string `json:"values,omitempty"`
 }
 
-func (s *toolServer) schema(ctx context.Context, _ mcp.CallToolRequest, in SchemaInput) (schemaResult, error) {
+func (s *toolServer) schema(ctx context.Context, req mcp.CallToolRequest, in SchemaInput) (schemaResult, error) {
 	p, err := s.portals.Get(ctx, strings.TrimSpace(in.Domain))
 	if err != nil {
 		return schemaResult{}, &opError{what: "the domain", err: err}
@@ -94,10 +98,13 @@ func (s *toolServer) schema(ctx context.Context, _ mcp.CallToolRequest, in Schem
 		}
 		out.Columns = append(out.Columns, col)
 	}
-	out.Summary = fmt.Sprintf("%s (%s): %d columns, %d rows. Use the fieldName values in query_datasf.", sc.Name, in.DatasetID, len(out.Columns), sc.RowCount)
+	sum := summary{facts: fmt.Sprintf("%s (%s): %d columns, %d rows.", sc.Name, in.DatasetID, len(out.Columns), sc.RowCount),
+		next: "Use the fieldName values in query_datasf.", code: NextQuery}
 	if out.Domain != "" {
-		out.Summary = fmt.Sprintf("%s (%s on %s): %d columns, %d rows. Use the fieldName values in query_datasf, with domain %s.", sc.Name, in.DatasetID, out.Domain, len(out.Columns), sc.RowCount, out.Domain)
+		sum.facts = fmt.Sprintf("%s (%s on %s): %d columns, %d rows.", sc.Name, in.DatasetID, out.Domain, len(out.Columns), sc.RowCount)
+		sum.next = fmt.Sprintf("Use the fieldName values in query_datasf, with domain %s.", out.Domain)
 	}
+	out.Summary, out.next = sum.forCall(req)
 	out.Summary = s.sourceNotes(out.Summary, moved)
 	return out, nil
 }

@@ -56,7 +56,11 @@ type catalogResult struct {
 	Categories []categoryCount `json:"categories,omitempty"`
 	// portalCounts is whether Portals have their dataset counts.
 	portalCounts bool
+	// next is the code of the next step Summary leaves out (summary.forCall).
+	next string
 }
+
+func (c catalogResult) nextLeftOut() string { return c.next }
 
 // markdown is the summary and the table of what the answer lists: its
 // portals, its categories (when nothing matched) or its datasets.
@@ -73,7 +77,7 @@ func (c catalogResult) markdown() string {
 	return c.Summary + "\n\n" + table
 }
 
-func (s *toolServer) search(ctx context.Context, _ mcp.CallToolRequest, in SearchInput) (catalogResult, error) {
+func (s *toolServer) search(ctx context.Context, req mcp.CallToolRequest, in SearchInput) (catalogResult, error) {
 	limit := or(in.Limit, DefaultSearchLimit)
 	var (
 		hits   []rankedHit
@@ -123,21 +127,23 @@ func (s *toolServer) search(ctx context.Context, _ mcp.CallToolRequest, in Searc
 		addRowCounts(ctx, schema, out.Results)
 	}
 	out.Count = len(out.Results)
-	out.Summary = fmt.Sprintf("%d datasets match %q, best first.", out.Count, in.Query)
+	sum := summary{facts: fmt.Sprintf("%d datasets match %q, best first.", out.Count, in.Query)}
 	switch {
 	case out.Count == 0 && domain == "":
-		out.Summary += " Try other or fewer words, or list_datasf to browse."
+		sum.next, sum.code = "Try other or fewer words, or list_datasf to browse.", NextBrowse
 		out.Categories = s.noHits(ctx)
 		if out.Categories != nil {
-			out.Summary += " The portal's categories are below: list_datasf with one of them shows its datasets."
+			sum.next += " The portal's categories are below: list_datasf with one of them shows its datasets."
+			sum.code = NextCategory
 		}
 	case out.Count == 0:
-		out.Summary += " Try other or fewer words, another domain, or list_datasf to browse."
+		sum.next, sum.code = "Try other or fewer words, another domain, or list_datasf to browse.", NextBrowse
 	case domain != "":
-		out.Summary += " Call get_schema with a dataset id and its domain to see its columns."
+		sum.next, sum.code = "Call get_schema with a dataset id and its domain to see its columns.", NextSchema
 	default:
-		out.Summary += " Call get_schema with a dataset id to see its columns."
+		sum.next, sum.code = "Call get_schema with a dataset id to see its columns.", NextSchema
 	}
+	out.Summary, out.next = sum.forCall(req)
 	out.Summary = s.sourceNotes(out.Summary, moved)
 	s.offlineLinks(out.Results)
 	return out, nil

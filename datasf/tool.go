@@ -145,7 +145,7 @@ func newTool[In toolInput, Out any](d toolDef, handler mcp.StructuredToolHandler
 			if err != nil {
 				return errorResult(err, wantsNextStep(req)), nil
 			}
-			return render(responseFormat(ctx, (*in).format()), out), nil
+			return withNextLeftOut(render(responseFormat(ctx, (*in).format()), out), out), nil
 		},
 	}
 }

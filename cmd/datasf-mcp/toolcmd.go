@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -133,8 +134,9 @@ func runTool(ctx context.Context, cfg config, c *client.Client, svc *datasf.Serv
 }
 
 // callTool calls a tool and turns an isError result into a *toolCallError.
-// It asks for the error's next step apart (datasf.MetaNextStep), so that
-// the error says the reason alone and the command line its own next step.
+// It asks for the next step apart (datasf.MetaNextStep), so that an error
+// says the reason alone and an answer what it found, and the command line
+// its own next step (nextStep, answerStep).
 func callTool(ctx context.Context, c *client.Client, name string, args map[string]any) (*mcp.CallToolResult, error) {
 	req := mcp.CallToolRequest{}
 	req.Params.Name = name
@@ -278,6 +280,61 @@ func nextStep(cfg config, e *toolCallError) string {
 	return ""
 }
 
+// answerStep is what a person does after a tool's answer, in commands and
+// flags: the answer's own next step is written for a model (it names tools
+// and arguments), and was left out of it; its code is in the result's _meta
+// (datasf.MetaNextStep). It is "" when the answer left none out. A --domain
+// of the command is kept in the commands it names.
+func answerStep(cfg config, res *mcp.CallToolResult) string {
+	var code string
+	if res.Meta != nil {
+		code, _ = res.Meta.AdditionalFields[datasf.MetaNextStep].(string)
+	}
+	d, _ := cfg.ToolArgs["domain"].(string)
+	domain := ""
+	if d != "" {
+		domain = " --domain " + shellQuote(d)
+	}
+	switch code {
+	case datasf.NextSchema:
+		if d == "*" || strings.Contains(d, ",") { // several portals: each row names its own
+			return "run `datasf-mcp schema ID --domain DOMAIN` with a dataset's id and domain to see its columns"
+		}
+		return "run `datasf-mcp schema ID" + domain + "` with a dataset's id to see its columns"
+	case datasf.NextQuery:
+		id, _ := cfg.ToolArgs["dataset_id"].(string)
+		return "run `datasf-mcp query " + shellQuote(cmp.Or(id, "ID")) + " 'SELECT ...'" + domain + "` with these fieldNames"
+	case datasf.NextBrowse:
+		if domain != "" {
+			return "try other or fewer words, another --domain, or `datasf-mcp list" + domain + "` to browse"
+		}
+		return "try other or fewer words, or `datasf-mcp list` to browse"
+	case datasf.NextCategory:
+		step := "run `datasf-mcp list --category NAME" + domain + "` with one of the categories above to see its datasets"
+		if cfg.Tool == "search_datasf" {
+			return "try other or fewer words, or " + step
+		}
+		return step
+	case datasf.NextList:
+		return "run `datasf-mcp list" + domain + "` to see its datasets"
+	case datasf.NextDomain:
+		return "pass one with --domain to search, list, schema and query"
+	case datasf.NextAnyDomain:
+		return "any Socrata portal's host name works with --domain; `datasf-mcp search WORDS --domain '*'` searches every portal"
+	case datasf.NextOffset:
+		var page struct {
+			NextOffset *int `json:"next_offset"`
+		}
+		if remarshal(res.StructuredContent, &page) == nil && page.NextOffset != nil {
+			return fmt.Sprintf("run the command again with --offset %d for more", *page.NextOffset)
+		}
+		return "run the command again with --offset N for more"
+	case datasf.NextLinks:
+		return "use the result links that `datasf-mcp query` printed, or set DATASF_REST_TOKEN to one of the server's tokens"
+	}
+	return ""
+}
+
 // shellQuote quotes s for a POSIX shell when it needs quotes.
 func shellQuote(s string) string {
 	if s != "" && !strings.ContainsAny(s, " \t\n'\"\\$`*?[]{}()<>|&;#~!") {
@@ -289,9 +346,15 @@ func shellQuote(s string) string {
 // printResult prints a tool's answer: its text contents (markdown) or its
 // structured content as indented JSON. The answer of a query run in this
 // process carries a note that its link ended with the command: a line after
-// the markdown, a link_note field in the JSON.
+// the markdown, a link_note field in the JSON. The next step the answer left
+// out (answerStep) follows as a hint line: after markdown on stdout, else on
+// stderr, so that JSON and files stay as they are.
 func printResult(cfg config, res *mcp.CallToolResult, out io.Writer, markdown bool) error {
 	note := oneShotNote(cfg)
+	hint := answerStep(cfg, res)
+	if hint != "" && (!markdown || out != cfg.Stdout) {
+		defer fmt.Fprintln(cfg.Stderr, "datasf-mcp: hint:", hint)
+	}
 	if markdown {
 		var texts []string
 		for _, ct := range res.Content {
@@ -302,6 +365,9 @@ func printResult(cfg config, res *mcp.CallToolResult, out io.Writer, markdown bo
 		text := strings.Join(texts, "\n\n") + "\n"
 		if note != "" {
 			text += "\n" + note + "\n"
+		}
+		if hint != "" && out == cfg.Stdout {
+			text += "\nhint: " + hint + "\n"
 		}
 		_, err := io.WriteString(out, text)
 		return err

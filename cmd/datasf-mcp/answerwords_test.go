@@ -1,0 +1,134 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"go/ast"
+	goparser "go/parser"
+	"go/token"
+	"io"
+	"net/http/httptest"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/datasf-mcp/datasf-mcp/datasf"
+	"github.com/datasf-mcp/datasf-mcp/socrata"
+	"github.com/datasf-mcp/datasf-mcp/socrata/socratatest"
+)
+
+// A tool's answer reaches the person at the terminal with what it found and
+// a hint in commands and flags, never with the next step written for a
+// model (tool and argument names), in this process and through --server;
+// JSON on stdout stays JSON, with the hint on stderr.
+func TestAnswersSpeakToAPerson(t *testing.T) {
+	t.Parallel()
+	fake := socratatest.NewServer(t)
+	schema := socratatest.Schema{ID: "abcd-1234", Name: "Street Trees", Category: "Environment", Description: "Trees on city streets", Columns: []socratatest.Column{
+		{Name: "Species", FieldName: "species", DataType: "text"},
+		{Name: "Planted", FieldName: "planted", DataType: "number"},
+	}}
+	if err := fake.AddGenerated(t.Context(), schema, 3, func(i int) map[string]any { return map[string]any{"species": "oak", "planted": 2000 + i} }); err != nil {
+		t.Fatal(err)
+	}
+	svc, err := datasf.New(t.Context(), datasf.Config{CleanupInterval: -1, Socrata: socrata.Options{BaseURL: fake.URL(), DiscoveryURL: fake.URL(), MaxRetries: -1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = svc.Close() })
+	handler, shutdown := svc.HTTPHandler()
+	srv := httptest.NewServer(handler)
+	t.Cleanup(func() { srv.Close(); _ = shutdown(t.Context()) })
+
+	modelWords := []string{"search_datasf", "get_schema", "query_datasf", "list_datasf", "Call get_schema", "fieldName values in"}
+	tests := []struct {
+		args []string
+		want []string // what the answer found, and the hint
+	}{
+		{[]string{"search", "trees"}, []string{`1 datasets match "trees", best first.`, "hint: run `datasf-mcp schema ID` with a dataset's id to see its columns"}},
+		{[]string{"search", "qqxzq"}, []string{`0 datasets match "qqxzq", best first.`, "| Environment | 1 |",
+			"hint: try other or fewer words, or run `datasf-mcp list --category NAME` with one of the categories above to see its datasets"}},
+		{[]string{"schema", "abcd-1234"}, []string{"Street Trees (abcd-1234): 2 columns, 3 rows.", "hint: run `datasf-mcp query abcd-1234 'SELECT ...'` with these fieldNames"}},
+		{[]string{"list", "--category", "Nope"}, []string{`No dataset is in category "Nope".`, "hint: run `datasf-mcp list --category NAME` with one of the categories above"}},
+	}
+	for _, via := range []string{"in process", "--server"} {
+		for _, tt := range tests {
+			for _, format := range []string{"markdown", "json"} {
+				args := append(tt.args, "--format", format, "--base-url", fake.URL(), "--discovery-url", fake.URL(), "--log-level", "error")
+				if via == "--server" {
+					args = append(tt.args, "--format", format, "--server", srv.URL, "--log-level", "error")
+				}
+				cfg, err := parseConfig(args, func(string) string { return "" }, io.Discard)
+				if err != nil {
+					t.Fatalf("parseConfig(%q) = %v", args, err)
+				}
+				var stdout, stderr bytes.Buffer
+				cfg.Stdout, cfg.Stderr = &stdout, &stderr
+				if err := run(t.Context(), cfg); err != nil {
+					t.Errorf("%s: datasf-mcp %q: %v", via, args, err)
+					continue
+				}
+				shown := stdout.String() + stderr.String()
+				if format == "json" {
+					var v map[string]any
+					if err := json.Unmarshal(stdout.Bytes(), &v); err != nil {
+						t.Errorf("%s: datasf-mcp %q: stdout is not JSON (%v): %q", via, args, err, stdout.String())
+					}
+					if hint := tt.want[len(tt.want)-1]; !strings.Contains(stderr.String(), "datasf-mcp: "+hint) {
+						t.Errorf("%s: datasf-mcp %q: stderr %q; want it to say %q", via, args, stderr.String(), "datasf-mcp: "+hint)
+					}
+				} else {
+					for _, w := range tt.want {
+						if !strings.Contains(stdout.String(), w) {
+							t.Errorf("%s: datasf-mcp %q: stdout %q; want it to say %q", via, args, stdout.String(), w)
+						}
+					}
+				}
+				for _, w := range modelWords {
+					if strings.Contains(shown, w) {
+						t.Errorf("%s: datasf-mcp %q: %q speaks to a model (%q)", via, args, shown, w)
+					}
+				}
+			}
+		}
+	}
+}
+
+// Every next step an answer may leave out has a hint of the command line:
+// the codes are read from package datasf's constants (Next...).
+func TestEveryAnswerStepHasAHint(t *testing.T) {
+	t.Parallel()
+	f, err := goparser.ParseFile(token.NewFileSet(), filepath.Join("..", "..", "datasf", "summary.go"), nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var codes []string
+	ast.Inspect(f, func(n ast.Node) bool {
+		vs, ok := n.(*ast.ValueSpec)
+		if !ok || len(vs.Names) != 1 || !strings.HasPrefix(vs.Names[0].Name, "Next") || len(vs.Values) != 1 {
+			return true
+		}
+		if lit, ok := vs.Values[0].(*ast.BasicLit); ok {
+			code, err := strconv.Unquote(lit.Value)
+			if err != nil {
+				t.Fatal(err)
+			}
+			codes = append(codes, code)
+		}
+		return true
+	})
+	if len(codes) < 9 {
+		t.Fatalf("found %d Next codes in datasf/summary.go; want the nine or more it has", len(codes))
+	}
+	for _, code := range codes {
+		for _, tool := range []string{"search_datasf", "list_datasf", "get_schema", "list_results"} {
+			res := &mcp.CallToolResult{Result: mcp.Result{Meta: &mcp.Meta{AdditionalFields: map[string]any{datasf.MetaNextStep: code}}}}
+			if got := answerStep(config{Tool: tool}, res); got == "" {
+				t.Errorf("answerStep(%s, code %q) = \"\"; want a hint", tool, code)
+			}
+		}
+	}
+}
