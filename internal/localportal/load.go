@@ -21,6 +21,11 @@ import (
 type catalogEntry struct {
 	schema Schema
 	link   string
+	// empty is what a query of the entry reads while no data is loaded for
+	// it: the entry's columns and no rows (newEmptyDataset); emptyErr says
+	// why the entry's schema makes no dataset.
+	empty    *dataset
+	emptyErr error
 }
 
 var tableSeq atomic.Int64
@@ -253,8 +258,17 @@ func (s *Portal) LoadCatalog(ctx context.Context, jsonlPath string) error {
 	return nil
 }
 
-// addCatalogEntries adds or replaces catalog entries.
+// addCatalogEntries adds or replaces catalog entries. An entry without a
+// date is dated now (Schema.UpdatedAt), once: every reader sees the same
+// date whichever asks first.
 func (s *Portal) addCatalogEntries(entries []*catalogEntry) {
+	now := s.opts.Now()
+	for _, e := range entries {
+		if e.schema.UpdatedAt.IsZero() {
+			e.schema.UpdatedAt = now.UTC().Truncate(time.Second)
+		}
+		e.empty, e.emptyErr = newEmptyDataset(e.schema, now)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, e := range entries {
@@ -346,7 +360,7 @@ func (s *Portal) schemaOf(ctx context.Context, id string) (Schema, bool) {
 }
 
 // lookup returns the dataset for id: loaded, loaded now (a pending
-// dataset), or an empty table made for a catalog entry that has no data.
+// dataset), or the empty dataset of a catalog entry that has no data.
 func (s *Portal) lookup(ctx context.Context, id string) (*dataset, bool, error) {
 	if _, err := s.ensure(ctx, id); err != nil {
 		return nil, false, err
@@ -355,25 +369,13 @@ func (s *Portal) lookup(ctx context.Context, id string) (*dataset, bool, error) 
 	ds, ok := s.datasets[id]
 	e := s.catalog[id]
 	s.mu.RUnlock()
-	if ok {
+	switch {
+	case ok:
 		return ds, true, nil
-	}
-	if e == nil {
+	case e == nil:
 		return nil, false, nil
+	case e.emptyErr != nil:
+		return nil, false, e.emptyErr
 	}
-	s.lazyMu.Lock()
-	defer s.lazyMu.Unlock()
-	s.mu.RLock()
-	ds, ok = s.datasets[id]
-	s.mu.RUnlock()
-	if ok {
-		return ds, true, nil
-	}
-	if _, _, err := s.install(ctx, e.schema, nil, func() (map[string]any, bool, error) { return nil, false, nil }, nil, nil); err != nil {
-		return nil, false, err
-	}
-	s.mu.RLock()
-	ds, ok = s.datasets[id]
-	s.mu.RUnlock()
-	return ds, ok, nil
+	return e.empty, true, nil
 }
