@@ -73,9 +73,10 @@ func TestCatalogEntryWithoutData(t *testing.T) {
 	}
 }
 
-// An undated catalog entry is dated when the catalog loads, and keeps that
-// date: Discovery's order must not depend on which entry was queried first.
-func TestUndatedCatalogEntryDatedAtLoad(t *testing.T) {
+// An undated catalog entry keeps no date when it is queried: Discovery's
+// order (newest first, the undated last) must not depend on which entry
+// was queried first.
+func TestUndatedCatalogEntryStaysUndated(t *testing.T) {
 	t.Parallel()
 	loadedAt := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	var now atomic.Pointer[time.Time]
@@ -88,22 +89,26 @@ func TestUndatedCatalogEntryDatedAtLoad(t *testing.T) {
 	if err := p.Start(); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.LoadCatalog(t.Context(), writeCatalog(t, datedEntry, undatedEntry)); err != nil {
+	if err := p.LoadCatalog(t.Context(), writeCatalog(t, undatedEntry, datedEntry)); err != nil {
 		t.Fatal(err)
 	}
 	later := loadedAt.Add(time.Hour)
 	now.Store(&later)
 
-	dates := func() map[string]string {
+	// listing returns Discovery's ids in its default order, and the
+	// dates of Discovery and Views.
+	listing := func() (ids []string, dates map[string]string) {
 		t.Helper()
-		out := map[string]string{}
+		dates = map[string]string{}
 		r := get(t, p, "/api/catalog/v1", nil)
 		if r.status != http.StatusOK {
 			t.Fatalf("Discovery: status %d: %s", r.status, r.body)
 		}
 		for _, res := range decodeObject(t, r.body)["results"].([]any) {
 			rs := res.(map[string]any)["resource"].(map[string]any)
-			out["discovery "+rs["id"].(string)] = rs["updatedAt"].(string)
+			id := rs["id"].(string)
+			ids = append(ids, id)
+			dates["discovery "+id] = rs["updatedAt"].(string)
 		}
 		for _, id := range []string{"dtd0-0001", "und0-0001"} {
 			r := get(t, p, "/api/views/"+id+".json", nil)
@@ -111,19 +116,23 @@ func TestUndatedCatalogEntryDatedAtLoad(t *testing.T) {
 				t.Fatalf("Views %s: status %d: %s", id, r.status, r.body)
 			}
 			sec := int64(decodeObject(t, r.body)["rowsUpdatedAt"].(float64))
-			out["views "+id] = rfc3339ms(time.Unix(sec, 0))
+			dates["views "+id] = rfc3339ms(time.Unix(sec, 0))
 		}
-		return out
+		return ids, dates
 	}
-	want := map[string]string{
+	wantIDs := []string{"dtd0-0001", "und0-0001"}
+	wantDates := map[string]string{
 		"discovery dtd0-0001": "2024-03-04T05:06:07.000Z", "views dtd0-0001": "2024-03-04T05:06:07.000Z",
-		"discovery und0-0001": "2026-01-02T03:04:05.000Z", "views und0-0001": "2026-01-02T03:04:05.000Z",
+		"discovery und0-0001": "0001-01-01T00:00:00.000Z", "views und0-0001": "0001-01-01T00:00:00.000Z",
 	}
-	if diff := cmp.Diff(want, dates()); diff != "" {
-		t.Errorf("dates before any query (-want +got):\n%s", diff)
-	}
-	query(t, p, "und0-0001", "SELECT count(*)")
-	if diff := cmp.Diff(want, dates()); diff != "" {
-		t.Errorf("dates after a query of the undated entry (-want +got):\n%s", diff)
+	for _, when := range []string{"before any query", "after a query of the undated entry"} {
+		ids, dates := listing()
+		if diff := cmp.Diff(wantIDs, ids); diff != "" {
+			t.Errorf("Discovery's order %s (-want +got):\n%s", when, diff)
+		}
+		if diff := cmp.Diff(wantDates, dates); diff != "" {
+			t.Errorf("dates %s (-want +got):\n%s", when, diff)
+		}
+		query(t, p, "und0-0001", "SELECT count(*)")
 	}
 }

@@ -259,14 +259,11 @@ func (s *Portal) LoadCatalog(ctx context.Context, jsonlPath string) error {
 }
 
 // addCatalogEntries adds or replaces catalog entries. An entry without a
-// date is dated now (Schema.UpdatedAt), once: every reader sees the same
-// date whichever asks first.
+// date (rows_updated_at) keeps none, whether it is queried or not: it
+// sorts as the oldest in Discovery.
 func (s *Portal) addCatalogEntries(entries []*catalogEntry) {
 	now := s.opts.Now()
 	for _, e := range entries {
-		if e.schema.UpdatedAt.IsZero() {
-			e.schema.UpdatedAt = now.UTC().Truncate(time.Second)
-		}
 		e.empty, e.emptyErr = newEmptyDataset(e.schema, now)
 	}
 	s.mu.Lock()
