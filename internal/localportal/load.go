@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -21,11 +22,21 @@ import (
 type catalogEntry struct {
 	schema Schema
 	link   string
+	added  time.Time // when the catalog was loaded
+
 	// empty is what a query of the entry reads while no data is loaded for
-	// it: the entry's columns and no rows (newEmptyDataset); emptyErr says
-	// why the entry's schema makes no dataset.
-	empty    *dataset
-	emptyErr error
+	// it: the entry's columns and no rows (newEmptyDataset), made on the
+	// first query (a catalog of hundreds of entries loads at start);
+	// emptyErr says why the entry's schema makes no dataset.
+	emptyOnce sync.Once
+	empty     *dataset
+	emptyErr  error
+}
+
+// emptyDataset returns the entry's dataset without rows.
+func (e *catalogEntry) emptyDataset() (*dataset, error) {
+	e.emptyOnce.Do(func() { e.empty, e.emptyErr = newEmptyDataset(e.schema, e.added) })
+	return e.empty, e.emptyErr
 }
 
 var tableSeq atomic.Int64
@@ -264,7 +275,7 @@ func (s *Portal) LoadCatalog(ctx context.Context, jsonlPath string) error {
 func (s *Portal) addCatalogEntries(entries []*catalogEntry) {
 	now := s.opts.Now()
 	for _, e := range entries {
-		e.empty, e.emptyErr = newEmptyDataset(e.schema, now)
+		e.added = now
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -371,8 +382,10 @@ func (s *Portal) lookup(ctx context.Context, id string) (*dataset, bool, error) 
 		return ds, true, nil
 	case e == nil:
 		return nil, false, nil
-	case e.emptyErr != nil:
-		return nil, false, e.emptyErr
 	}
-	return e.empty, true, nil
+	ds, err := e.emptyDataset()
+	if err != nil {
+		return nil, false, err
+	}
+	return ds, true, nil
 }
