@@ -2,9 +2,11 @@ package localportal
 
 import (
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -45,6 +47,17 @@ func TestCatalogEntryWithoutData(t *testing.T) {
 		return n
 	}
 	before := tables()
+	// First queries at once, of an entry nobody queried yet.
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			r := get(t, p, "/resource/und0-0001.json", url.Values{"$query": {"SELECT count(*) AS n"}})
+			if r.status != http.StatusOK || strings.TrimSpace(string(r.body)) != `[{"n":"0"}]` {
+				t.Errorf("concurrent first query of und0-0001: status %d: %s; want 200 [{\"n\":\"0\"}]", r.status, r.body)
+			}
+		})
+	}
+	wg.Wait()
 	for _, tt := range []struct {
 		id, soql string
 		want     []map[string]any
