@@ -21,6 +21,7 @@ import (
 	"github.com/datasf-mcp/datasf-mcp/datasf"
 	"github.com/datasf-mcp/datasf-mcp/datasf/datasftest"
 	"github.com/datasf-mcp/datasf-mcp/internal/fixtures"
+	"github.com/datasf-mcp/datasf-mcp/internal/fixtures/fixtureportal"
 	"github.com/datasf-mcp/datasf-mcp/socrata"
 	"github.com/datasf-mcp/datasf-mcp/socrata/socratatest"
 )
@@ -57,7 +58,7 @@ func fixtureDirs(tb testing.TB) (catalogDir, datasetsDir string) {
 
 // buildHarness assembles a harness over a new fake portal of the
 // fixtures, which are loaded once per test binary
-// (datasftest.StartFixturePortal). closeAll releases everything it
+// (fixtureportal.Start). closeAll releases everything it
 // started, also when err is not nil.
 func buildHarness(opts harnessOptions) (h *harness, closeAll func(), err error) {
 	ctx := context.Background()
@@ -68,7 +69,7 @@ func buildHarness(opts harnessOptions) (h *harness, closeAll func(), err error) 
 			closers[i]()
 		}
 	}
-	if h.fake, err = datasftest.StartFixturePortal(); err != nil {
+	if h.fake, err = fixtureportal.Start(socratatest.Options{}); err != nil {
 		return nil, closeAll, err
 	}
 	closers = append(closers, h.fake.Close)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/datasf-mcp/datasf-mcp/datasf"
 	"github.com/datasf-mcp/datasf-mcp/datasf/datasftest"
+	"github.com/datasf-mcp/datasf-mcp/internal/fixtures/fixtureportal"
 	"github.com/datasf-mcp/datasf-mcp/socrata"
 	"github.com/datasf-mcp/datasf-mcp/socrata/socratatest"
 )
@@ -91,7 +92,7 @@ func soda3Query(t *testing.T, env *datasftest.Env, datasetID, soqlText string) (
 // product used.
 func TestQuerySODA3(t *testing.T) {
 	t.Parallel()
-	portal := datasftest.FixturePortal(t)
+	portal := fixtureportal.New(t)
 	const tok = "tok-mcp-soda3"
 	long, want := longObjectIDQuery(t)
 	if len(long) < 10_000 || len(long) > datasf.MaxSoQL {

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -20,7 +19,7 @@ import (
 
 	"github.com/datasf-mcp/datasf-mcp/datasf"
 	"github.com/datasf-mcp/datasf-mcp/datasf/datasftest"
-	"github.com/datasf-mcp/datasf-mcp/internal/fixtures"
+	"github.com/datasf-mcp/datasf-mcp/internal/fixtures/fixtureportal"
 	"github.com/datasf-mcp/datasf-mcp/socrata"
 	"github.com/datasf-mcp/datasf-mcp/socrata/socratatest"
 )
@@ -143,10 +142,8 @@ func newDatasetID() string {
 // sharedEnv returns the shared portal and stack, building them on first use.
 func sharedEnv(t testing.TB) *env {
 	t.Helper()
-	catalogDir := fixtures.Path(t, "catalog")
-	datasetsDir := fixtures.Path(t, "datasets")
 	shared.once.Do(func() {
-		shared.e, shared.closeAll, shared.err = buildEnv(catalogDir, datasetsDir)
+		shared.e, shared.closeAll, shared.err = buildEnv()
 	})
 	if shared.err != nil {
 		t.Fatalf("building the shared fake portal: %v", shared.err)
@@ -154,7 +151,10 @@ func sharedEnv(t testing.TB) *env {
 	return shared.e
 }
 
-func buildEnv(catalogDir, datasetsDir string) (e *env, closeAll func(), err error) {
+// buildEnv starts the shared portal: its data is its own (the tests
+// generate datasets into it), the fixtures (fixtureportal.Load) and the
+// generated people.
+func buildEnv() (e *env, closeAll func(), err error) {
 	var closers []func()
 	closeAll = func() {
 		for i := len(closers) - 1; i >= 0; i-- {
@@ -166,18 +166,15 @@ func buildEnv(catalogDir, datasetsDir string) (e *env, closeAll func(), err erro
 		return nil, closeAll, err
 	}
 	closers = append(closers, e.fake.Close)
-	catalogs, err := filepath.Glob(filepath.Join(catalogDir, "*.jsonl"))
+	if err := fixtureportal.Load(context.Background(), e.fake); err != nil {
+		return nil, closeAll, err
+	}
+	catalogs, _, err := fixtureportal.Files()
 	if err != nil {
 		return nil, closeAll, err
 	}
-	if len(catalogs) == 0 {
-		return nil, closeAll, fmt.Errorf("no catalog *.jsonl in %s", catalogDir)
-	}
 	seenWord := map[string]bool{}
 	for _, c := range catalogs {
-		if err := e.fake.LoadCatalog(context.Background(), c); err != nil {
-			return nil, closeAll, err
-		}
 		ids, titles, err := readCatalog(c)
 		if err != nil {
 			return nil, closeAll, err
@@ -192,9 +189,6 @@ func buildEnv(catalogDir, datasetsDir string) (e *env, closeAll func(), err erro
 				}
 			}
 		}
-	}
-	if err := e.fake.LoadFiles(context.Background(), datasetsDir); err != nil {
-		return nil, closeAll, err
 	}
 	if err := e.fake.AddGenerated(context.Background(), peopleSchema, peopleRows, peopleRow); err != nil {
 		return nil, closeAll, err

@@ -15,8 +15,7 @@ import (
 // a message it can act on.
 func TestUpstreamFaultsReachTheModelActionably(t *testing.T) {
 	t.Parallel()
-	// Its faults include the fake's latency: a fake of its own.
-	st := newStack(t, stackOptions{maxRetries: 1, timeout: 2 * time.Second, ownPortal: true})
+	st := newStack(t, stackOptions{maxRetries: 1, timeout: 2 * time.Second})
 	args := map[string]any{"dataset_id": "rqzj-sfat", "soql": "SELECT applicant, status"}
 	// Warm the schema cache so that every fault hits the query itself.
 	if res, _ := st.call(t, "get_schema", map[string]any{"dataset_id": "rqzj-sfat"}); res.IsError {

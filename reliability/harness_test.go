@@ -9,11 +9,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -23,7 +20,7 @@ import (
 	"github.com/datasf-mcp/datasf-mcp/datasf"
 	"github.com/datasf-mcp/datasf-mcp/datasf/datasftest"
 	"github.com/datasf-mcp/datasf-mcp/dualresp"
-	"github.com/datasf-mcp/datasf-mcp/internal/fixtures"
+	"github.com/datasf-mcp/datasf-mcp/internal/fixtures/fixtureportal"
 	"github.com/datasf-mcp/datasf-mcp/socrata"
 	"github.com/datasf-mcp/datasf-mcp/socrata/socratatest"
 )
@@ -149,11 +146,14 @@ type stackOptions struct {
 	appToken   string
 	maxRetries int
 	timeout    time.Duration
-	generated  int // rows of the generated dataset, stack.gen (0: none)
-	// ownPortal gives the test a fake portal of its own, whose logs go to
-	// stack.logs: for a test that sets the fake's controls or reads its
-	// request log. The others share one (an appToken implies ownPortal).
-	ownPortal bool
+	// generated, when not 0, gives the stack a portal whose data is its
+	// own, holding a dataset of that many generated rows (stack.gen), and
+	// the repository's fixtures too with fixtures. Otherwise the stack's
+	// portal serves the fixtures loaded once per test binary
+	// (fixtureportal). Either way its controls, request log and logs
+	// (stack.logs) are the stack's.
+	generated int
+	fixtures  bool
 }
 
 type syncBuffer struct {
@@ -173,10 +173,9 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// genSchema is the generated dataset's schema; each stack gives it an ID
-// of its own (genIDs), so that stacks sharing a fake each have theirs.
+// genSchema is the generated dataset's schema.
 var genSchema = socratatest.Schema{
-	Name: "Generated rows", Description: "Generated for reliability tests", Category: "Testing",
+	ID: "gen0-0001", Name: "Generated rows", Description: "Generated for reliability tests", Category: "Testing",
 	Columns: []socratatest.Column{
 		{Name: "N", FieldName: "n", DataType: "number"},
 		{Name: "Label", FieldName: "label", DataType: "text"},
@@ -184,72 +183,26 @@ var genSchema = socratatest.Schema{
 	},
 }
 
-var genIDs atomic.Int32
-
 func genRow(i int) map[string]any {
 	return map[string]any{"n": i, "label": fmt.Sprintf("row %d", i), "grp": fmt.Sprintf("g%d", i%7)}
 }
 
-// sharedPortal is the fake portal of the stacks without ownPortal, loaded
-// once per test binary: loading the catalog and the fixture datasets is
-// most of a stack's cost. TestMain closes it.
-var sharedPortal struct {
-	once sync.Once
-	fake *socratatest.Server
-	err  error
-}
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if sharedPortal.fake != nil {
-		sharedPortal.fake.Close()
-	}
-	os.Exit(code)
-}
-
-// loadFixtures loads the catalog and the fixture datasets into fake.
-// fixtureCatalog is the catalog file the stacks' portals load.
-const fixtureCatalog = "transparentsf__datasf-catalog-metadata__630-datasets__2025-05.jsonl"
-
-func loadFixtures(ctx context.Context, t *testing.T, fake *socratatest.Server) error {
-	t.Helper()
-	catalog := fixtures.Path(t, "catalog", fixtureCatalog)
-	return fake.LoadFiles(ctx, catalog, fixtures.Path(t, "datasets"))
-}
-
+// newStack assembles a stack for t (stackOptions), stopped when t ends.
 func newStack(t *testing.T, opts stackOptions) *stack {
 	t.Helper()
 	st := &stack{logs: &syncBuffer{}}
 	log := slog.New(slog.NewTextHandler(st.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	if opts.ownPortal || opts.appToken != "" {
-		st.fake = socratatest.NewServer(t, socratatest.WithLogger(log))
-		if err := loadFixtures(t.Context(), t, st.fake); err != nil {
-			t.Fatal(err)
-		}
+	if opts.generated == 0 {
+		st.fake = fixtureportal.New(t, socratatest.WithLogger(log))
 	} else {
-		// Nothing in the Once may end the test: a test that failed inside
-		// it would leave every later one a nil portal.
-		sharedPortal.once.Do(func() {
-			dir, err := fixtures.Dir()
-			if err != nil {
-				sharedPortal.err = err
-				return
+		st.fake = socratatest.NewServer(t, socratatest.WithLogger(log))
+		if opts.fixtures {
+			if err := fixtureportal.Load(t.Context(), st.fake); err != nil {
+				t.Fatal(err)
 			}
-			if sharedPortal.fake, sharedPortal.err = socratatest.Start(socratatest.Options{}); sharedPortal.err == nil {
-				sharedPortal.err = sharedPortal.fake.LoadFiles(context.Background(),
-					filepath.Join(dir, "catalog", fixtureCatalog), filepath.Join(dir, "datasets"))
-			}
-		})
-		if sharedPortal.err != nil {
-			t.Fatal(sharedPortal.err)
 		}
-		st.fake = sharedPortal.fake
-	}
-	if opts.generated > 0 {
-		schema := genSchema
-		schema.ID = fmt.Sprintf("gen0-%04d", genIDs.Add(1))
-		st.gen = schema.ID
-		if err := st.fake.AddGenerated(t.Context(), schema, opts.generated, genRow); err != nil {
+		st.gen = genSchema.ID
+		if err := st.fake.AddGenerated(t.Context(), genSchema, opts.generated, genRow); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -13,7 +13,7 @@ import (
 func TestAppTokenNeverLeaks(t *testing.T) {
 	t.Parallel()
 	const token = "SECRET-app-token-7f3a9c1e-do-not-print"
-	st := newStack(t, stackOptions{appToken: token, maxRetries: -1, generated: 300})
+	st := newStack(t, stackOptions{appToken: token, maxRetries: -1, generated: 300, fixtures: true})
 
 	var seen strings.Builder
 	record := func(s string) { seen.WriteString(s + "\n") }

@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,59 +20,19 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/datasf-mcp/datasf-mcp/internal/fixtures"
+	"github.com/datasf-mcp/datasf-mcp/internal/fixtures/fixtureportal"
 	"github.com/datasf-mcp/datasf-mcp/internal/localportal"
 	"github.com/datasf-mcp/datasf-mcp/socrata"
 	"github.com/datasf-mcp/datasf-mcp/socrata/socratatest"
 )
 
-// shared is the fake portal of fakePortal, loaded once per test binary:
-// loading the catalog and the fixture datasets into SQLite is most of what
-// these tests cost. TestMain closes it.
-var shared struct {
-	once sync.Once
-	srv  *socratatest.Server
-	err  error
-}
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if shared.srv != nil {
-		shared.srv.Close()
-	}
-	os.Exit(code)
-}
-
 // fakePortal returns a socratatest server of the test's own (its faults,
 // latency and request log are the test's) over the catalog and every
-// fixture dataset, loaded once into the shared server, and a client for it
-// whose retry waits are recorded, not slept.
+// fixture dataset (fixtureportal), and a client for it whose retry waits
+// are recorded, not slept.
 func fakePortal(t *testing.T) (*socratatest.Server, *socrata.Client) {
 	t.Helper()
-	shared.once.Do(func() {
-		dir, err := fixtures.Dir()
-		if err != nil {
-			shared.err = err
-			return
-		}
-		catalogs, err := filepath.Glob(filepath.Join(dir, "catalog", "*.jsonl"))
-		if err != nil || len(catalogs) == 0 {
-			shared.err = fmt.Errorf("no catalog fixtures: %v", err)
-			return
-		}
-		srv, err := socratatest.Start(socratatest.Options{})
-		if err != nil {
-			shared.err = err
-			return
-		}
-		shared.srv = srv
-		if err := srv.LoadFiles(context.Background(), append(catalogs, filepath.Join(dir, "datasets"))...); err != nil {
-			shared.err = fmt.Errorf("LoadFiles: %w", err)
-		}
-	})
-	if shared.err != nil {
-		t.Fatal(shared.err)
-	}
-	srv := socratatest.NewServer(t, socratatest.WithDataOf(shared.srv))
+	srv := fixtureportal.New(t)
 	c := srv.SocrataClient(socrata.Options{})
 	socrata.RecordWaits(c)
 	return srv, c

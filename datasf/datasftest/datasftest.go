@@ -12,17 +12,10 @@
 package datasftest
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
-	"net/http/httptest"
-	"os"
-	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -31,7 +24,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/datasf-mcp/datasf-mcp/datasf"
-	"github.com/datasf-mcp/datasf-mcp/internal/fixtures"
+	"github.com/datasf-mcp/datasf-mcp/internal/fixtures/fixtureportal"
 	"github.com/datasf-mcp/datasf-mcp/socrata/socratatest"
 )
 
@@ -40,8 +33,8 @@ import (
 type Options struct {
 	// PortalURL is the Socrata portal the product talks to (for example a
 	// socratatest server, or a proxy in front of one). Default (New only):
-	// a socratatest server loaded with the repository's fixtures, see
-	// FixturePortal.
+	// a socratatest server of the test's own over the repository's
+	// fixtures (fixtureportal.New).
 	PortalURL string
 	// Config is the product's configuration. Socrata.BaseURL and
 	// DiscoveryURL default to PortalURL and Listener is set by the Env; a
@@ -76,13 +69,13 @@ type Env struct {
 }
 
 // New starts an Env for the test and stops it when the test ends. Without
-// Options.PortalURL it starts a fake portal with the repository's fixtures
-// (skipping the test, or failing it in CI, when they are missing).
+// Options.PortalURL it starts a fake portal over the repository's fixtures
+// (fixtureportal.New), failing the test when they do not load.
 func New(t testing.TB, opts Options) *Env {
 	t.Helper()
 	var portal *socratatest.Server
 	if opts.PortalURL == "" {
-		portal = FixturePortal(t)
+		portal = fixtureportal.New(t)
 		opts.PortalURL = portal.URL()
 	}
 	env, err := Start(t.Context(), opts)
@@ -189,126 +182,4 @@ func (e *Env) Close() error {
 		e.Service = nil
 	}
 	return errors.Join(errs...)
-}
-
-// FixturePortal starts a fake portal serving the repository's fixtures
-// (testdata/): the catalog of DataSF's 630 datasets (schemas, empty tables)
-// and the real dataset exports of testdata/datasets. It is closed when the
-// test ends.
-//
-// The fixtures are loaded once per test binary and every FixturePortal
-// serves them (socratatest.Options.DataOf): each has its own listener,
-// fault controls and request log, and none can change the data. A test
-// that changes it (loads files, adds a domain, turns SODA3 off) starts a
-// socratatest server of its own and calls LoadFixtures.
-func FixturePortal(t testing.TB) *socratatest.Server {
-	t.Helper()
-	portal, err := StartFixturePortal()
-	if err != nil {
-		t.Fatalf("datasftest: %v", err)
-	}
-	t.Cleanup(portal.Close)
-	return portal
-}
-
-// StartFixturePortal is FixturePortal without a testing.TB, for a fake
-// shared by a whole test binary; Close releases it.
-func StartFixturePortal() (*socratatest.Server, error) {
-	data, err := fixtureData()
-	if err != nil {
-		return nil, err
-	}
-	return socratatest.Start(socratatest.Options{DataOf: data})
-}
-
-// loaded holds the repository's fixtures, loaded on first use into a
-// server that never listens and lives as long as the test binary.
-var loaded struct {
-	once sync.Once
-	data *socratatest.Server
-	err  error
-}
-
-func fixtureData() (*socratatest.Server, error) {
-	loaded.once.Do(func() {
-		loaded.data, loaded.err = loadFixtureData()
-	})
-	return loaded.data, loaded.err
-}
-
-func loadFixtureData() (*socratatest.Server, error) {
-	dir, err := fixtures.Dir()
-	if err != nil {
-		return nil, err
-	}
-	data, err := socratatest.New(socratatest.Options{})
-	if err != nil {
-		return nil, err
-	}
-	catalogDir := filepath.Join(dir, "catalog")
-	if err := LoadFixtures(context.Background(), data, catalogDir, filepath.Join(dir, "datasets")); err != nil {
-		data.Close()
-		return nil, err
-	}
-	if err := makeCatalogTables(data, catalogDir); err != nil {
-		data.Close()
-		return nil, err
-	}
-	return data, nil
-}
-
-// makeCatalogTables queries every catalog entry of catalogDir's files once.
-// The fake makes an entry's (empty) table on its first query: a schema
-// change, which waits for every running query and holds back new ones.
-// Made here, while nothing else runs, they do not queue the tests that
-// share the data behind one another (a search reads the row counts of its
-// hits).
-func makeCatalogTables(data *socratatest.Server, catalogDir string) error {
-	files, err := filepath.Glob(filepath.Join(catalogDir, "*.jsonl"))
-	if err != nil {
-		return err
-	}
-	h := data.Handler()
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			return err
-		}
-		for _, line := range bytes.Split(b, []byte("\n")) {
-			var e struct {
-				Endpoint string `json:"endpoint"`
-			}
-			if json.Unmarshal(line, &e) != nil {
-				continue
-			}
-			sc, ok := data.Schema(e.Endpoint)
-			if !ok || sc.UpdatedAt.IsZero() {
-				// A line the catalog load skipped; or an entry without
-				// rows_updated_at, which a new table would date now (4 of
-				// the 630: left to their first query).
-				continue
-			}
-			rec := httptest.NewRecorder()
-			req := httptest.NewRequest(http.MethodGet, "/resource/"+e.Endpoint+".json?$select=count(*)", nil)
-			req.Host = "127.0.0.1"
-			h.ServeHTTP(rec, req)
-			if rec.Code != http.StatusOK {
-				return fmt.Errorf("counting the rows of catalog entry %s: %d %s", e.Endpoint, rec.Code, rec.Body)
-			}
-		}
-	}
-	return nil
-}
-
-// LoadFixtures loads every catalog JSONL file of catalogDir and the dataset
-// exports of datasetsDir into portal.
-func LoadFixtures(ctx context.Context, portal *socratatest.Server, catalogDir, datasetsDir string) error {
-	catalogs, err := filepath.Glob(filepath.Join(catalogDir, "*.jsonl"))
-	if err != nil {
-		return err
-	}
-	if len(catalogs) == 0 {
-		return fmt.Errorf("no catalog *.jsonl in %s", catalogDir)
-	}
-	return portal.LoadFiles(ctx, append(catalogs, datasetsDir)...)
 }

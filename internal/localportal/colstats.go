@@ -14,8 +14,8 @@ import (
 // the counts, one grouped scan per text column, at most maxStatsColumns
 // of them) and kept until the dataset is replaced: while a small dataset
 // loads, or in the background for a large one (statsSyncRows). A catalog
-// entry without data, or a dataset not made yet (they are made on first
-// query), has none, as a portal whose statistics are not computed yet.
+// entry without data, or a dataset made on first use and not made yet,
+// has none, as a portal whose statistics are not computed yet.
 const (
 	maxStatsColumns = 40
 	statsTop        = 20

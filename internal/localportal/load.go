@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -21,6 +22,21 @@ import (
 type catalogEntry struct {
 	schema Schema
 	link   string
+	added  time.Time // when the catalog was loaded
+
+	// empty is what a query of the entry reads while no data is loaded for
+	// it: the entry's columns and no rows (newEmptyDataset), made on the
+	// first query (a catalog of hundreds of entries loads at start);
+	// emptyErr says why the entry's schema makes no dataset.
+	emptyOnce sync.Once
+	empty     *dataset
+	emptyErr  error
+}
+
+// emptyDataset returns the entry's dataset without rows.
+func (e *catalogEntry) emptyDataset() (*dataset, error) {
+	e.emptyOnce.Do(func() { e.empty, e.emptyErr = newEmptyDataset(e.schema, e.added) })
+	return e.empty, e.emptyErr
 }
 
 var tableSeq atomic.Int64
@@ -253,8 +269,14 @@ func (s *Portal) LoadCatalog(ctx context.Context, jsonlPath string) error {
 	return nil
 }
 
-// addCatalogEntries adds or replaces catalog entries.
+// addCatalogEntries adds or replaces catalog entries. An entry without a
+// date (rows_updated_at) keeps none, whether it is queried or not: it
+// sorts as the oldest in Discovery.
 func (s *Portal) addCatalogEntries(entries []*catalogEntry) {
+	now := s.opts.Now()
+	for _, e := range entries {
+		e.added = now
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, e := range entries {
@@ -346,7 +368,7 @@ func (s *Portal) schemaOf(ctx context.Context, id string) (Schema, bool) {
 }
 
 // lookup returns the dataset for id: loaded, loaded now (a pending
-// dataset), or an empty table made for a catalog entry that has no data.
+// dataset), or the empty dataset of a catalog entry that has no data.
 func (s *Portal) lookup(ctx context.Context, id string) (*dataset, bool, error) {
 	if _, err := s.ensure(ctx, id); err != nil {
 		return nil, false, err
@@ -355,25 +377,15 @@ func (s *Portal) lookup(ctx context.Context, id string) (*dataset, bool, error) 
 	ds, ok := s.datasets[id]
 	e := s.catalog[id]
 	s.mu.RUnlock()
-	if ok {
+	switch {
+	case ok:
 		return ds, true, nil
-	}
-	if e == nil {
+	case e == nil:
 		return nil, false, nil
 	}
-	s.lazyMu.Lock()
-	defer s.lazyMu.Unlock()
-	s.mu.RLock()
-	ds, ok = s.datasets[id]
-	s.mu.RUnlock()
-	if ok {
-		return ds, true, nil
-	}
-	if _, _, err := s.install(ctx, e.schema, nil, func() (map[string]any, bool, error) { return nil, false, nil }, nil, nil); err != nil {
+	ds, err := e.emptyDataset()
+	if err != nil {
 		return nil, false, err
 	}
-	s.mu.RLock()
-	ds, ok = s.datasets[id]
-	s.mu.RUnlock()
-	return ds, ok, nil
+	return ds, true, nil
 }

@@ -117,7 +117,6 @@ type Portal struct {
 	pending  map[string]*pendingDataset // datasets loaded on first use, by id
 	reports  []FileReport               // data files loaded by StartOffline
 	order    []string                   // ids in the order first seen
-	lazyMu   sync.Mutex                 // serialises creating empty tables for catalog entries
 	noSODA3  atomic.Bool                // SetSODA3(false): /api/v3 answered as a portal without it
 	// ddlMu keeps statements from spanning a schema change: SQLite fails a
 	// running statement with "database schema has changed" when another

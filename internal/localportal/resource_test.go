@@ -108,7 +108,7 @@ func TestCorpusQueries(t *testing.T) {
 		}
 	}
 	t.Logf("datasf-queries on datasets with fixture data: %d run, %d ok, %d failed, %d rows returned", data.run, data.ok, data.run-data.ok, data.rows)
-	t.Logf("datasf-queries on catalog-only datasets (empty tables with the catalog schema): %d run, %d ok, %d failed", catalogOnly.run, catalogOnly.ok, catalogOnly.run-catalogOnly.ok)
+	t.Logf("datasf-queries on catalog-only datasets (the catalog schema, no rows): %d run, %d ok, %d failed", catalogOnly.run, catalogOnly.ok, catalogOnly.run-catalogOnly.ok)
 	for _, k := range sortedKeys(reasons) {
 		t.Logf("  %3d × %s", reasons[k], k)
 	}

@@ -12,7 +12,7 @@ import (
 
 // TestQueriesWhileTablesChange: queries keep answering while other datasets
 // are loaded and replaced (CREATE and DROP TABLE on other connections), as
-// they do when a shared fake creates catalog tables on first use. SQLite
+// they are when tests that share a fake load data of their own. SQLite
 // fails a statement whose schema changed under it unless the two are kept
 // apart.
 func TestQueriesWhileTablesChange(t *testing.T) {

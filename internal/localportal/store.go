@@ -26,7 +26,7 @@ const rowIDColumn = `"_rowid"`
 // dataset is one loaded dataset: its schema and its SQLite table.
 type dataset struct {
 	schema    Schema
-	table     string // quoted SQL table name
+	table     string // quoted SQL table name, or a subquery (newEmptyDataset)
 	cols      []*column
 	byKey     map[string]*column // fieldKey(fieldName) -> column
 	createdAt time.Time
@@ -90,21 +90,44 @@ func (ds *dataset) addColumn(c socrata.Column) *column {
 	return col
 }
 
+// newEmptyDataset returns schema's dataset without rows and without a
+// table: its table is a SELECT of its columns that yields no row. Reading
+// it changes no schema, where making an empty table would wait for every
+// running query (changeSchema).
+func newEmptyDataset(schema Schema, now time.Time) (*dataset, error) {
+	ds, err := newDataset(schema, now)
+	if err != nil {
+		return nil, err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "(SELECT CAST(NULL AS INTEGER) AS %s", rowIDColumn)
+	for _, c := range ds.cols {
+		fmt.Fprintf(&b, ", CAST(NULL AS %s) AS %s", c.sqlType(), c.sqlName)
+	}
+	b.WriteString(" WHERE 0)")
+	ds.table = b.String()
+	return ds, nil
+}
+
 func (ds *dataset) createSQL() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "CREATE TABLE %s (%s INTEGER PRIMARY KEY", ds.table, rowIDColumn)
 	for _, c := range ds.cols {
-		decl := "TEXT"
-		switch c.kind {
-		case kindNumber:
-			decl = "NUMERIC"
-		case kindBool:
-			decl = "INTEGER"
-		}
-		fmt.Fprintf(&b, ", %s %s", c.sqlName, decl)
+		fmt.Fprintf(&b, ", %s %s", c.sqlName, c.sqlType())
 	}
 	b.WriteString(")")
 	return b.String()
+}
+
+// sqlType is the SQLite type the column is declared with.
+func (c *column) sqlType() string {
+	switch c.kind {
+	case kindNumber:
+		return "NUMERIC"
+	case kindBool:
+		return "INTEGER"
+	}
+	return "TEXT"
 }
 
 func quoteIdent(name string) string {

@@ -1,0 +1,151 @@
+package localportal
+
+import (
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// writeCatalog writes catalog JSONL lines to a file of the test's own.
+func writeCatalog(t *testing.T, lines ...string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "catalog.jsonl")
+	if err := os.WriteFile(p, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+const (
+	datedEntry   = `{"endpoint":"dtd0-0001","title":"Dated","rows_updated_at":"2024-03-04T05:06:07Z","columns":[{"name":"N","fieldName":"n","dataTypeName":"number","position":1},{"name":"Label","fieldName":"label","dataTypeName":"text","position":2},{"name":"On","fieldName":"on","dataTypeName":"checkbox","position":3}]}`
+	undatedEntry = `{"endpoint":"und0-0001","title":"Undated","columns":[{"name":"Label","fieldName":"label","dataTypeName":"text","position":1}]}`
+)
+
+// A catalog entry without data answers queries as a dataset without rows,
+// and its first query makes no table: a CREATE TABLE is a schema change,
+// which waits for every running query and holds back new ones.
+func TestCatalogEntryWithoutData(t *testing.T) {
+	t.Parallel()
+	p := newPortal(t)
+	if err := p.LoadCatalog(t.Context(), writeCatalog(t, datedEntry, undatedEntry)); err != nil {
+		t.Fatal(err)
+	}
+	tables := func() int {
+		t.Helper()
+		var n int
+		if err := p.db.QueryRowContext(t.Context(), "SELECT count(*) FROM sqlite_master WHERE type = 'table'").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	before := tables()
+	// First queries at once, of an entry nobody queried yet.
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			r := get(t, p, "/resource/und0-0001.json", url.Values{"$query": {"SELECT count(*) AS n"}})
+			if r.status != http.StatusOK || strings.TrimSpace(string(r.body)) != `[{"n":"0"}]` {
+				t.Errorf("concurrent first query of und0-0001: status %d: %s; want 200 [{\"n\":\"0\"}]", r.status, r.body)
+			}
+		})
+	}
+	wg.Wait()
+	for _, tt := range []struct {
+		id, soql string
+		want     []map[string]any
+	}{
+		{"dtd0-0001", "SELECT count(*) AS n", []map[string]any{{"n": "0"}}},
+		{"dtd0-0001", "SELECT n, label, on, :id WHERE n > 1 AND on ORDER BY :id", []map[string]any{}},
+		{"dtd0-0001", "SELECT label, sum(n) AS s GROUP BY label", []map[string]any{}},
+		{"dtd0-0001", "SELECT max(n) AS m", []map[string]any{{}}},
+		{"und0-0001", "SELECT count(*) AS n", []map[string]any{{"n": "0"}}},
+	} {
+		if diff := cmp.Diff(tt.want, query(t, p, tt.id, tt.soql)); diff != "" {
+			t.Errorf("query %s %q (-want +got):\n%s", tt.id, tt.soql, diff)
+		}
+	}
+	if r := get(t, p, "/resource/dtd0-0001.json", nil); r.status != http.StatusOK {
+		t.Errorf("GET /resource/dtd0-0001.json: status %d: %s", r.status, r.body)
+	}
+	if r := get(t, p, "/resource/dtd0-0001.json", map[string][]string{"$select": {"nope"}}); r.status != http.StatusBadRequest {
+		t.Errorf("a query of a column the entry lacks: status %d, want 400: %s", r.status, r.body)
+	}
+	if after := tables(); after != before {
+		t.Errorf("queries of catalog entries made %d tables; want none", after-before)
+	}
+	if got := p.Datasets(); len(got) != 0 {
+		t.Errorf("Datasets() = %v after queries of catalog entries; want none (they have no data)", got)
+	}
+}
+
+// An undated catalog entry keeps no date when it is queried: Discovery's
+// order (newest first, the undated last) must not depend on which entry
+// was queried first.
+func TestUndatedCatalogEntryStaysUndated(t *testing.T) {
+	t.Parallel()
+	loadedAt := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	var now atomic.Pointer[time.Time]
+	now.Store(&loadedAt)
+	p, err := New(Options{Now: func() time.Time { return *now.Load() }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	if err := p.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.LoadCatalog(t.Context(), writeCatalog(t, undatedEntry, datedEntry)); err != nil {
+		t.Fatal(err)
+	}
+	later := loadedAt.Add(time.Hour)
+	now.Store(&later)
+
+	// listing returns Discovery's ids in its default order, and the
+	// dates of Discovery and Views.
+	listing := func() (ids []string, dates map[string]string) {
+		t.Helper()
+		dates = map[string]string{}
+		r := get(t, p, "/api/catalog/v1", nil)
+		if r.status != http.StatusOK {
+			t.Fatalf("Discovery: status %d: %s", r.status, r.body)
+		}
+		for _, res := range decodeObject(t, r.body)["results"].([]any) {
+			rs := res.(map[string]any)["resource"].(map[string]any)
+			id := rs["id"].(string)
+			ids = append(ids, id)
+			dates["discovery "+id] = rs["updatedAt"].(string)
+		}
+		for _, id := range []string{"dtd0-0001", "und0-0001"} {
+			r := get(t, p, "/api/views/"+id+".json", nil)
+			if r.status != http.StatusOK {
+				t.Fatalf("Views %s: status %d: %s", id, r.status, r.body)
+			}
+			sec := int64(decodeObject(t, r.body)["rowsUpdatedAt"].(float64))
+			dates["views "+id] = rfc3339ms(time.Unix(sec, 0))
+		}
+		return ids, dates
+	}
+	wantIDs := []string{"dtd0-0001", "und0-0001"}
+	wantDates := map[string]string{
+		"discovery dtd0-0001": "2024-03-04T05:06:07.000Z", "views dtd0-0001": "2024-03-04T05:06:07.000Z",
+		"discovery und0-0001": "0001-01-01T00:00:00.000Z", "views und0-0001": "0001-01-01T00:00:00.000Z",
+	}
+	for _, when := range []string{"before any query", "after a query of the undated entry"} {
+		ids, dates := listing()
+		if diff := cmp.Diff(wantIDs, ids); diff != "" {
+			t.Errorf("Discovery's order %s (-want +got):\n%s", when, diff)
+		}
+		if diff := cmp.Diff(wantDates, dates); diff != "" {
+			t.Errorf("dates %s (-want +got):\n%s", when, diff)
+		}
+		query(t, p, "und0-0001", "SELECT count(*)")
+	}
+}
