@@ -70,6 +70,13 @@ func viewDocument(sc Schema, stats map[string]*columnStats) map[string]any {
 		"columns":          cols,
 		"metadata":         map[string]any{},
 	}
+	if sc.UpdatedAt.IsZero() {
+		// An entry the catalog gave no date: say none, rather than the
+		// year 1 as a negative Unix time.
+		delete(doc, "createdAt")
+		delete(doc, "rowsUpdatedAt")
+		delete(doc, "viewLastModified")
+	}
 	if sc.Department != "" {
 		doc["metadata"] = map[string]any{"custom_fields": map[string]any{
 			"Department Metrics": map[string]any{"Publishing Department": sc.Department}}}
