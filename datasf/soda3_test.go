@@ -162,7 +162,9 @@ func TestQuerySODA3Fallback(t *testing.T) {
 	if err := portal.LoadFiles(t.Context(), "rqzj-sfat="+fixtureFile(t, "rqzj-sfat", ".json")); err != nil {
 		t.Fatal(err)
 	}
-	portal.SetSODA3(false)
+	if err := portal.SetSODA3(false); err != nil {
+		t.Fatal(err)
+	}
 	env := soda3Env(t, portal, "tok")
 	const q = "SELECT facilitytype, count(*) AS n GROUP BY facilitytype ORDER BY facilitytype"
 	first, rows := soda3Query(t, env, "rqzj-sfat", q)

@@ -112,7 +112,9 @@ func TestSODA3Fake(t *testing.T) {
 func TestSODA3FakeOff(t *testing.T) {
 	t.Parallel()
 	srv := soda3Fake(t, 100)
-	srv.SetSODA3(false)
+	if err := srv.SetSODA3(false); err != nil {
+		t.Fatal(err)
+	}
 	c := srv.SocrataClient(socrata.Options{AppToken: "tok"})
 	for i, want := range []struct{ query, resource int }{{1, 1}, {1, 2}, {1, 3}} {
 		res, err := c.Query(t.Context(), "sod3-0002", "SELECT n ORDER BY :id LIMIT 50")

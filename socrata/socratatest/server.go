@@ -328,11 +328,11 @@ func (s *Server) domainPortal(domain string) (*localportal.Portal, error) {
 }
 
 // SetSODA3 turns the SODA3 query API on (the default) or off: off, the
-// server answers /api/v3 as a portal without it. It panics on a server of
+// server answers /api/v3 as a portal without it. It fails on a server of
 // another's data (Options.DataOf), whose setting it would change.
-func (s *Server) SetSODA3(on bool) {
+func (s *Server) SetSODA3(on bool) error {
 	if err := s.own("SetSODA3"); err != nil {
-		panic(err)
+		return err
 	}
 	s.portal.SetSODA3(on)
 	for _, d := range s.portal.Domains()[1:] {
@@ -340,6 +340,7 @@ func (s *Server) SetSODA3(on bool) {
 			p.SetSODA3(on)
 		}
 	}
+	return nil
 }
 
 // SetMoved makes the server answer for the host old as a portal that
