@@ -91,9 +91,15 @@ test: vet test-deps race-gcflags-check
 # function the linker could take in place of an instrumented one but the
 # equality of its array and struct types (its C structs, and arrays of
 # float64 or interface{}), which reads memory and synchronises nothing.
+# It fails too when go tool nm lists none of the package's own functions
+# (a failed or unreadable listing would otherwise pass).
 race-gcflags-check:
 	@archive=$$($(GO) list -race -gcflags='$(RACE_GCFLAGS)' -export -f '{{.Export}}' $(RACE_UNINSTRUMENTED)) && \
-	shared=$$($(GO) tool nm "$$archive" | sed 's/^.*):\t//' | awk -v pkg='$(RACE_UNINSTRUMENTED).' '$$2 == "T" && index($$3, pkg) != 1 && $$3 !~ /^type:\.eq\./') && \
+	symbols=$$($(GO) tool nm "$$archive") && \
+	if ! printf '%s\n' "$$symbols" | sed 's/^.*):\t//' | awk -v pkg='$(RACE_UNINSTRUMENTED).' '$$2 == "T" && index($$3, pkg) == 1 { found = 1 } END { exit !found }'; then \
+		echo "race-gcflags-check: go tool nm lists no function of $(RACE_UNINSTRUMENTED) in $$archive"; exit 1; \
+	fi && \
+	shared=$$(printf '%s\n' "$$symbols" | sed 's/^.*):\t//' | awk -v pkg='$(RACE_UNINSTRUMENTED).' '$$2 == "T" && index($$3, pkg) != 1 && $$3 !~ /^type:\.eq\./') && \
 	if [ -n "$$shared" ]; then \
 		echo "race-gcflags-check: $(RACE_UNINSTRUMENTED), compiled without the race detector, defines functions"; \
 		echo "other packages may share; instrument it again (RACE_UNINSTRUMENTED in the Makefile):"; \
