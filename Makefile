@@ -54,10 +54,12 @@ NORACE_TESTS = ^(TestPagingMillionRows|TestExportMillionRowsConstantMemory|TestS
 # SQLite's C translated to Go, inside the fake portal. The race detector
 # watching its every memory access made the fake three times slower
 # (internal/localportal's tests: 93.9 s under -race, 34.4 s with this), and
-# watched nothing of ours: SQLite serialises its connections with sync.Mutex,
-# whose inlined Lock and Unlock still tell the race detector, and its heap is
-# mmapped outside Go's. Every package of this module stays instrumented,
-# localportal's code round SQLite included.
+# watched nothing of ours. SQLite locks through libc's pthread mutexes,
+# which are sync.Mutex inside modernc.org/libc (instrumented), so the
+# race detector still sees its locking; the atomics libc inlines into it
+# go unseen, but they act on libc's heap, mmapped outside Go's. Every
+# package of this module stays instrumented, localportal's code round
+# SQLite included: a race in a Go function SQLite calls is still reported.
 #
 # Only that package: the linker keeps one copy of a generic function
 # instantiated in several packages, so an uninstrumented copy of std code
@@ -65,7 +67,8 @@ NORACE_TESTS = ^(TestPagingMillionRows|TestExportMillionRowsConstantMemory|TestS
 # driver instantiate sync.Map and atomic.Pointer, and leaving them
 # uninstrumented made the race detector report races in encoding/json's
 # cache. race-gcflags-check fails when the uninstrumented package defines
-# any function but its own and type equality.
+# any function but its own and type equality. RACE_UNINSTRUMENTED is one
+# package (the check and the pattern take one).
 RACE_UNINSTRUMENTED = modernc.org/sqlite/lib
 RACE_GCFLAGS = $(RACE_UNINSTRUMENTED)=-race=false
 #
@@ -87,10 +90,12 @@ test: vet test-deps race-gcflags-check
 	$(GO) run ./cmd/testreport -race -gcflags='$(RACE_GCFLAGS)' -count=1 -skip '$(NORACE_TESTS)' $(RACE_FIRST) ./... \
 		-- -count=1 -run '$(NORACE_TESTS)' $(NORACE_PKGS)
 
-# The uninstrumented package of the race run (RACE_GCFLAGS) must define no
-# function the linker could take in place of an instrumented one but the
-# equality of its array and struct types (its C structs, and arrays of
-# float64 or interface{}), which reads memory and synchronises nothing.
+# The uninstrumented package of the race run (RACE_GCFLAGS) may define no
+# function another package could share but type equality: that of its C
+# structs and of a few unnamed arrays ([N]interface{}, [10]float64,
+# [8]float32), which the linker may take for == on those types anywhere;
+# it reads memory and synchronises nothing, so at worst a race in such a
+# comparison goes unseen.
 # It fails too when go tool nm lists none of the package's own functions
 # (a failed or unreadable listing would otherwise pass).
 race-gcflags-check:
