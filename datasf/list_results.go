@@ -44,11 +44,11 @@ type listResultsOutput struct {
 	Offset     int          `json:"offset"`
 	NextOffset *int         `json:"next_offset"`
 	Results    []resultItem `json:"results"`
-	// next is the code of the next step Summary leaves out (summary.forCall).
-	next string
+	// next is the next step Summary leaves out (summary.forCall).
+	next NextStep
 }
 
-func (out listResultsOutput) nextLeftOut() string { return out.next }
+func (out listResultsOutput) nextLeftOut() NextStep { return out.next }
 
 type resultItem struct {
 	ID         string   `json:"id"`

@@ -40,11 +40,11 @@ type schemaResult struct {
 	RowCount    int64          `json:"row_count"`
 	Cached      bool           `json:"cached"`
 	Columns     []schemaColumn `json:"columns"`
-	// next is the code of the next step Summary leaves out (summary.forCall).
-	next string
+	// next is the next step Summary leaves out (summary.forCall).
+	next NextStep
 }
 
-func (r schemaResult) nextLeftOut() string { return r.next }
+func (r schemaResult) nextLeftOut() NextStep { return r.next }
 
 type schemaColumn struct {
 	Name        string `json:"name"`

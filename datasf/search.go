@@ -56,11 +56,11 @@ type catalogResult struct {
 	Categories []categoryCount `json:"categories,omitempty"`
 	// portalCounts is whether Portals have their dataset counts.
 	portalCounts bool
-	// next is the code of the next step Summary leaves out (summary.forCall).
-	next string
+	// next is the next step Summary leaves out (summary.forCall).
+	next NextStep
 }
 
-func (c catalogResult) nextLeftOut() string { return c.next }
+func (c catalogResult) nextLeftOut() NextStep { return c.next }
 
 // markdown is the summary and the table of what the answer lists: its
 // portals, its categories (when nothing matched) or its datasets.

@@ -4,36 +4,39 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// The next steps a successful answer's summary tells the model, by code.
-// A caller that asks for the next step apart (MetaNextStep) gets the
-// answer without it, and its code as the value of MetaNextStep in the
+// NextStep is the code of a next step a successful answer's summary tells
+// the model. A caller that asks for the next step apart (MetaNextStep) gets
+// the answer without it, and its code as the value of MetaNextStep in the
 // result's _meta, so that a front end can say a next step of its own (the
 // command line names its commands and flags).
+type NextStep string
+
+// The next steps of successful answers.
 const (
 	// NextSchema: get_schema with one of the datasets' ids (search_datasf).
-	NextSchema = "schema"
+	NextSchema NextStep = "schema"
 	// NextQuery: query_datasf with the columns' fieldNames (get_schema).
-	NextQuery = "query"
+	NextQuery NextStep = "query"
 	// NextBrowse: other or fewer words, or list_datasf to browse
 	// (search_datasf found nothing).
-	NextBrowse = "browse"
+	NextBrowse NextStep = "browse"
 	// NextCategory: list_datasf with one of the categories the answer
 	// lists (search_datasf or list_datasf found nothing).
-	NextCategory = "category"
+	NextCategory NextStep = "category"
 	// NextList: list_datasf without a category (list_datasf's category
 	// has nothing on another portal).
-	NextList = "list"
+	NextList NextStep = "list"
 	// NextDomain: one of the listed portals as domain (list_datasf with
 	// domain "*").
-	NextDomain = "domain"
+	NextDomain NextStep = "domain"
 	// NextAnyDomain: any portal's host name as domain, or "*" to search
 	// them all (list_datasf with domain "*", without Discovery's list).
-	NextAnyDomain = "any_domain"
+	NextAnyDomain NextStep = "any_domain"
 	// NextOffset: list_results from the answer's next_offset.
-	NextOffset = "offset"
+	NextOffset NextStep = "offset"
 	// NextLinks: the result links query_datasf returned (list_results on
 	// a connection without a session or a bearer token).
-	NextLinks = "links"
+	NextLinks NextStep = "links"
 )
 
 // summary is an answer's summary in parts: what the answer found (facts),
@@ -41,8 +44,9 @@ const (
 // code (NextSchema, ...). Notes that follow (the portal moved, offline
 // data) are joined after it by sourceNotes.
 type summary struct {
-	facts      string
-	next, code string
+	facts string
+	next  string
+	code  NextStep
 	// clause is whether next ends the sentence of facts ("...; next.");
 	// facts alone then end with a full stop. Otherwise next is sentences
 	// of its own, after facts.
@@ -53,7 +57,7 @@ type summary struct {
 // the next step it leaves out: the model's words whole, or, for a caller
 // that asks for the next step apart (MetaNextStep), the facts alone and
 // the next step's code.
-func (s summary) forCall(req mcp.CallToolRequest) (text, leftOut string) {
+func (s summary) forCall(req mcp.CallToolRequest) (text string, leftOut NextStep) {
 	apart := wantsNextStep(req) && s.next != ""
 	switch {
 	case apart && s.clause:
@@ -71,7 +75,7 @@ func (s summary) forCall(req mcp.CallToolRequest) (text, leftOut string) {
 // nextLeaver is a tool output whose summary may leave its next step out:
 // nextLeftOut is the code of the step it left out, "" when none.
 type nextLeaver interface {
-	nextLeftOut() string
+	nextLeftOut() NextStep
 }
 
 // withNextLeftOut marks res with the code of the next step its answer
@@ -84,6 +88,6 @@ func withNextLeftOut(res *mcp.CallToolResult, out any) *mcp.CallToolResult {
 	if res.Meta == nil {
 		res.Meta = &mcp.Meta{}
 	}
-	res.Meta.SetMetaField(MetaNextStep, n.nextLeftOut())
+	res.Meta.SetMetaField(MetaNextStep, string(n.nextLeftOut()))
 	return res
 }

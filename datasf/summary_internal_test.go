@@ -38,7 +38,7 @@ func TestListResultsWithoutSessionApart(t *testing.T) {
 	if person.Meta != nil {
 		code = person.Meta.AdditionalFields[MetaNextStep]
 	}
-	if code != NextLinks {
+	if code != string(NextLinks) {
 		t.Errorf("list_results() without a session, apart: _meta %s = %v; want %q", MetaNextStep, code, NextLinks)
 	}
 }

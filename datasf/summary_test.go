@@ -17,7 +17,7 @@ import (
 )
 
 // nextStepCodes are the codes of the next steps answers leave out.
-var nextStepCodes = []string{
+var nextStepCodes = []datasf.NextStep{
 	datasf.NextSchema, datasf.NextQuery, datasf.NextBrowse, datasf.NextCategory, datasf.NextList,
 	datasf.NextDomain, datasf.NextAnyDomain, datasf.NextOffset, datasf.NextLinks,
 }
@@ -90,7 +90,7 @@ func TestNextStepLeftOutOnRequest(t *testing.T) {
 		// model is the summary a model reads, facts what is left of it
 		// without the next step, both from the answer's structured content.
 		model, facts func(m map[string]any) string
-		code         string
+		code         datasf.NextStep
 	}{
 		{
 			name: "search hits", c: h.mcp, tool: "search_datasf", args: map[string]any{"query": "police"},
@@ -231,7 +231,7 @@ func TestNextStepLeftOutOnRequest(t *testing.T) {
 		if person.Meta != nil {
 			code = person.Meta.AdditionalFields[datasf.MetaNextStep]
 		}
-		if code != tt.code || !slices.Contains(nextStepCodes, tt.code) {
+		if code != string(tt.code) || !slices.Contains(nextStepCodes, tt.code) {
 			t.Errorf("%s: %s(%v) apart: _meta %s = %v; want %q, a code the command line knows", tt.name, tt.tool, tt.args, datasf.MetaNextStep, code, tt.code)
 		}
 

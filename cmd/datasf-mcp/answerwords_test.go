@@ -51,7 +51,7 @@ func TestAnswersSpeakToAPerson(t *testing.T) {
 		{[]string{"search", "trees"}, []string{`1 datasets match "trees", best first.`, "hint: run `datasf-mcp schema ID` with a dataset's id to see its columns"}},
 		{[]string{"search", "qqxzq"}, []string{`0 datasets match "qqxzq", best first.`, "| Environment | 1 |",
 			"hint: try other or fewer words, or run `datasf-mcp list --category NAME` with one of the categories above to see its datasets"}},
-		{[]string{"schema", "abcd-1234"}, []string{"Street Trees (abcd-1234): 2 columns, 3 rows.", "hint: run `datasf-mcp query abcd-1234 'SELECT ...'` with these fieldNames"}},
+		{[]string{"schema", "abcd-1234"}, []string{"Street Trees (abcd-1234): 2 columns, 3 rows.", "hint: run `datasf-mcp query abcd-1234 'SELECT ...'` using the fieldName column above"}},
 		{[]string{"list", "--category", "Nope"}, []string{`No dataset is in category "Nope".`, "hint: run `datasf-mcp list --category NAME` with one of the categories above"}},
 	}
 	for _, via := range []string{"in process", "--server"} {
@@ -77,8 +77,8 @@ func TestAnswersSpeakToAPerson(t *testing.T) {
 					if err := json.Unmarshal(stdout.Bytes(), &v); err != nil {
 						t.Errorf("%s: datasf-mcp %q: stdout is not JSON (%v): %q", via, args, err, stdout.String())
 					}
-					if hint := tt.want[len(tt.want)-1]; !strings.Contains(stderr.String(), "datasf-mcp: "+hint) {
-						t.Errorf("%s: datasf-mcp %q: stderr %q; want it to say %q", via, args, stderr.String(), "datasf-mcp: "+hint)
+					if hint := tt.want[len(tt.want)-1]; !strings.Contains("\n"+stderr.String(), "\n"+hint) {
+						t.Errorf("%s: datasf-mcp %q: stderr %q; want a line starting %q", via, args, stderr.String(), hint)
 					}
 				} else {
 					for _, w := range tt.want {
@@ -98,34 +98,53 @@ func TestAnswersSpeakToAPerson(t *testing.T) {
 }
 
 // Every next step an answer may leave out has a hint of the command line:
-// the codes are read from package datasf's constants (Next...).
+// the codes are read from package datasf's source, every constant of type
+// NextStep in any of its files.
 func TestEveryAnswerStepHasAHint(t *testing.T) {
 	t.Parallel()
-	f, err := goparser.ParseFile(token.NewFileSet(), filepath.Join("..", "..", "datasf", "summary.go"), nil, 0)
+	files, err := filepath.Glob(filepath.Join("..", "..", "datasf", "*.go"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var codes []string
-	ast.Inspect(f, func(n ast.Node) bool {
-		vs, ok := n.(*ast.ValueSpec)
-		if !ok || len(vs.Names) != 1 || !strings.HasPrefix(vs.Names[0].Name, "Next") || len(vs.Values) != 1 {
-			return true
+	var codes []datasf.NextStep
+	fset := token.NewFileSet()
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
 		}
-		if lit, ok := vs.Values[0].(*ast.BasicLit); ok {
-			code, err := strconv.Unquote(lit.Value)
-			if err != nil {
-				t.Fatal(err)
+		f, err := goparser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			vs, ok := n.(*ast.ValueSpec)
+			if !ok {
+				return true
 			}
-			codes = append(codes, code)
-		}
-		return true
-	})
+			if typ, ok := vs.Type.(*ast.Ident); !ok || typ.Name != "NextStep" {
+				return true
+			}
+			for _, v := range vs.Values {
+				lit, ok := v.(*ast.BasicLit)
+				if !ok {
+					t.Errorf("%s: a NextStep constant that is not a string literal: %T", fset.Position(v.Pos()), v)
+					continue
+				}
+				code, err := strconv.Unquote(lit.Value)
+				if err != nil {
+					t.Fatal(err)
+				}
+				codes = append(codes, datasf.NextStep(code))
+			}
+			return true
+		})
+	}
 	if len(codes) < 9 {
-		t.Fatalf("found %d Next codes in datasf/summary.go; want the nine or more it has", len(codes))
+		t.Fatalf("found %d NextStep constants in datasf; want the nine or more it has", len(codes))
 	}
 	for _, code := range codes {
 		for _, tool := range []string{"search_datasf", "list_datasf", "get_schema", "list_results"} {
-			res := &mcp.CallToolResult{Result: mcp.Result{Meta: &mcp.Meta{AdditionalFields: map[string]any{datasf.MetaNextStep: code}}}}
+			res := &mcp.CallToolResult{Result: mcp.Result{Meta: &mcp.Meta{AdditionalFields: map[string]any{datasf.MetaNextStep: string(code)}}}}
 			if got := answerStep(config{Tool: tool}, res); got == "" {
 				t.Errorf("answerStep(%s, code %q) = \"\"; want a hint", tool, code)
 			}

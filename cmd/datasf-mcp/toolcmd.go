@@ -286,9 +286,10 @@ func nextStep(cfg config, e *toolCallError) string {
 // (datasf.MetaNextStep). It is "" when the answer left none out. A --domain
 // of the command is kept in the commands it names.
 func answerStep(cfg config, res *mcp.CallToolResult) string {
-	var code string
+	var code datasf.NextStep
 	if res.Meta != nil {
-		code, _ = res.Meta.AdditionalFields[datasf.MetaNextStep].(string)
+		s, _ := res.Meta.AdditionalFields[datasf.MetaNextStep].(string)
+		code = datasf.NextStep(s)
 	}
 	d, _ := cfg.ToolArgs["domain"].(string)
 	domain := ""
@@ -303,7 +304,7 @@ func answerStep(cfg config, res *mcp.CallToolResult) string {
 		return "run `datasf-mcp schema ID" + domain + "` with a dataset's id to see its columns"
 	case datasf.NextQuery:
 		id, _ := cfg.ToolArgs["dataset_id"].(string)
-		return "run `datasf-mcp query " + shellQuote(cmp.Or(id, "ID")) + " 'SELECT ...'" + domain + "` with these fieldNames"
+		return "run `datasf-mcp query " + shellQuote(cmp.Or(id, "ID")) + " 'SELECT ...'" + domain + "` using the fieldName column above"
 	case datasf.NextBrowse:
 		if domain != "" {
 			return "try other or fewer words, another --domain, or `datasf-mcp list" + domain + "` to browse"
@@ -318,7 +319,7 @@ func answerStep(cfg config, res *mcp.CallToolResult) string {
 	case datasf.NextList:
 		return "run `datasf-mcp list" + domain + "` to see its datasets"
 	case datasf.NextDomain:
-		return "pass one with --domain to search, list, schema and query"
+		return "pass one of them as --domain to search, list, schema or query"
 	case datasf.NextAnyDomain:
 		return "any Socrata portal's host name works with --domain; `datasf-mcp search WORDS --domain '*'` searches every portal"
 	case datasf.NextOffset:
@@ -349,11 +350,16 @@ func shellQuote(s string) string {
 // the markdown, a link_note field in the JSON. The next step the answer left
 // out (answerStep) follows as a hint line: after markdown on stdout, else on
 // stderr, so that JSON and files stay as they are.
-func printResult(cfg config, res *mcp.CallToolResult, out io.Writer, markdown bool) error {
+func printResult(cfg config, res *mcp.CallToolResult, out io.Writer, markdown bool) (err error) {
 	note := oneShotNote(cfg)
 	hint := answerStep(cfg, res)
 	if hint != "" && (!markdown || out != cfg.Stdout) {
-		defer fmt.Fprintln(cfg.Stderr, "datasf-mcp: hint:", hint)
+		// After the answer is written, and only then: as an error's hint.
+		defer func() {
+			if err == nil {
+				fmt.Fprintln(cfg.Stderr, "hint:", hint)
+			}
+		}()
 	}
 	if markdown {
 		var texts []string
@@ -369,7 +375,7 @@ func printResult(cfg config, res *mcp.CallToolResult, out io.Writer, markdown bo
 		if hint != "" && out == cfg.Stdout {
 			text += "\nhint: " + hint + "\n"
 		}
-		_, err := io.WriteString(out, text)
+		_, err = io.WriteString(out, text)
 		return err
 	}
 	v := res.StructuredContent
