@@ -1,14 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"go/ast"
 	goparser "go/parser"
 	"go/token"
-	"io"
-	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -16,7 +14,6 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/datasf-mcp/datasf-mcp/datasf"
-	"github.com/datasf-mcp/datasf-mcp/socrata"
 	"github.com/datasf-mcp/datasf-mcp/socrata/socratatest"
 )
 
@@ -26,22 +23,10 @@ import (
 // JSON on stdout stays JSON, with the hint on stderr.
 func TestAnswersSpeakToAPerson(t *testing.T) {
 	t.Parallel()
-	fake := socratatest.NewServer(t)
-	schema := socratatest.Schema{ID: "abcd-1234", Name: "Street Trees", Category: "Environment", Description: "Trees on city streets", Columns: []socratatest.Column{
+	cli := newPersonCLI(t, socratatest.Schema{ID: "abcd-1234", Name: "Street Trees", Category: "Environment", Description: "Trees on city streets", Columns: []socratatest.Column{
 		{Name: "Species", FieldName: "species", DataType: "text"},
 		{Name: "Planted", FieldName: "planted", DataType: "number"},
-	}}
-	if err := fake.AddGenerated(t.Context(), schema, 3, func(i int) map[string]any { return map[string]any{"species": "oak", "planted": 2000 + i} }); err != nil {
-		t.Fatal(err)
-	}
-	svc, err := datasf.New(t.Context(), datasf.Config{CleanupInterval: -1, Socrata: socrata.Options{BaseURL: fake.URL(), DiscoveryURL: fake.URL(), MaxRetries: -1}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = svc.Close() })
-	handler, shutdown := svc.HTTPHandler()
-	srv := httptest.NewServer(handler)
-	t.Cleanup(func() { srv.Close(); _ = shutdown(t.Context()) })
+	}}, func(i int) map[string]any { return map[string]any{"species": "oak", "planted": 2000 + i} })
 
 	modelWords := []string{"search_datasf", "get_schema", "query_datasf", "list_datasf", "Call get_schema", "fieldName values in"}
 	tests := []struct {
@@ -57,33 +42,25 @@ func TestAnswersSpeakToAPerson(t *testing.T) {
 	for _, via := range []string{"in process", "--server"} {
 		for _, tt := range tests {
 			for _, format := range []string{"markdown", "json"} {
-				args := append(tt.args, "--format", format, "--base-url", fake.URL(), "--discovery-url", fake.URL(), "--log-level", "error")
-				if via == "--server" {
-					args = append(tt.args, "--format", format, "--server", srv.URL, "--log-level", "error")
-				}
-				cfg, err := parseConfig(args, func(string) string { return "" }, io.Discard)
+				args := append(slices.Clip(tt.args), "--format", format)
+				stdout, stderr, err := cli.run(t, via, args...)
 				if err != nil {
-					t.Fatalf("parseConfig(%q) = %v", args, err)
-				}
-				var stdout, stderr bytes.Buffer
-				cfg.Stdout, cfg.Stderr = &stdout, &stderr
-				if err := run(t.Context(), cfg); err != nil {
 					t.Errorf("%s: datasf-mcp %q: %v", via, args, err)
 					continue
 				}
-				shown := stdout.String() + stderr.String()
+				shown := stdout + stderr
 				if format == "json" {
 					var v map[string]any
-					if err := json.Unmarshal(stdout.Bytes(), &v); err != nil {
-						t.Errorf("%s: datasf-mcp %q: stdout is not JSON (%v): %q", via, args, err, stdout.String())
+					if err := json.Unmarshal([]byte(stdout), &v); err != nil {
+						t.Errorf("%s: datasf-mcp %q: stdout is not JSON (%v): %q", via, args, err, stdout)
 					}
-					if hint := tt.want[len(tt.want)-1]; !strings.Contains("\n"+stderr.String(), "\n"+hint) {
-						t.Errorf("%s: datasf-mcp %q: stderr %q; want a line starting %q", via, args, stderr.String(), hint)
+					if hint := tt.want[len(tt.want)-1]; !strings.Contains("\n"+stderr, "\n"+hint) {
+						t.Errorf("%s: datasf-mcp %q: stderr %q; want a line starting %q", via, args, stderr, hint)
 					}
 				} else {
 					for _, w := range tt.want {
-						if !strings.Contains(stdout.String(), w) {
-							t.Errorf("%s: datasf-mcp %q: stdout %q; want it to say %q", via, args, stdout.String(), w)
+						if !strings.Contains(stdout, w) {
+							t.Errorf("%s: datasf-mcp %q: stdout %q; want it to say %q", via, args, stdout, w)
 						}
 					}
 				}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
@@ -17,22 +18,10 @@ import (
 // (tool and argument names), in this process and through --server.
 func TestToolErrorsSpeakToAPerson(t *testing.T) {
 	t.Parallel()
-	fake := socratatest.NewServer(t)
-	schema := socratatest.Schema{ID: "abcd-1234", Name: "Errors", Columns: []socratatest.Column{
+	cli := newPersonCLI(t, socratatest.Schema{ID: "abcd-1234", Name: "Errors", Columns: []socratatest.Column{
 		{Name: "N", FieldName: "n", DataType: "number"},
 		{Name: "Label", FieldName: "label", DataType: "text"},
-	}}
-	if err := fake.AddGenerated(t.Context(), schema, 3, func(i int) map[string]any { return map[string]any{"n": i, "label": "x"} }); err != nil {
-		t.Fatal(err)
-	}
-	svc, err := datasf.New(t.Context(), datasf.Config{CleanupInterval: -1, Socrata: socrata.Options{BaseURL: fake.URL(), DiscoveryURL: fake.URL(), MaxRetries: -1}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = svc.Close() })
-	handler, shutdown := svc.HTTPHandler()
-	srv := httptest.NewServer(handler)
-	t.Cleanup(func() { srv.Close(); _ = shutdown(t.Context()) })
+	}}, func(i int) map[string]any { return map[string]any{"n": i, "label": "x"} })
 
 	modelWords := []string{"search_datasf", "get_schema", "query_datasf", "list_datasf", "call again", "Call again", "tell the user"}
 	tests := []struct {
@@ -46,17 +35,7 @@ func TestToolErrorsSpeakToAPerson(t *testing.T) {
 	}
 	for _, via := range []string{"in process", "--server"} {
 		for _, tt := range tests {
-			args := append(tt.args, "--base-url", fake.URL(), "--discovery-url", fake.URL(), "--log-level", "error")
-			if via == "--server" {
-				args = append(tt.args, "--server", srv.URL, "--log-level", "error")
-			}
-			cfg, err := parseConfig(args, func(string) string { return "" }, io.Discard)
-			if err != nil {
-				t.Fatalf("parseConfig(%q) = %v", args, err)
-			}
-			var stdout, stderr bytes.Buffer
-			cfg.Stdout, cfg.Stderr = &stdout, &stderr
-			err = run(t.Context(), cfg)
+			_, _, err := cli.run(t, via, tt.args...)
 			if err == nil {
 				t.Errorf("%s: datasf-mcp %q succeeded; want a tool error", via, tt.args)
 				continue
@@ -74,4 +53,47 @@ func TestToolErrorsSpeakToAPerson(t *testing.T) {
 			}
 		}
 	}
+}
+
+// personCLI runs the command line as a person does, against a fake portal
+// holding one generated dataset: in this process, or through --server at a
+// datasf-mcp serving over HTTP.
+type personCLI struct {
+	portalURL, serverURL string
+}
+
+func newPersonCLI(t *testing.T, schema socratatest.Schema, row func(int) map[string]any) personCLI {
+	t.Helper()
+	fake := socratatest.NewServer(t)
+	if err := fake.AddGenerated(t.Context(), schema, 3, row); err != nil {
+		t.Fatal(err)
+	}
+	svc, err := datasf.New(t.Context(), datasf.Config{CleanupInterval: -1, Socrata: socrata.Options{BaseURL: fake.URL(), DiscoveryURL: fake.URL(), MaxRetries: -1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = svc.Close() })
+	handler, shutdown := svc.HTTPHandler()
+	srv := httptest.NewServer(handler)
+	t.Cleanup(func() { srv.Close(); _ = shutdown(t.Context()) })
+	return personCLI{portalURL: fake.URL(), serverURL: srv.URL}
+}
+
+// run runs `datasf-mcp ARGS` via "in process" or "--server", and returns
+// what it printed and its error.
+func (c personCLI) run(t *testing.T, via string, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	flags := []string{"--base-url", c.portalURL, "--discovery-url", c.portalURL, "--log-level", "error"}
+	if via == "--server" {
+		flags = []string{"--server", c.serverURL, "--log-level", "error"}
+	}
+	args = append(slices.Clip(args), flags...)
+	cfg, err := parseConfig(args, func(string) string { return "" }, io.Discard)
+	if err != nil {
+		t.Fatalf("parseConfig(%q) = %v", args, err)
+	}
+	var out, errOut bytes.Buffer
+	cfg.Stdout, cfg.Stderr = &out, &errOut
+	err = run(t.Context(), cfg)
+	return out.String(), errOut.String(), err
 }
