@@ -48,17 +48,21 @@ func (p rowsPlan) Page(_ context.Context, req dualresp.PageRequest) (dualresp.Pa
 	return dualresp.PageResult{Rows: rows}, nil
 }
 
-// loadSeconds is how long each load test runs (DATASF_LOAD_SECONDS, default 30).
-func loadSeconds() time.Duration {
+// loadRun is how much each client of TestBoundedLoad does: ops results
+// created and paged through, or, with DATASF_LOAD_SECONDS set (a soak run),
+// as many as it can in that time, up to 5,000.
+func loadRun(ops int) (maxOps int, limit time.Duration) {
 	if s, err := strconv.Atoi(os.Getenv("DATASF_LOAD_SECONDS")); err == nil && s > 0 {
-		return time.Duration(s) * time.Second
+		return 5_000, time.Duration(s) * time.Second
 	}
-	return 30 * time.Second
+	return ops, 5 * time.Minute // a bound on a stuck run; the ops end it first
 }
 
-// A bounded loopback load test: 64 concurrent clients for a fixed time (and
-// at most a fixed number of operations each) create results and page
-// through them over HTTP, against the memory and the SQLite stores.
+// A bounded loopback load test: 64 concurrent clients each create a fixed
+// number of results and page through them over HTTP, against the memory
+// store (more results than its cap, so it evicts under load) and the
+// SQLite store (every result kept). DATASF_LOAD_SECONDS=N runs it for N
+// seconds instead.
 func TestBoundedLoad(t *testing.T) {
 	if testing.Short() {
 		t.Skip("load test")
@@ -66,7 +70,6 @@ func TestBoundedLoad(t *testing.T) {
 	t.Parallel()
 	const (
 		clients  = 64
-		maxOps   = 5_000 // per client: the loop stops by itself even if time does not
 		memCap   = 1_000
 		pageSize = 25
 	)
@@ -79,7 +82,8 @@ func TestBoundedLoad(t *testing.T) {
 	for _, store := range []struct {
 		name  string
 		store dualresp.Store
-	}{{"memory", mem}, {"sqlite", sqlite}} {
+		ops   int // per client
+	}{{"memory", mem, 2 * memCap / clients}, {"sqlite", sqlite, 6}} {
 		t.Run(store.name, func(t *testing.T) {
 			t.Parallel()
 			mux := http.NewServeMux() // routes are added once the server's URL is known
@@ -94,7 +98,8 @@ func TestBoundedLoad(t *testing.T) {
 			httpClient := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: clients}, Timeout: 30 * time.Second}
 			defer httpClient.CloseIdleConnections()
 
-			ctx, cancel := context.WithTimeout(t.Context(), loadSeconds())
+			maxOps, limit := loadRun(store.ops)
+			ctx, cancel := context.WithTimeout(t.Context(), limit)
 			defer cancel()
 			var (
 				requests, creates, errorsN, lost atomic.Int64
@@ -168,6 +173,9 @@ func TestBoundedLoad(t *testing.T) {
 			if store.name == "memory" {
 				if n := mem.Len(); n > memCap {
 					t.Errorf("memory store holds %d results; its cap is %d", n, memCap)
+				}
+				if creates.Load() <= memCap {
+					t.Errorf("memory store: %d results created; the load should pass its cap of %d", creates.Load(), memCap)
 				}
 			} else {
 				// Nothing is lost in the durable store: every result is still there.
