@@ -265,17 +265,22 @@ func searchItems(hits []rankedHit, limit int, domain string) []datasetItem {
 	return items
 }
 
-var (
-	summaryHeadRE = regexp.MustCompile(`^(?i)(?:note[^.]*\.\s*)?(?:[A-F]\.\s*)?summary:?\s*`)
-	spaceRunRE    = regexp.MustCompile(`\s+`)
-)
+// summaryHeadRE is DataSF's "A. SUMMARY" heading at the start of a
+// description, perhaps after a note; summaryHeadSpan is how far into the
+// text it is looked for (a regexp over a whole description of several KB,
+// for each of 20 hits, cost a search more than its ranking did).
+var summaryHeadRE = regexp.MustCompile(`^(?i)(?:note[^.]*\.\s*)?(?:[A-F]\.\s*)?summary:?\s*`)
+
+const summaryHeadSpan = 400
 
 // cleanDescription is a description as plain text on one line, without
 // HTML and without DataSF's "A. SUMMARY" heading.
 func cleanDescription(s string) string {
-	s = rank.PlainText(s)
-	s = strings.TrimSpace(spaceRunRE.ReplaceAllString(s, " "))
-	return summaryHeadRE.ReplaceAllString(s, "")
+	s = strings.Join(strings.Fields(rank.PlainText(s)), " ")
+	if loc := summaryHeadRE.FindStringIndex(s[:min(len(s), summaryHeadSpan)]); loc != nil {
+		s = s[loc[1]:]
+	}
+	return s
 }
 
 // clipText cuts s to at most n characters, marking the cut.
