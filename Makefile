@@ -83,9 +83,16 @@ RACE_FIRST = ./datasf ./properties_test ./cmd/datasf-mcp ./reliability ./interna
 # cmd/datasf-mcp's two runs share one offline cache (DATASF_MCP_TEST_CACHE):
 # the binary is linked, and the offline portal's 250,000-row wg3w-h783
 # built, once.
+#
+# A binary built with -race sleeps a second at exit by default, for
+# races in goroutines still running then (GORACE atexit_sleep_ms); each
+# of about 40 test binaries would hold a slot of go test's for that
+# second. The tests stop what they start, so the race run sets it to 0
+# (a GORACE of the caller's, given after it, still wins).
 test: vet test-deps race-gcflags-check
 	shared=$$(mktemp -d) && trap 'rm -rf "$$shared"' EXIT && \
 	$(GO) build -o "$$shared/datasf-mcp" ./cmd/datasf-mcp && \
+	GORACE="atexit_sleep_ms=0 $$GORACE" \
 	DATASF_MCP_TEST_BINARY="$$shared/datasf-mcp" DATASF_MCP_TEST_CACHE="$$shared/offline" \
 	$(GO) run ./cmd/testreport -race -gcflags='$(RACE_GCFLAGS)' -count=1 -skip '$(NORACE_TESTS)' $(RACE_FIRST) ./... \
 		-- -count=1 -run '$(NORACE_TESTS)' $(NORACE_PKGS)
