@@ -261,7 +261,12 @@ func (s *Portal) discoveryResult(h catalogHit) map[string]any {
 	if link == "" {
 		link = "https://" + domain + "/" + slug(sc.Category) + "/" + slug(sc.Name) + "/" + sc.ID
 	}
-	updated := rfc3339ms(sc.UpdatedAt)
+	// An undated entry (a catalog line without rows_updated_at) has null
+	// dates, not year 1 (0001-01-01T00:00:00.000Z), which reads as a date.
+	var updated any
+	if !sc.UpdatedAt.IsZero() {
+		updated = rfc3339ms(sc.UpdatedAt)
+	}
 	user := map[string]any{"id": "fake-user", "user_type": "interactive", "display_name": "localportal"}
 	return map[string]any{
 		"resource": map[string]any{
