@@ -38,9 +38,11 @@ vet:
 #   - the analysis engine's disk and memory caps, a runaway SQLite query
 #     each, measured as the product runs;
 #   - the figure and property tests that call one pure function in one
-#     goroutine: the column-name rewrite figures over the corpora, and the
-#     byte budget's properties (dualresp's, and properties_test's
-#     payload and rendering ones, which CI runs again with 1000 checks);
+#     goroutine: the column-name rewrite figures over the corpora, the
+#     search index's memory for 10,000 datasets (rank has no goroutines;
+#     12.3 s under -race, 2.8 s without), and the byte budget's properties
+#     (dualresp's, and properties_test's payload and rendering ones, which
+#     CI runs again with 1000 checks);
 #   - the app-token property that the portal accepts the session's token
 #     on every request: 100 whole products, each built for a check of
 #     values, one call at a time (under -race 56.99 s alone and 149.9 s
@@ -48,7 +50,7 @@ vet:
 #     the token refused, TestAppTokenNeverShownWhenRejected, runs under
 #     -race).
 # Every other test runs with -race, concurrency tests of all of these included.
-NORACE_TESTS = ^(TestPagingMillionRows|TestExportMillionRowsConstantMemory|TestScaleMillionRowCSV|TestPagingGenerated|TestQuickRun|TestExportsFinish|TestExportsFinishBinary|TestAnalysesBoundedBinary|TestTempFilesBounded|TestQueryMemoryIsBounded|TestRewriteFigures|TestInventedNamesNeverRewrittenWrongly|TestTypoBenchmark|TestByteBudgetProperty|TestFastPayloadWithinBudget|TestFastPayloadWithinBudgetEscapedNames|TestFastParseRoundTrip|TestReplicasBehindHAProxy|TestStdioLinksOutliveTheProcess|TestAmplifyingAnalysesBinary|TestDeepNestingBinary|TestPinsUnderMintedKeysBinary|TestVictimResultsSurviveMintedKeysBinary|TestSpillsApartBinary|TestMetricsPortalsBounded|TestAppTokenOnEveryRequest)$$
+NORACE_TESTS = ^(TestPagingMillionRows|TestExportMillionRowsConstantMemory|TestScaleMillionRowCSV|TestPagingGenerated|TestQuickRun|TestExportsFinish|TestExportsFinishBinary|TestAnalysesBoundedBinary|TestTempFilesBounded|TestQueryMemoryIsBounded|TestRewriteFigures|TestInventedNamesNeverRewrittenWrongly|TestTypoBenchmark|TestByteBudgetProperty|TestFastPayloadWithinBudget|TestFastPayloadWithinBudgetEscapedNames|TestFastParseRoundTrip|TestReplicasBehindHAProxy|TestStdioLinksOutliveTheProcess|TestAmplifyingAnalysesBinary|TestDeepNestingBinary|TestPinsUnderMintedKeysBinary|TestVictimResultsSurviveMintedKeysBinary|TestSpillsApartBinary|TestMetricsPortalsBounded|TestAppTokenOnEveryRequest|TestIndexMemory10000)$$
 #
 # The race run does not instrument SQLite (RACE_GCFLAGS): modernc.org/sqlite/lib,
 # SQLite's C translated to Go, inside the fake portal. The race detector
@@ -75,7 +77,7 @@ RACE_GCFLAGS = $(RACE_UNINSTRUMENTED)=-race=false
 # go test runs packages in the order given (two at a time): each run names
 # its longest packages first, so that none of them starts last and runs
 # alone at the end while the other core idles.
-NORACE_PKGS = ./cmd/datasf-mcp ./bench ./fuzzymatch ./datasf ./properties_test ./dualresp ./internal/localportal ./socrata ./internal/analyze
+NORACE_PKGS = ./cmd/datasf-mcp ./bench ./fuzzymatch ./datasf ./properties_test ./dualresp ./internal/localportal ./socrata ./internal/analyze ./internal/rank
 RACE_FIRST = ./datasf ./properties_test ./cmd/datasf-mcp ./reliability ./internal/localportal ./dualresp ./socrata ./interop ./internal/analyze
 #
 # The tests that run the datasf-mcp binary (cmd/datasf-mcp's, in both
