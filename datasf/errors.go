@@ -84,6 +84,22 @@ var defaultCodes = map[string]string{
 // the model's words whole.
 const MetaNextStep = "datasf-mcp/next"
 
+// MetaWhole is the _meta field of a tools/call request that asks for the
+// answer whole: never replaced by a preview and a link (spill.Options),
+// however large. The command line sets it to true: a person asked for
+// those 100 datasets, and the link would die with the process. Answers
+// are bounded by the tools' own limits either way.
+const MetaWhole = "datasf-mcp/whole"
+
+// wantsWhole reports whether req asks for the answer whole.
+func wantsWhole(req mcp.CallToolRequest) bool {
+	if req.Params.Meta == nil {
+		return false
+	}
+	want, _ := req.Params.Meta.AdditionalFields[MetaWhole].(bool)
+	return want
+}
+
 // wantsNextStep reports whether req asks for the next step apart.
 func wantsNextStep(req mcp.CallToolRequest) bool {
 	if req.Params.Meta == nil {

@@ -1,6 +1,7 @@
 package datasf
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -132,7 +133,7 @@ func newToolServer(opts toolServerOptions) (*toolServer, error) {
 	s.analyzer = analyze.New(opts.Results, analyze.Options{Logger: s.log})
 
 	mopts := []server.ServerOption{
-		server.WithToolHandlerMiddleware(s.spiller.Middleware()),
+		server.WithToolHandlerMiddleware(s.spillUnlessWhole),
 		server.WithToolCapabilities(false),
 		server.WithResourceCapabilities(false, false),
 		server.WithInstructions(instructions(s.client.Domain())),
@@ -177,4 +178,16 @@ func (s *toolServer) Tools() []server.ServerTool {
 
 func instructions(domain string) string {
 	return fmt.Sprintf(instructionsFormat, domain)
+}
+
+// spillUnlessWhole spills next's large answers (s.spiller) unless the call
+// asks for them whole (MetaWhole).
+func (s *toolServer) spillUnlessWhole(next server.ToolHandlerFunc) server.ToolHandlerFunc {
+	spilled := s.spiller.Wrap(next)
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if wantsWhole(req) {
+			return next(ctx, req)
+		}
+		return spilled(ctx, req)
+	}
 }

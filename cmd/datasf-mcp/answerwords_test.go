@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"go/ast"
 	goparser "go/parser"
 	"go/token"
@@ -125,6 +126,38 @@ func TestEveryAnswerStepHasAHint(t *testing.T) {
 			if got := answerStep(config{Tool: tool}, res); got == "" {
 				t.Errorf("answerStep(%s, code %q) = \"\"; want a hint", tool, code)
 			}
+		}
+	}
+}
+
+// An answer too large for a model's context (here get_schema of 400
+// described columns, about 60 KB) reaches the person whole, in this
+// process and through --server: not 5 columns, a model's note and a link
+// that ends with the process.
+func TestLargeAnswersWhole(t *testing.T) {
+	t.Parallel()
+	const width = 400
+	schema := socratatest.Schema{ID: "wide-0001", Name: "Wide Survey"}
+	for i := range width {
+		schema.Columns = append(schema.Columns, socratatest.Column{Name: fmt.Sprintf("Answer %d", i), FieldName: fmt.Sprintf("answer_%03d", i),
+			DataType: "text", Description: fmt.Sprintf("The respondent's answer to question %d of the survey, as written on the form", i)})
+	}
+	cli := newPersonCLI(t, schema, func(i int) map[string]any { return map[string]any{"answer_000": "yes"} })
+	for _, via := range []string{"in process", "--server"} {
+		stdout, _, err := cli.run(t, via, "schema", "wide-0001", "--format", "json")
+		if err != nil {
+			t.Fatalf("%s: datasf-mcp schema wide-0001: %v", via, err)
+		}
+		var out struct {
+			Columns    []map[string]any `json:"columns"`
+			FullResult any              `json:"full_result"`
+		}
+		if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+			t.Fatalf("%s: schema --format json printed no JSON object (%v):\n%.300s", via, err, stdout)
+		}
+		if len(out.Columns) != width || out.FullResult != nil || strings.Contains(stdout, "too large to show") {
+			t.Errorf("%s: schema of %d columns (%d bytes) printed %d columns, full_result %v; want all of them, whole",
+				via, width, len(stdout), len(out.Columns), out.FullResult != nil)
 		}
 	}
 }

@@ -136,12 +136,14 @@ func runTool(ctx context.Context, cfg config, c *client.Client, svc *datasf.Serv
 // callTool calls a tool and turns an isError result into a *toolCallError.
 // It asks for the next step apart (datasf.MetaNextStep), so that an error
 // says the reason alone and an answer what it found, and the command line
-// its own next step (nextStep, answerStep).
+// its own next step (nextStep, answerStep); and for the answer whole
+// (datasf.MetaWhole): a person who asks for 100 datasets gets 100, not 5
+// and a link that ends with this process.
 func callTool(ctx context.Context, c *client.Client, name string, args map[string]any) (*mcp.CallToolResult, error) {
 	req := mcp.CallToolRequest{}
 	req.Params.Name = name
 	req.Params.Arguments = args
-	req.Params.Meta = &mcp.Meta{AdditionalFields: map[string]any{datasf.MetaNextStep: true}}
+	req.Params.Meta = &mcp.Meta{AdditionalFields: map[string]any{datasf.MetaNextStep: true, datasf.MetaWhole: true}}
 	res, err := c.CallTool(ctx, req)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
