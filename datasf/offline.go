@@ -15,16 +15,22 @@ import (
 // secret of this process's (the transport sends it), so that it is no way
 // around the bearer tokens, nor open to other local users or to browsers.
 func startOffline(ctx context.Context, domain string, cfg OfflineConfig, log *slog.Logger) (url string, transport http.RoundTripper, served func(string) bool, closePortal func() error, err error) {
+	catalog := cfg.Catalog
+	if catalog == NoCatalog {
+		catalog = ""
+	}
 	portal, err := localportal.StartOffline(ctx, localportal.OfflineOptions{
-		Secret:   rand.Text(),
-		Domain:   domain,
-		Catalog:  cfg.Catalog,
-		DataDir:  cfg.DataDir,
-		Data:     cfg.Data,
-		Strict:   cfg.Strict,
-		CacheDir: cfg.CacheDir,
-		NoCache:  cfg.NoCache,
-		Logger:   log,
+		Secret:  rand.Text(),
+		Domain:  domain,
+		Catalog: catalog,
+		// No --catalog: DataSF's own, built in (none is "none").
+		DataSFCatalog: cfg.Catalog == "",
+		DataDir:       cfg.DataDir,
+		Data:          cfg.Data,
+		Strict:        cfg.Strict,
+		CacheDir:      cfg.CacheDir,
+		NoCache:       cfg.NoCache,
+		Logger:        log,
 	})
 	if err != nil {
 		return "", nil, nil, nil, err

@@ -80,7 +80,7 @@ func (c catalogResult) markdown() string {
 func (s *toolServer) search(ctx context.Context, req mcp.CallToolRequest, in SearchInput) (catalogResult, error) {
 	limit := or(in.Limit, DefaultSearchLimit)
 	var (
-		hits   []rankedHit
+		hits   rankedHits
 		domain string        // "" on the configured portal alone
 		schema schemaFetcher // the portal's schemas, for row counts; nil over several portals
 		moved  string        // the line saying the portal moved
@@ -122,12 +122,12 @@ func (s *toolServer) search(ctx context.Context, req mcp.CallToolRequest, in Sea
 		}
 		_, moved = s.portals.Moved(ctx, d, p)
 	}
-	out := catalogResult{Query: in.Query, Domain: domain, Results: searchItems(hits, limit, domain)}
+	out := catalogResult{Query: in.Query, Domain: domain, Results: searchItems(hits.hits, limit, domain)}
 	if schema != nil {
 		addRowCounts(ctx, schema, out.Results)
 	}
 	out.Count = len(out.Results)
-	sum := summary{facts: fmt.Sprintf("%d datasets match %q, best first.", out.Count, in.Query)}
+	sum := summary{facts: searchFacts(in.Query, out.Count, hits)}
 	switch {
 	case out.Count == 0 && domain == "":
 		sum.next, sum.code = "Try other or fewer words, or list_datasf to browse.", NextBrowse
@@ -187,10 +187,14 @@ type datasetItem struct {
 	// RowCount is the dataset's row count, in search answers when the
 	// portal gave it in time.
 	RowCount *int64 `json:"row_count,omitempty"`
-	// Matched says which fields the search words matched, strongest first
-	// ("name", "columns: fooditems", "description", …).
+	// Matched says why the search words matched, strongest first:
+	// "title", "tags: crime, sfpd", "columns: fooditems", "values:
+	// Larceny Theft (incident_category)", "category", "description", …
 	Matched []string `json:"matched,omitempty"`
-	Link    string   `json:"link,omitempty"`
+	// PageViews is how often the dataset's page was viewed, as the
+	// portal counts it, in search answers when it says.
+	PageViews int64  `json:"page_views,omitempty"`
+	Link      string `json:"link,omitempty"`
 	// Columns are the dataset's first field names, in search answers.
 	Columns []string `json:"columns,omitempty"`
 	// Domain is the portal that publishes it, when the call named one.
@@ -246,12 +250,8 @@ func searchItems(hits []rankedHit, limit int, domain string) []datasetItem {
 		if !h.UpdatedAt.IsZero() {
 			it.UpdatedAt = h.UpdatedAt.UTC().Format(time.DateOnly)
 		}
-		for _, f := range h.Fields {
-			if f == "columns" && len(h.Columns) > 0 {
-				f += ": " + strings.Join(h.Columns, ", ")
-			}
-			it.Matched = append(it.Matched, f)
-		}
+		it.Matched = matchedWords(h)
+		it.PageViews = h.PageViews
 		for _, f := range h.FieldNames {
 			if len(it.Columns) == searchFields {
 				break
@@ -303,13 +303,13 @@ func catalogTable(items []datasetItem) string {
 	}
 	if slices.ContainsFunc(items, func(it datasetItem) bool { return len(it.Matched) > 0 }) {
 		// A search: what a model chooses by.
-		b.WriteString("| id | name | rows | updated | matched | first columns |\n|---|---|---|---|---|---|\n")
+		b.WriteString("| id | name | rows | views | updated | matched | first columns |\n|---|---|---|---|---|---|---|\n")
 		for _, it := range items {
 			rows := ""
 			if it.RowCount != nil {
 				rows = strconv.FormatInt(*it.RowCount, 10)
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", cell(it.ID), cell(it.Name), rows, cell(it.UpdatedAt),
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", cell(it.ID), cell(it.Name), rows, compactCount(it.PageViews), cell(it.UpdatedAt),
 				cell(strings.Join(it.Matched, "; ")), cell(strings.Join(it.Columns, ", ")))
 		}
 		return b.String()
@@ -319,4 +319,114 @@ func catalogTable(items []datasetItem) string {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", cell(it.ID), cell(it.Name), cell(it.Category), cell(it.UpdatedAt))
 	}
 	return b.String()
+}
+
+// matchedWords says why a hit matched, strongest first, in the words of
+// the portal's page: its title, which of its tags, which columns, which
+// column values, its category, its description.
+func matchedWords(h rankedHit) []string {
+	var out []string
+	for _, f := range h.Fields {
+		switch f {
+		case "name":
+			f = "title"
+		case "tags":
+			if len(h.Tags) > 0 {
+				f += ": " + strings.Join(h.Tags[:min(len(h.Tags), 3)], ", ")
+			}
+		case "columns":
+			if len(h.Columns) > 0 {
+				f += ": " + strings.Join(h.Columns, ", ")
+			}
+		case "values":
+			if len(h.Values) == 0 {
+				continue
+			}
+			var vs []string
+			for _, v := range h.Values {
+				vs = append(vs, fmt.Sprintf("%s (%s)", clipText(v.Value, 40), v.Column))
+			}
+			f += ": " + strings.Join(vs, ", ")
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// compactCount is n for a person skimming: 950, 12k, 1.3M; "" for 0.
+func compactCount(n int64) string {
+	switch {
+	case n <= 0:
+		return ""
+	case n < 1000:
+		return strconv.FormatInt(n, 10)
+	case n < 1_000_000:
+		return strconv.FormatInt((n+500)/1000, 10) + "k"
+	}
+	return strconv.FormatFloat(float64(n)/1e6, 'f', 1, 64) + "M"
+}
+
+// A search is broad when it is a word or two that many datasets match,
+// and its top hits are close when the second scores nearly as well as the
+// first: either way the first hit may not be the dataset meant, and the
+// answer says so and names the most used of the hits shown.
+const (
+	broadStrong = 4 // datasets scoring at least half the first's
+	broadWords  = 2
+	closeScores = 0.9
+)
+
+// searchFacts is a search answer's first sentences: how many datasets it
+// shows, and, when the search is broad or its top hits close, a line that
+// says so and names the most used of them.
+func searchFacts(query string, shown int, found rankedHits) string {
+	facts := fmt.Sprintf("%d %s %q, best first.", shown, nounFor(shown, "dataset matches", "datasets match"), query)
+	hits := found.hits[:min(len(found.hits), shown)]
+	if len(hits) < 2 {
+		return facts
+	}
+	terms := rank.Terms(query)
+	broad := found.strong >= broadStrong && len(terms) <= broadWords
+	near := hits[0].Score > 0 && hits[1].Score >= closeScores*hits[0].Score && !covers(hits[0].Name, terms)
+	if !broad && !near {
+		return facts
+	}
+	most := 0
+	for i, h := range hits {
+		if h.PageViews > hits[most].PageViews {
+			most = i
+		}
+	}
+	why := fmt.Sprintf("%d datasets fit about as well: a broad search", found.strong)
+	if !broad {
+		why = "the first two fit about as well"
+	}
+	if hits[most].PageViews == 0 {
+		return facts + " " + strings.ToUpper(why[:1]) + why[1:] + "; compare their names and descriptions before choosing."
+	}
+	if most == 0 {
+		return fmt.Sprintf("%s %s%s; the first is also the most used (%s views). Check its name and description fit the question.",
+			facts, strings.ToUpper(why[:1]), why[1:], compactCount(hits[0].PageViews))
+	}
+	return fmt.Sprintf("%s %s%s; the most used of these is %s (%s, %s views). Compare names and descriptions before choosing.",
+		facts, strings.ToUpper(why[:1]), why[1:], hits[most].ID, clipText(hits[most].Name, 60), compactCount(hits[most].PageViews))
+}
+
+// covers reports whether the name has every term.
+func covers(name string, terms []string) bool {
+	have := rank.Terms(name)
+	for _, t := range terms {
+		if !slices.Contains(have, t) {
+			return false
+		}
+	}
+	return true
+}
+
+// nounFor is one when n is 1, else many.
+func nounFor(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

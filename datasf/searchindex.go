@@ -55,6 +55,13 @@ type catalogIndexes struct {
 	maxDatasets int
 	log         *slog.Logger
 	fetch       singleflight.Group
+	// values gathers the catalogs' column values (searchvalues.go); nil:
+	// search ranks without them.
+	values *searchValues
+	// stop ends the background work (refreshes, gatherings) when the
+	// server closes.
+	stop   context.Context
+	cancel context.CancelFunc
 
 	mu       sync.Mutex
 	byDomain map[string]*catalogIndex
@@ -62,57 +69,87 @@ type catalogIndexes struct {
 }
 
 func newCatalogIndexes(log *slog.Logger) *catalogIndexes {
+	stop, cancel := context.WithCancel(context.Background())
 	return &catalogIndexes{now: time.Now, ttl: catalogTTL, max: maxCatalogPortals, maxDatasets: maxCatalogDatasets,
-		log: log, byDomain: map[string]*catalogIndex{}}
+		log: log, byDomain: map[string]*catalogIndex{}, stop: stop, cancel: cancel}
+}
+
+// close ends the background work and waits for it.
+func (c *catalogIndexes) close() {
+	c.cancel()
+	c.bg.Wait()
 }
 
 // rankedHit is one dataset a search found, with why it matched.
 type rankedHit struct {
 	socrata.Dataset
-	Fields  []string // the fields a query word matched
-	Columns []string // field names of the columns that matched
+	Fields  []string          // the fields a query word matched
+	Columns []string          // field names of the columns that matched
+	Tags    []string          // the tags that matched
+	Values  []rank.ValueMatch // column values that matched
 	// FieldNames are the dataset's first field names.
 	FieldNames []string
+	PageViews  int64 // how often its page was viewed; 0 when unknown
+	Score      float64
+}
+
+// rankedHits are a search's hits, best first, and how many datasets
+// matched in all.
+type rankedHits struct {
+	hits    []rankedHit
+	matched int
+	// strong is how many datasets score at least half the first's.
+	strong int
 }
 
 // search ranks the catalog of the portal client serves for query. It
 // fetches the catalog on first use (the caller waits), and starts a
 // background refresh when it is older than the TTL.
-func (c *catalogIndexes) search(ctx context.Context, client *socrata.Client, domain, query string, limit int) ([]rankedHit, error) {
+func (c *catalogIndexes) search(ctx context.Context, client *socrata.Client, domain, query string, limit int) (rankedHits, error) {
 	e, err := c.index(ctx, client, domain)
 	if err != nil {
-		return nil, err
+		return rankedHits{}, err
 	}
-	return hitsOf(e.ix, e.ds, query, limit), nil
+	c.mu.Lock()
+	ix, ds := e.ix, e.ds // a gathering of values may swap them
+	c.mu.Unlock()
+	return hitsOf(ix, ds, query, limit), nil
 }
 
-func hitsOf(ix *rank.Index, ds []socrata.CatalogDataset, query string, limit int) []rankedHit {
-	found := ix.Search(query, limit)
-	out := make([]rankedHit, 0, len(found))
+func hitsOf(ix *rank.Index, ds []socrata.CatalogDataset, query string, limit int) rankedHits {
+	found := ix.Search(query, 0)
+	out := rankedHits{matched: len(found)}
 	for _, f := range found {
+		if f.Score >= found[0].Score/2 {
+			out.strong++
+		}
+	}
+	for _, f := range found[:min(len(found), limit)] {
 		d := ds[f.Index]
-		out = append(out, rankedHit{Dataset: d.Dataset, Fields: f.Fields, Columns: f.Columns, FieldNames: d.Columns})
+		out.hits = append(out.hits, rankedHit{Dataset: d.Dataset, Fields: f.Fields, Columns: f.Columns, Tags: f.Tags, Values: f.Values,
+			FieldNames: d.Columns, PageViews: d.PageViews, Score: f.Score})
 	}
 	return out
 }
 
 // rerank orders datasets the Discovery API found on several portals with
 // the same ranker, over those candidates alone.
-func rerank(ds []socrata.Dataset, query string, limit int) []rankedHit {
+func rerank(ds []socrata.Dataset, query string, limit int) rankedHits {
 	cds := make([]socrata.CatalogDataset, len(ds))
 	for i, d := range ds {
 		cds[i] = socrata.CatalogDataset{Dataset: d}
 	}
-	ix := rank.New(rankDocs(cds))
+	ix := rank.New(rankDocs(cds, nil))
 	hits := hitsOf(ix, cds, query, limit)
 	// Discovery's candidates that no query word matches (it matched them by
 	// something we do not see) keep their place after ours.
 	for _, d := range ds {
-		if len(hits) >= limit {
+		if len(hits.hits) >= limit {
 			break
 		}
-		if !slices.ContainsFunc(hits, func(h rankedHit) bool { return h.ID == d.ID && h.Domain == d.Domain }) {
-			hits = append(hits, rankedHit{Dataset: d, FieldNames: d.Columns})
+		if !slices.ContainsFunc(hits.hits, func(h rankedHit) bool { return h.ID == d.ID && h.Domain == d.Domain }) {
+			hits.hits = append(hits.hits, rankedHit{Dataset: d, FieldNames: d.Columns})
+			hits.matched++
 		}
 	}
 	return hits
@@ -156,7 +193,7 @@ func (c *catalogIndexes) index(ctx context.Context, client *socrata.Client, doma
 
 func (c *catalogIndexes) refresh(client *socrata.Client, key string) {
 	defer c.bg.Done()
-	ctx, cancel := context.WithTimeout(context.Background(), catalogFetchTimeout)
+	ctx, cancel := context.WithTimeout(c.stop, catalogFetchTimeout)
 	defer cancel()
 	if _, err := c.build(ctx, client, key); err != nil {
 		c.log.Warn("search: refreshing the catalog failed; the older one is kept", "domain", key, "error", err)
@@ -188,8 +225,19 @@ func (c *catalogIndexes) build(ctx context.Context, client *socrata.Client, key 
 		ds = append(ds, d)
 	}
 	e := &catalogIndex{built: c.now(), used: c.now(), tooLarge: tooLarge}
+	gatherValues := false
 	if !tooLarge {
-		e.ix, e.ds = rank.New(rankDocs(ds)), ds
+		var vals catalogValues
+		if c.values != nil {
+			var fresh bool
+			vals, fresh = c.values.cached(key)
+			gatherValues = !fresh && c.values.start(key)
+		}
+		e.ix, e.ds = rank.New(rankDocs(ds, vals)), ds
+	}
+	if gatherValues {
+		c.bg.Add(1)
+		go c.gatherValues(client, key, ds)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -210,10 +258,40 @@ func (c *catalogIndexes) build(ctx context.Context, client *socrata.Client, key 
 	return e, nil
 }
 
+// gatherValues gathers the column values of a portal's catalog ds, keeps
+// them, and replaces the portal's index with one that has them.
+func (c *catalogIndexes) gatherValues(client *socrata.Client, key string, ds []socrata.CatalogDataset) {
+	defer c.bg.Done()
+	defer c.values.done(key)
+	ctx, cancel := context.WithTimeout(c.stop, valueGatherTimeout)
+	defer cancel()
+	start := c.now()
+	vals, err := gather(ctx, client, ds)
+	if c.stop.Err() != nil {
+		return // the server closed
+	}
+	if err != nil && len(vals) == 0 {
+		c.log.Warn("search: the column values of the catalog could not be gathered; search ranks without them", "domain", key, "error", err)
+		return
+	}
+	if err := c.values.save(key, vals); err != nil {
+		c.log.Warn("search: the column values could not be kept on disk", "domain", key, "error", err)
+	}
+	ix := rank.New(rankDocs(ds, vals))
+	c.mu.Lock()
+	if e := c.byDomain[key]; e != nil && len(e.ds) == len(ds) && (len(ds) == 0 || &e.ds[0] == &ds[0]) {
+		e.ix = ix
+	}
+	c.mu.Unlock()
+	c.log.Info("search: column values gathered", "domain", key, "datasets", len(vals), "took", c.now().Sub(start).Round(time.Millisecond))
+}
+
 // errCatalogTooLarge says a portal's catalog is larger than is kept.
 var errCatalogTooLarge = fmt.Errorf("the portal has more than %d datasets: too many to keep", maxCatalogDatasets)
 
-func rankDocs(ds []socrata.CatalogDataset) []rank.Doc {
+// rankDocs are the datasets of a catalog as the ranker reads them, with
+// the column values gathered for them (nil: none).
+func rankDocs(ds []socrata.CatalogDataset, vals catalogValues) []rank.Doc {
 	docs := make([]rank.Doc, len(ds))
 	for i, d := range ds {
 		doc := rank.Doc{ID: d.ID, Name: d.Name, Description: d.Description, Category: d.Category,
@@ -226,6 +304,7 @@ func rankDocs(ds []socrata.CatalogDataset) []rank.Doc {
 			if j < len(d.ColumnDescriptions) {
 				col.Description = d.ColumnDescriptions[j]
 			}
+			col.Values = vals[d.ID][f]
 			doc.Columns = append(doc.Columns, col)
 		}
 		docs[i] = doc

@@ -38,9 +38,9 @@ func catalogLine(id, title, desc string) string {
 	return fmt.Sprintf(`{"endpoint":%q,"title":%q,"description":%q,"category":"Transportation","columns":[]}`, id, title, desc)
 }
 
-func ids(hits []rankedHit) []string {
-	out := make([]string, len(hits))
-	for i, h := range hits {
+func ids(found rankedHits) []string {
+	out := make([]string, len(found.hits))
+	for i, h := range found.hits {
 		out[i] = h.ID
 	}
 	return out

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/datasf-mcp/datasf-mcp/internal/expiring"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -59,6 +60,9 @@ type toolServerOptions struct {
 	// Offline, when set, is the sentence answers say in place of a live
 	// portal's URL: where the local portal's data comes from.
 	Offline string
+	// SearchValues and SearchValuesDir are Config's.
+	SearchValues    bool
+	SearchValuesDir string
 }
 
 // toolServer holds the tool handlers and the mcp-go server they are
@@ -110,6 +114,9 @@ func newToolServer(opts toolServerOptions) (*toolServer, error) {
 		s.log = slog.New(slog.DiscardHandler)
 	}
 	s.indexes = newCatalogIndexes(s.log)
+	if opts.SearchValues {
+		s.indexes.values = &searchValues{dir: opts.SearchValuesDir, now: time.Now}
+	}
 	s.valueStats = newValueStats()
 	spillOpts := opts.Spill
 	if spillOpts.Hint == "" {

@@ -38,6 +38,16 @@ type Config struct {
 	// Offline, when set, serves the local portal (SoQL on SQLite, package
 	// localportal) in this process instead of the real one.
 	Offline *OfflineConfig
+	// SearchValues makes search_datasf rank by column values too: the
+	// portal's most frequent values of each text column (Views API
+	// cachedContents), gathered in the background after a portal's first
+	// search, bounded and within the portal's limits (searchvalues.go).
+	SearchValues bool
+	// SearchValuesDir keeps the gathered values on disk, a file per portal
+	// (0600 in a 0700 directory), gathered again after a day; empty: in
+	// memory only. Leave it empty with Offline: the local portal's values
+	// are not the live portal's.
+	SearchValuesDir string
 	// Domains, when not empty, is the allowlist of the portal domains the
 	// tools may name besides Socrata.Domain (DATASF_DOMAINS); empty allows
 	// any public Socrata portal (at most portal.MaxDomains kept at once).
@@ -140,10 +150,17 @@ type Config struct {
 	MCPOptions []server.ServerOption
 }
 
+// NoCatalog as OfflineConfig.Catalog serves the sample datasets without
+// the built-in catalog.
+const NoCatalog = "none"
+
 // OfflineConfig says what the local portal serves: the built-in sample
 // datasets, plus the catalog and the portal exports given here.
 type OfflineConfig struct {
 	// Catalog is a catalog JSONL file (one dataset's metadata a line).
+	// Empty: on DataSF's portal, the built-in DataSF catalog (630 datasets
+	// with their tags and page views, as Discovery gives them); NoCatalog:
+	// the sample datasets alone.
 	Catalog string
 	// CacheDir keeps the datasets built into SQLite files for later starts
 	// (localportal.OfflineOptions.CacheDir; localportal.DefaultCacheDir is
@@ -345,10 +362,13 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 		Logger:            svc.log,
 		ServerOptions:     append([]server.ServerOption{server.WithToolHandlerMiddleware(svc.metrics.ToolMiddleware)}, cfg.MCPOptions...),
 		Offline:           offlineNote(svc.portals.Default().Domain, cfg.Offline),
+		SearchValues:      cfg.SearchValues,
+		SearchValuesDir:   cfg.SearchValuesDir,
 	})
 	if err != nil {
 		return svc, err
 	}
+	svc.closers = append(svc.closers, func() error { svc.server.indexes.close(); return nil })
 	var sessionRedis redis.UniversalClient // nil, not a nil *redis.Client: memory sessions
 	if rdb != nil {
 		svc.server.session.shared = &sharedResultLists{rdb: rdb, log: svc.log}

@@ -93,22 +93,22 @@ func TestNextStepLeftOutOnRequest(t *testing.T) {
 		code         datasf.NextStep
 	}{
 		{
-			name: "search hits", c: h.mcp, tool: "search_datasf", args: map[string]any{"query": "police"},
+			name: "search hits", c: h.mcp, tool: "search_datasf", args: map[string]any{"query": "mobile food facility permit"},
 			model: func(m map[string]any) string {
-				return fmt.Sprintf("%d datasets match %q, best first. Call get_schema with a dataset id to see its columns.", num(m, "count"), "police")
+				return fmt.Sprintf("%d datasets match %q, best first. Call get_schema with a dataset id to see its columns.", num(m, "count"), "mobile food facility permit")
 			},
 			facts: func(m map[string]any) string {
-				return fmt.Sprintf("%d datasets match %q, best first.", num(m, "count"), "police")
+				return fmt.Sprintf("%d datasets match %q, best first.", num(m, "count"), "mobile food facility permit")
 			},
 			code: datasf.NextSchema,
 		},
 		{
 			name: "search hits on a portal", c: e.env.MCP, tool: "search_datasf", args: map[string]any{"query": "311", "domain": chiDomain},
 			model: func(m map[string]any) string {
-				return fmt.Sprintf("%d datasets match %q, best first. Call get_schema with a dataset id and its domain to see its columns.", num(m, "count"), "311")
+				return fmt.Sprintf("%d dataset matches %q, best first. Call get_schema with a dataset id and its domain to see its columns.", num(m, "count"), "311")
 			},
 			facts: func(m map[string]any) string {
-				return fmt.Sprintf("%d datasets match %q, best first.", num(m, "count"), "311")
+				return fmt.Sprintf("%d dataset matches %q, best first.", num(m, "count"), "311")
 			},
 			code: datasf.NextSchema,
 		},

@@ -28,7 +28,7 @@ type catalogDataset struct {
 
 func loadCatalog(t *testing.T) []catalogDataset {
 	t.Helper()
-	f, err := os.Open(fixtures.Path(t, "catalog", "transparentsf__datasf-catalog-metadata__630-datasets__2025-05.jsonl"))
+	f, err := os.Open(fixtures.Path(t, "catalog", "datasf-catalog-630-with-signals.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}

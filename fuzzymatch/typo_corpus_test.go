@@ -27,7 +27,7 @@ var placeholder = regexp.MustCompile(`([<>=]=?\s*)start_date\b`)
 func loadCorpus(t *testing.T) []corpusQuery {
 	t.Helper()
 	schemas := map[string][]string{}
-	cf, err := os.Open(fixtures.Path(t, "catalog", "transparentsf__datasf-catalog-metadata__630-datasets__2025-05.jsonl"))
+	cf, err := os.Open(fixtures.Path(t, "catalog", "datasf-catalog-630-with-signals.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -178,6 +178,30 @@ func (c *Client) Schema(ctx context.Context, datasetID string) (*Schema, error) 
 	return s, nil
 }
 
+// Columns returns a dataset's columns as its Views document describes
+// them, with their statistics (Column.Stats) where the portal cached some:
+// one request, without the row count Schema asks for. System columns
+// (":id", …) are left out.
+func (c *Client) Columns(ctx context.Context, datasetID string) ([]Column, error) {
+	if err := validID(datasetID); err != nil {
+		return nil, err
+	}
+	var doc viewDocument
+	if err := c.getJSON(ctx, "views", c.base+"/api/views/"+url.PathEscape(datasetID)+".json", &doc); err != nil {
+		return nil, err
+	}
+	cols := slices.Clone(doc.Columns)
+	slices.SortStableFunc(cols, func(a, b viewColumn) int { return cmp.Compare(a.Position, b.Position) })
+	var out []Column
+	for _, col := range cols {
+		if col.FieldName == "" || strings.HasPrefix(col.FieldName, ":") {
+			continue
+		}
+		out = append(out, Column{Name: col.Name, FieldName: col.FieldName, DataType: col.DataTypeName, Description: col.Description, Stats: col.stats()})
+	}
+	return out, nil
+}
+
 // Count runs a count query on the dataset and returns its count: query
 // must answer one row whose "count" field is a whole number, as
 // `SELECT count(*) AS count` or `<a query> |> SELECT count(*) AS count` do.

@@ -44,9 +44,15 @@ func serviceConfig(cfg config, log *slog.Logger) datasf.Config {
 		Version:       releaseVersion(),
 		Logger:        log,
 	}
+	// Search ranks by column values too; on the live portal they are kept
+	// in the cache directory for a day (offline they come from the local
+	// portal each start, and never mix with the live portal's).
+	c.SearchValues = true
 	if cfg.Offline {
 		c.Offline = &datasf.OfflineConfig{Catalog: cfg.Catalog, Data: cfg.Data, Strict: cfg.DataStrict,
 			CacheDir: cfg.CacheDir, NoCache: cfg.NoCache}
+	} else if !cfg.NoCache {
+		c.SearchValuesDir = cfg.CacheDir
 	}
 	return c
 }

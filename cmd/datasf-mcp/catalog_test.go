@@ -18,7 +18,7 @@ func TestOfflineCatalogGzip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gz := filepath.Join(root, "catalog", "transparentsf__datasf-catalog-metadata__630-datasets__2025-05.jsonl.gz")
+	gz := filepath.Join(root, "catalog", "datasf-catalog-630-with-signals.jsonl.gz")
 	const real = "Mobile Food Facility Permits including name of vendor"
 
 	var found struct {

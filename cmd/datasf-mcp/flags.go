@@ -174,11 +174,11 @@ func (p *parser) portalFlags(cmd *cobra.Command) {
 		fs.BoolVar(&c.DataStrict, "data-strict", p.envBool("DATASF_DATA_STRICT"),
 			"with --data: load every file before serving and stop at the first that does not load (env DATASF_DATA_STRICT=true)")
 		fs.StringVar(&c.Catalog, "catalog", p.env("DATASF_CATALOG", ""),
-			"with --offline: load a catalog JSONL `FILE` (one Views-like document a line) for search and schemas (env DATASF_CATALOG)")
+			"with --offline: load a catalog JSONL `FILE` (one Views-like document a line, with tags and page_views_total where known) for search and schemas; default on DataSF: the built-in catalog of its 630 datasets; none: the sample datasets alone (env DATASF_CATALOG)")
 		fs.StringVar(&c.CacheDir, "cache-dir", p.env("DATASF_CACHE_DIR", localportal.DefaultCacheDir()),
-			"with --offline: keep the datasets built into SQLite files in `DIR` for later starts; rebuilt when their source changes (env DATASF_CACHE_DIR)")
+			"keep in `DIR`: with --offline, the datasets built into SQLite files for later starts (rebuilt when their source changes); on a live portal, the column values search ranks by, for a day (env DATASF_CACHE_DIR)")
 		fs.BoolVar(&c.NoCache, "no-cache", p.envBool("DATASF_NO_CACHE"),
-			"with --offline: build the datasets in a temporary directory for this process only (env DATASF_NO_CACHE=true)")
+			"keep nothing on disk: with --offline, build the datasets in a temporary directory for this process only; on a live portal, keep search's column values in memory (env DATASF_NO_CACHE=true)")
 		fs.StringVar(&c.Domain, "domain", p.env("DATASF_DOMAIN", socrata.DefaultDomain), "the Socrata portal's `DOMAIN`, the tools' default (env DATASF_DOMAIN); search also takes a,b or * (every portal), list * (the portals)")
 		fs.StringVar(&c.Domains, "domains", p.env("DATASF_DOMAINS", ""), "allow the tools only these other portal `DOMAINS` (comma-separated); default any public Socrata portal (env DATASF_DOMAINS)")
 		fs.StringVar(&c.BaseURL, "base-url", p.env("DATASF_BASE_URL", ""), "base `URL` of the portal's APIs (default https://DOMAIN; env DATASF_BASE_URL)")

@@ -35,7 +35,8 @@ type rankedCatalog struct {
 func (s *Portal) rankHits(hits []catalogHit, query string) []catalogHit {
 	h := fnv.New64a()
 	for _, x := range hits {
-		fmt.Fprintf(h, "%s\x00%s\x00%s\x00%d\x00%d\x00%d\x00", x.domain, x.sc.ID, x.sc.Name, len(x.sc.Description), len(x.sc.Columns), x.sc.UpdatedAt.UnixNano())
+		fmt.Fprintf(h, "%s\x00%s\x00%s\x00%d\x00%d\x00%d\x00%q\x00%d\x00%d\x00", x.domain, x.sc.ID, x.sc.Name, len(x.sc.Description), len(x.sc.Columns), x.sc.UpdatedAt.UnixNano(),
+			x.sc.Signals.Tags, x.sc.Signals.PageViews, x.sc.Signals.Downloads)
 	}
 	key := h.Sum64()
 	s.ranked.mu.Lock()
@@ -62,7 +63,8 @@ func (s *Portal) rankHits(hits []catalogHit, query string) []catalogHit {
 // rankDoc is what the ranker reads of a dataset.
 func rankDoc(sc Schema) rank.Doc {
 	d := rank.Doc{ID: sc.ID, Name: sc.Name, Description: sc.Description, Category: sc.Category,
-		Department: sc.Department, UpdatedAt: sc.UpdatedAt}
+		Department: sc.Department, UpdatedAt: sc.UpdatedAt,
+		Tags: sc.Signals.Tags, PageViews: sc.Signals.PageViews, Downloads: sc.Signals.Downloads}
 	for _, c := range sc.Columns {
 		if !strings.HasPrefix(c.FieldName, ":") {
 			d.Columns = append(d.Columns, rank.Column{Name: c.Name, FieldName: c.FieldName, Description: c.Description})
@@ -283,13 +285,13 @@ func (s *Portal) discoveryResult(h catalogHit) map[string]any {
 			"createdAt":           updated,
 			"metadata_updated_at": updated,
 			"data_updated_at":     updated,
-			"page_views":          map[string]any{"page_views_last_week": 0, "page_views_last_month": 0, "page_views_total": 0},
+			"page_views":          map[string]any{"page_views_last_week": 0, "page_views_last_month": 0, "page_views_total": sc.Signals.PageViews},
 			"columns_name":        nonNil(names),
 			"columns_field_name":  nonNil(fields),
 			"columns_datatype":    nonNil(types),
 			"columns_description": nonNil(descs),
 			"columns_format":      formats,
-			"download_count":      0,
+			"download_count":      sc.Signals.Downloads,
 			"provenance":          "official",
 			"lens_view_type":      "tabular",
 			"lens_display_type":   "table",
@@ -302,7 +304,7 @@ func (s *Portal) discoveryResult(h catalogHit) map[string]any {
 			"categories":      []string{},
 			"tags":            []string{},
 			"domain_category": sc.Category,
-			"domain_tags":     []string{},
+			"domain_tags":     nonNil(sc.Signals.Tags),
 			"domain_metadata": []any{},
 		},
 		"metadata":  map[string]any{"domain": domain, "license": "Public Domain"},

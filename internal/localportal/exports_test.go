@@ -29,7 +29,7 @@ import (
 // catalogPath is the shared catalog fixture.
 func catalogPath(t *testing.T) string {
 	t.Helper()
-	return fixtures.Path(t, "catalog", "transparentsf__datasf-catalog-metadata__630-datasets__2025-05.jsonl")
+	return fixtures.Path(t, "catalog", "datasf-catalog-630-with-signals.jsonl")
 }
 
 // catalogColumns reads one dataset's columns from the catalog fixture.

@@ -2,6 +2,7 @@ package localportal
 
 import (
 	"bufio"
+	"cmp"
 	"compress/gzip"
 	"context"
 	"encoding/json"
@@ -137,6 +138,9 @@ func (s *Portal) completeSchema(schema Schema) Schema {
 	if schema.UpdatedAt.IsZero() {
 		schema.UpdatedAt = c.UpdatedAt
 	}
+	if schema.Signals.Tags == nil && schema.Signals.PageViews == 0 && schema.Signals.Downloads == 0 {
+		schema.Signals = c.Signals
+	}
 	if len(schema.Columns) == 0 {
 		schema.Columns = append([]socrata.Column(nil), c.Columns...)
 	}
@@ -180,9 +184,11 @@ func (v *viewDoc) schema() Schema {
 
 // LoadCatalog reads a catalog JSONL file, plain or gzip-compressed: one
 // dataset per line with
-// "endpoint" (or "id"), "title" (or "name"), "description", "category",
-// "publishing_department", "rows_updated_at", "url" and
-// "columns":[{name, fieldName, dataTypeName, description, position}].
+// "endpoint" (or "id"), "title" (or "name"), "description", "category"
+// (or "domain_category"), "publishing_department", "rows_updated_at", "url",
+// "columns":[{name, fieldName, dataTypeName, description, position}] and,
+// where the catalog has them, what Discovery says of the dataset's use:
+// "tags", "page_views_total" and "download_count" (Signals).
 // Catalog entries appear in Discovery results, are served by the Views API,
 // give schemas to datasets loaded later, and can be queried as empty
 // datasets until data is loaded for them.
@@ -195,10 +201,20 @@ func (s *Portal) LoadCatalog(ctx context.Context, jsonlPath string) error {
 		return fmt.Errorf("localportal: LoadCatalog: %w", err)
 	}
 	defer f.Close()
+	return s.LoadCatalogFrom(ctx, jsonlPath, f)
+}
+
+// LoadCatalogFrom is LoadCatalog reading the catalog from r; name names
+// it in errors and logs.
+func (s *Portal) LoadCatalogFrom(ctx context.Context, name string, r io.Reader) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	jsonlPath := name
 	// A gzip-compressed catalog (catalog.jsonl.gz, as testdata/ ships it)
 	// is read as it is, known by its first bytes rather than its name.
-	br := bufio.NewReader(f)
-	var r io.Reader = br
+	br := bufio.NewReader(r)
+	r = br
 	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
 		zr, err := gzip.NewReader(br)
 		if err != nil {
@@ -222,7 +238,10 @@ func (s *Portal) LoadCatalog(ctx context.Context, jsonlPath string) error {
 			return fmt.Errorf("localportal: LoadCatalog %s line %d: %w", jsonlPath, line, err)
 		}
 		var e struct {
-			Columns []struct {
+			Tags      []string `json:"tags"`
+			PageViews float64  `json:"page_views_total"`
+			Downloads float64  `json:"download_count"`
+			Columns   []struct {
 				Name         string `json:"name"`
 				FieldName    string `json:"fieldName"`
 				DataTypeName string `json:"dataTypeName"`
@@ -249,6 +268,8 @@ func (s *Portal) LoadCatalog(ctx context.Context, jsonlPath string) error {
 		}
 		schema := Schema{ID: id, Name: str("title", "name"), Description: str("description"),
 			Category: str("category"), Department: str("publishing_department", "department")}
+		schema.Category = cmp.Or(schema.Category, str("domain_category"))
+		schema.Signals = Signals{Tags: e.Tags, PageViews: int64(e.PageViews), Downloads: int64(e.Downloads)}
 		if t, err := time.Parse(time.RFC3339, str("rows_updated_at", "updatedAt")); err == nil {
 			schema.UpdatedAt = t
 		}

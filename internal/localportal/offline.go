@@ -28,6 +28,12 @@ type OfflineOptions struct {
 	// Catalog is a catalog JSONL file to load first (see Portal.LoadCatalog);
 	// empty for none.
 	Catalog string
+	// DataSFCatalog loads the built-in DataSF catalog (sampledata.Catalog:
+	// 630 datasets with their tags and use) when Catalog is empty and the
+	// portal is DataSF's, so that search and list answer over the real
+	// catalog; its datasets without data answer with their columns and no
+	// rows.
+	DataSFCatalog bool
 	// Data lists the data to serve: files and directories of the portal's
 	// exports, each "PATH" or "ID=FILE" (see ParseDataSpec and LoadFiles),
 	// or "DOMAIN=PATH" / "DOMAIN=ID=FILE" to serve it on another portal
@@ -123,9 +129,14 @@ func StartOffline(ctx context.Context, opts OfflineOptions) (*Portal, error) {
 // planOffline loads the catalog, registers the sample datasets and plans
 // the data files (registering each as pending unless strict).
 func (s *Portal) planOffline(ctx context.Context, opts OfflineOptions) ([]*dataFile, error) {
-	if opts.Catalog != "" {
+	switch {
+	case opts.Catalog != "":
 		if err := s.LoadCatalog(ctx, opts.Catalog); err != nil {
 			return nil, fmt.Errorf("catalog %s: %w", opts.Catalog, err)
+		}
+	case opts.DataSFCatalog && isDataSF(s.opts.Domain):
+		if err := s.LoadCatalogFrom(ctx, sampledata.CatalogName, sampledata.Catalog()); err != nil {
+			return nil, fmt.Errorf("%s: %w", sampledata.CatalogName, err)
 		}
 	}
 	for _, d := range sampledata.Datasets(sampledata.Options{Scale: opts.SampleScale}) {
@@ -161,7 +172,7 @@ func (s *Portal) planOffline(ctx context.Context, opts OfflineOptions) ([]*dataF
 
 // describeFromCatalog gives a built-in sample dataset the catalog's words
 // for it when the catalog has an entry of its id: the real name,
-// description, category and department, and the real description of each
+// description, category, department and signals (tags, use), and the real description of each
 // column of the same field name, instead of the sample's own. The columns
 // and rows stay the sample's.
 func (s *Portal) describeFromCatalog(schema *Schema) {
@@ -176,6 +187,7 @@ func (s *Portal) describeFromCatalog(schema *Schema) {
 	schema.Description = cmp.Or(c.Description, schema.Description)
 	schema.Category = cmp.Or(c.Category, schema.Category)
 	schema.Department = cmp.Or(c.Department, schema.Department)
+	schema.Signals = c.Signals
 	cols := slices.Clone(schema.Columns)
 	for i, col := range cols {
 		for _, cc := range c.Columns {
@@ -251,4 +263,11 @@ func (s *Portal) FileReports() []FileReport {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return append([]FileReport(nil), s.reports...)
+}
+
+// isDataSF reports whether domain is DataSF's portal, under its name or
+// its old one.
+func isDataSF(domain string) bool {
+	domain = strings.ToLower(domain)
+	return domain == socrata.DefaultDomain || socrata.KnownMove(domain) == socrata.DefaultDomain
 }

@@ -25,6 +25,20 @@ type Schema struct {
 	Department  string           // publishing department, shown in Discovery metadata
 	Columns     []socrata.Column // DataType is the Views dataTypeName ("text", "number", "calendar_date", "checkbox", "point", ...)
 	UpdatedAt   time.Time        // rowsUpdatedAt; the zero value means the load time
+	// Signals are what the portal's Discovery API says of the dataset
+	// besides its words: its tags and how much it is used.
+	Signals Signals
+}
+
+// Signals are a dataset's tags, category and use, as Discovery gives them
+// (classification.domain_tags, classification.domain_category,
+// resource.page_views.page_views_total, resource.download_count). A
+// catalog line without them leaves them zero, and Discovery then answers
+// no tags and zero views, as it does for a dataset nobody opened.
+type Signals struct {
+	Tags      []string
+	PageViews int64
+	Downloads int64
 }
 
 // valueKind is how a column's values are stored in SQLite and encoded back.

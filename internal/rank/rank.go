@@ -46,6 +46,7 @@ package rank
 import (
 	"cmp"
 	"math"
+	"math/bits"
 	"regexp"
 	"slices"
 	"strings"
@@ -61,6 +62,10 @@ type Column struct {
 	Name        string // display name
 	FieldName   string // the name used in SoQL
 	Description string
+	// Values are the column's most frequent values where the portal
+	// says them (the Views API's cachedContents.top), most frequent
+	// first; nil when unknown.
+	Values []string
 }
 
 // Doc is one dataset of a catalog.
@@ -89,6 +94,17 @@ type Hit struct {
 	// Columns are up to three field names of the columns whose names
 	// matched a query word.
 	Columns []string
+	// Tags are the dataset's tags that a query word matched.
+	Tags []string
+	// Values are up to two column values that matched a query word, each
+	// with its column.
+	Values []ValueMatch
+}
+
+// ValueMatch is a column value a query word matched.
+type ValueMatch struct {
+	Column string // field name
+	Value  string
 }
 
 // The fields of a document, with their BM25F weights and length
@@ -102,14 +118,16 @@ const (
 	fCategory
 	fDescription
 	fColumnDescriptions
+	fValues
 	numFields
 )
 
-var fieldNames = [numFields]string{"name", "tags", "columns", "category", "description", "column descriptions"}
+var fieldNames = [numFields]string{"name", "tags", "columns", "category", "description", "column descriptions", "values"}
 
-var fieldWeight = [numFields]float64{5, 2.5, 1.5, 1.5, 1, 0.3}
+// fieldWeight is each field's BM25F weight.
+var fieldWeight = [numFields]float64{5, 4, 1, 1.5, 0.6, 0.3, 0.5}
 
-var fieldB = [numFields]float64{0.6, 0.5, 0.75, 0.3, 0.75, 0.75}
+var fieldB = [numFields]float64{0.6, 0.5, 0.75, 0.3, 0.75, 0.75, 0.75}
 
 const (
 	k1 = 1.2
@@ -117,10 +135,17 @@ const (
 	// consecutive query words found next to each other in the name
 	// (a quarter of it in the description).
 	phraseBonus = 0.6
-	// popularityWeight scales ln(1+views+downloads) into a multiplier of
-	// the score: 1 + popularityWeight*ln(1+n), at most maxPopularity.
-	popularityWeight = 0.03
-	maxPopularity    = 1.4
+	// popularityWeight scales ln(1+page views) into a multiplier of the
+	// score: 1 + popularityWeight*ln(1+views) (Prior).
+	popularityWeight = 0.4
+	// textExponent damps the text score before the prior multiplies it,
+	// so that among datasets that match about as well the one people use
+	// comes first, while a much better match still wins.
+	textExponent = 0.7
+	// titleBonus multiplies a score by 1 + titleBonus times the share of
+	// the typed words found in the dataset's name or tags: the words a
+	// portal's editors chose for it, which the people who search use too.
+	titleBonus = 1.0
 	// expansionWeight is the weight of the words an acronym stands for
 	// (and of an acronym for its words) against the words typed.
 	expansionWeight = 0.6
@@ -139,6 +164,7 @@ type docInfo struct {
 	nameSeq []int32   // term ids of the name, in order, for phrases
 	descSeq []int32   // term ids of the description, in order
 	cols    [][]int32 // term ids of each column's name and field name
+	tags    [][]int32 // term ids of each tag
 	prior   float64
 }
 
@@ -154,6 +180,9 @@ type Index struct {
 	avgLen   [numFields]float64
 	acronyms map[string][]string // acronym -> the stems it stands for
 	byID     map[string]int32    // lower-case dataset id -> position
+	// words are the catalog's words of five letters or more, sorted, for
+	// correcting a misspelt query word (corrections).
+	words []string
 }
 
 // New indexes docs. The slice is kept (not copied): do not change it
@@ -198,8 +227,9 @@ func New(docs []Doc) *Index {
 			return ids
 		}
 		di.nameSeq = add(fName, an.terms(d.Name))
-		for _, tag := range d.Tags {
-			add(fTags, an.terms(tag))
+		di.tags = make([][]int32, len(d.Tags))
+		for j, tag := range d.Tags {
+			di.tags[j] = add(fTags, an.terms(tag))
 		}
 		add(fCategory, an.terms(d.Category+" "+d.Department))
 		di.descSeq = add(fDescription, an.terms(PlainText(d.Description)))
@@ -211,6 +241,9 @@ func New(docs []Doc) *Index {
 			slices.Sort(toks)
 			di.cols[j] = add(fColumns, slices.Compact(toks))
 			add(fColumnDescriptions, an.terms(c.Description))
+			for _, v := range c.Values[:min(len(c.Values), maxValuesPerColumn)] {
+				add(fValues, an.terms(v))
+			}
 		}
 		for t, c := range counts {
 			ix.postings[t] = append(ix.postings[t], posting{doc: int32(i), tf: *c})
@@ -218,21 +251,36 @@ func New(docs []Doc) *Index {
 		for f := range numFields {
 			total[f] += float64(di.length[f])
 		}
-		if n := d.PageViews + d.Downloads; n > 0 {
-			di.prior = math.Min(1+popularityWeight*math.Log1p(float64(n)), maxPopularity)
-		} else {
-			di.prior = 1
-		}
+		di.prior = prior(d.PageViews)
 	}
 	for t := range ix.postings {
 		ix.postings[t] = slices.Clip(ix.postings[t])
 	}
+	for w := range an.stems {
+		if len(w) >= minCorrected && !isNumber(w) {
+			ix.words = append(ix.words, w)
+		}
+	}
+	slices.Sort(ix.words)
 	for f := range numFields {
 		if len(docs) > 0 {
 			ix.avgLen[f] = math.Max(total[f]/float64(len(docs)), 1)
 		}
 	}
 	return ix
+}
+
+// prior is the multiplier of a dataset's score for its use: 1 +
+// popularityWeight*ln(1+page views), Socrata's own prior (1 + ln views)
+// made gentler. Downloads are left out: the portal counts API calls of
+// other programs among them (one dataset of DataSF's has 1.4 million
+// downloads for 41 thousand views), which say little of what a person
+// looks for.
+func prior(views int64) float64 {
+	if views <= 0 {
+		return 1
+	}
+	return 1 + popularityWeight*math.Log1p(float64(views))
 }
 
 // analyzer is Terms with a memo of stems, for indexing many texts.
@@ -276,11 +324,14 @@ func (ix *Index) Search(query string, limit int) []Hit {
 		return nil
 	}
 	terms := ix.expand(typed)
+	terms = append(terms, ix.corrections(query, typed)...)
 	n := float64(len(ix.docs))
 	scores := map[int32]float64{}
 	matched := map[int32]uint8{} // bit f: field f matched
+	// titled: bit k, the k-th typed term is in the dataset's name or tags.
+	titled := map[int32]uint64{}
 	var termIDs []int32
-	for _, qt := range terms {
+	for k, qt := range terms {
 		t, ok := ix.terms[qt.stem]
 		if !ok {
 			continue
@@ -297,10 +348,19 @@ func (ix *Index) Search(query string, limit int) []Hit {
 					continue
 				}
 				matched[p.doc] |= 1 << f
+				if (f == fName || f == fTags) && qt.weight == 1 && k < 64 {
+					titled[p.doc] |= 1 << k
+				}
 				norm := 1 - fieldB[f] + fieldB[f]*float64(di.length[f])/ix.avgLen[f]
 				tf += fieldWeight[f] * float64(p.tf[f]) / norm
 			}
 			scores[p.doc] += qt.weight * idf * tf * (k1 + 1) / (tf + k1)
+		}
+	}
+	nTyped := 0
+	for _, qt := range terms {
+		if qt.weight == 1 {
+			nTyped++
 		}
 	}
 	hits := make([]Hit, 0, len(scores)+len(ids))
@@ -308,7 +368,10 @@ func (ix *Index) Search(query string, limit int) []Hit {
 	for doc, score := range scores {
 		di := &ix.info[doc]
 		score += ix.phrases(di, typed)
-		score *= di.prior
+		score = math.Pow(score, textExponent) * di.prior
+		if nTyped > 0 {
+			score *= 1 + titleBonus*float64(bits.OnesCount64(titled[doc]))/float64(nTyped)
+		}
 		h := Hit{Index: int(doc), Score: score}
 		for f := range numFields {
 			if matched[doc]&(1<<f) != 0 {
@@ -318,6 +381,10 @@ func (ix *Index) Search(query string, limit int) []Hit {
 		if matched[doc]&(1<<fColumns) != 0 {
 			h.Columns = ix.matchedColumns(int(doc), termIDs)
 		}
+		if matched[doc]&(1<<fTags) != 0 {
+			h.Tags = ix.matchedTags(int(doc), termIDs)
+		}
+
 		top = max(top, score)
 		hits = append(hits, h)
 	}
@@ -345,6 +412,15 @@ func (ix *Index) Search(query string, limit int) []Hit {
 	})
 	if limit > 0 && len(hits) > limit {
 		hits = hits[:limit]
+	}
+	var stems []string
+	for _, qt := range terms {
+		stems = append(stems, qt.stem)
+	}
+	for i := range hits {
+		if slices.Contains(hits[i].Fields, "values") {
+			hits[i].Values = ix.matchedValues(hits[i].Index, stems)
+		}
 	}
 	return hits
 }
@@ -456,6 +532,128 @@ func (ix *Index) matchedColumns(doc int, terms []int32) []string {
 	}
 	return out
 }
+
+// Misspelt words: a query word of at least minCorrected letters that the
+// catalog does not have finds the catalog's words one edit away (two for
+// words of eight letters or more: a letter added, dropped, changed, or two
+// swapped), at correctionWeight, as a search box's "did you mean" would.
+const (
+	minCorrected     = 5
+	correctionWeight = 0.8
+)
+
+// corrections are the catalog's words for the query's misspelt words.
+func (ix *Index) corrections(query string, typed []string) []queryTerm {
+	var out []queryTerm
+	for _, w := range Words(query) {
+		if len(w) < minCorrected || isNumber(w) || isStopWord(w) || extraStopWords[w] {
+			continue
+		}
+		if _, ok := ix.terms[Stem(w)]; ok {
+			continue
+		}
+		maxDist := 1
+		if len(w) >= 8 {
+			maxDist = 2
+		}
+		best, bestDF := "", -1
+		for _, v := range ix.words {
+			if abs(len(v)-len(w)) > maxDist || editDistance(w, v, maxDist) > maxDist {
+				continue
+			}
+			st := Stem(v)
+			if t, ok := ix.terms[st]; ok && len(ix.postings[t]) > bestDF && !slices.Contains(typed, st) {
+				best, bestDF = st, len(ix.postings[t])
+			}
+		}
+		if best != "" && !slices.ContainsFunc(out, func(q queryTerm) bool { return q.stem == best }) {
+			out = append(out, queryTerm{stem: best, weight: correctionWeight})
+		}
+	}
+	return out
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
+}
+
+func isNumber(w string) bool {
+	for _, r := range w {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// editDistance is the optimal string alignment distance of a and b (a
+// transposition counts one), or more than limit as soon as it is known to
+// be.
+func editDistance(a, b string, limit int) int {
+	prev2 := make([]int, len(b)+1)
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		rowMin := cur[0]
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], prev2[j-2]+1)
+			}
+			rowMin = min(rowMin, cur[j])
+		}
+		if rowMin > limit {
+			return limit + 1
+		}
+		prev2, prev, cur = prev, cur, prev2
+	}
+	return prev[len(b)]
+}
+
+// matchedTags lists the dataset's tags that contain one of the terms.
+func (ix *Index) matchedTags(doc int, terms []int32) []string {
+	var out []string
+	for j, tag := range ix.info[doc].tags {
+		if slices.ContainsFunc(tag, func(t int32) bool { return slices.Contains(terms, t) }) {
+			out = append(out, ix.docs[doc].Tags[j])
+		}
+	}
+	return out
+}
+
+// matchedValues lists up to two column values that contain one of the
+// stems, with their columns. The values are analysed again here, for the
+// hits returned only, rather than kept analysed for every dataset.
+func (ix *Index) matchedValues(doc int, stems []string) []ValueMatch {
+	var out []ValueMatch
+	for _, c := range ix.docs[doc].Columns {
+		for _, v := range c.Values[:min(len(c.Values), maxValuesPerColumn)] {
+			if slices.ContainsFunc(Terms(v), func(t string) bool { return slices.Contains(stems, t) }) {
+				out = append(out, ValueMatch{Column: c.FieldName, Value: v})
+				if len(out) == 2 {
+					return out
+				}
+				break // one value a column
+			}
+		}
+	}
+	return out
+}
+
+// maxValuesPerColumn bounds the values of a column that are indexed: its
+// ten most frequent (the portal keeps twenty).
+const maxValuesPerColumn = 10
 
 // extraStopWords are dropped from queries and text besides Snowball's
 // English stop words: words that ask rather than name ("how many", "show

@@ -118,7 +118,7 @@ func TestCheckCorpus(t *testing.T) {
 	}
 	types := map[string]string{"calendar_date": "floating_timestamp", "date": "fixed_timestamp", "checkbox": "boolean", "percent": "number", "stars": "number"}
 	schemas := map[string][]Field{}
-	for _, l := range readJSONL[catalogLine](t, fixtures.Path(t, "catalog", "transparentsf__datasf-catalog-metadata__630-datasets__2025-05.jsonl")) {
+	for _, l := range readJSONL[catalogLine](t, fixtures.Path(t, "catalog", "datasf-catalog-630-with-signals.jsonl")) {
 		for _, c := range l.Columns {
 			ty := c.DataType
 			if m, ok := types[ty]; ok {
