@@ -50,7 +50,7 @@ func main() {
 }
 
 // keptSectionsMarker starts the part of the report that tests write
-// (TestSearchDevSet in package datasf): a rerun keeps it.
+// (TestSearchEvalBinary in cmd/datasf-mcp): a rerun keeps it.
 const keptSectionsMarker = "<!-- sections below are written by tests; make bench keeps them -->"
 
 // config is one benchmark run's settings.

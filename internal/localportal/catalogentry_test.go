@@ -165,3 +165,53 @@ func TestUndatedCatalogEntryStaysUndated(t *testing.T) {
 		query(t, p, "und0-0001", "SELECT count(*)")
 	}
 }
+
+// A catalog line's tags, category and use reach Discovery in Socrata's
+// shape (classification.domain_tags and domain_category,
+// resource.page_views.page_views_total, resource.download_count), and a
+// line without them answers no tags and no views, as Discovery does for a
+// dataset nobody opened; the ranker reads them (the tagged, viewed entry
+// comes first for its tag).
+func TestCatalogSignalsInDiscovery(t *testing.T) {
+	t.Parallel()
+	p := newPortal(t)
+	signalled := `{"endpoint":"sig0-0001","title":"Incident Reports","domain_category":"Public Safety","tags":["crime","sfpd"],"page_views_total":134137,"download_count":19613,"columns":[]}`
+	plain := `{"endpoint":"pln0-0001","title":"Crime Scene Cleanup Contracts","category":"City Management","columns":[]}`
+	if err := p.LoadCatalog(t.Context(), writeCatalog(t, plain, signalled)); err != nil {
+		t.Fatal(err)
+	}
+	r := get(t, p, "/api/catalog/v1", url.Values{"q": {"crime"}})
+	if r.status != http.StatusOK {
+		t.Fatalf("Discovery: status %d: %s", r.status, r.body)
+	}
+	type signals struct {
+		Tags       []any
+		Category   string
+		Views      float64
+		Downloads  float64
+		HasViews   bool
+		HasDomTags bool
+	}
+	got := map[string]signals{}
+	var order []string
+	for _, res := range decodeObject(t, r.body)["results"].([]any) {
+		m := res.(map[string]any)
+		rs := m["resource"].(map[string]any)
+		cl := m["classification"].(map[string]any)
+		pv, hasViews := rs["page_views"].(map[string]any)["page_views_total"].(float64)
+		tags, hasTags := cl["domain_tags"].([]any)
+		id := rs["id"].(string)
+		order = append(order, id)
+		got[id] = signals{Tags: tags, Category: cl["domain_category"].(string), Views: pv, Downloads: rs["download_count"].(float64), HasViews: hasViews, HasDomTags: hasTags}
+	}
+	want := map[string]signals{
+		"sig0-0001": {Tags: []any{"crime", "sfpd"}, Category: "Public Safety", Views: 134137, Downloads: 19613, HasViews: true, HasDomTags: true},
+		"pln0-0001": {Tags: []any{}, Category: "City Management", HasViews: true, HasDomTags: true},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Discovery's signals (-want +got):\n%s", diff)
+	}
+	if len(order) != 2 || order[0] != "sig0-0001" {
+		t.Errorf("Discovery q=crime order = %v; want the tagged, viewed sig0-0001 first", order)
+	}
+}

@@ -85,3 +85,47 @@ func TestTerms(t *testing.T) {
 		t.Errorf("Terms (-want +got):\n%s", diff)
 	}
 }
+
+// Signals the portal gives rank too: page views as a prior, tags, column
+// values, a misspelt word corrected from the catalog, and a name that says
+// the dataset is retired.
+func TestSearchSignals(t *testing.T) {
+	t.Parallel()
+	docs := []rank.Doc{
+		{ID: "hate-0001", Name: "Police Department Investigated Hate Crimes", Description: "Hate crimes.", PageViews: 2000, UpdatedAt: day(1)},
+		{ID: "inci-0001", Name: "Police Department Incident Reports", Description: "Incidents reported.", Tags: []string{"crime", "sfpd"}, PageViews: 134000, UpdatedAt: day(1),
+			Columns: []rank.Column{{Name: "Incident Category", FieldName: "incident_category", Values: []string{"Larceny Theft", "Assault"}}}},
+		{ID: "evic-0001", Name: "Eviction Notices", Description: "Notices filed with the Rent Board.", PageViews: 5000, UpdatedAt: day(1)},
+		{ID: "insp-0001", Name: "ARCHIVED: Restaurant Inspection Scores", Description: "Scores.", PageViews: 40000, UpdatedAt: day(1)},
+		{ID: "insp-0002", Name: "Restaurant Inspections", Description: "Scores of inspections.", PageViews: 3000, UpdatedAt: day(1)},
+	}
+	ix := rank.New(docs)
+	tests := []struct {
+		name, query string
+		want        string // the first id
+	}{
+		{"a tag and use beat a word of the name", "crime", "inci-0001"},
+		{"an abbreviation the portal tags", "sfpd", "inci-0001"},
+		{"a column value", "larceny theft", "inci-0001"},
+		{"a misspelt word", "evicitons", "evic-0001"},
+		{"a retired dataset after the one in use", "restaurant inspection scores", "insp-0002"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := idsOf(ix, ix.Search(tt.query, 0))
+			if len(got) == 0 || got[0] != tt.want {
+				t.Errorf("Search(%q) = %v; want %s first", tt.query, got, tt.want)
+			}
+		})
+	}
+	hits := ix.Search("sfpd larceny", 1)
+	if len(hits) != 1 {
+		t.Fatalf("Search(sfpd larceny): %d hits; want 1", len(hits))
+	}
+	if want := []string{"sfpd"}; !slices.Equal(hits[0].Tags, want) {
+		t.Errorf("Tags = %v; want %v", hits[0].Tags, want)
+	}
+	if want := []rank.ValueMatch{{Column: "incident_category", Value: "Larceny Theft"}}; !slices.Equal(hits[0].Values, want) {
+		t.Errorf("Values = %v; want %v", hits[0].Values, want)
+	}
+}
