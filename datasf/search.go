@@ -382,6 +382,11 @@ const (
 func searchFacts(query string, shown int, found rankedHits) string {
 	facts := fmt.Sprintf("%d %s %q, best first.", shown, nounFor(shown, "dataset matches", "datasets match"), query)
 	hits := found.hits[:min(len(found.hits), shown)]
+	if len(hits) > 0 && weakMatch(hits[0]) {
+		// No hit has the words where a dataset is named: the search may
+		// have missed it, and naming the most used hit would mislead.
+		return facts + " None has the words in its title, tags or values (only in descriptions or column names): the dataset wanted may not be among them; try other words, or list_datasf by category."
+	}
 	if len(hits) < 2 {
 		return facts
 	}
@@ -391,9 +396,9 @@ func searchFacts(query string, shown int, found rankedHits) string {
 	if !broad && !near {
 		return facts
 	}
-	most := 0
+	most := 0 // the most used of the hits that are not weak matches
 	for i, h := range hits {
-		if h.PageViews > hits[most].PageViews {
+		if h.PageViews > hits[most].PageViews && !weakMatch(h) {
 			most = i
 		}
 	}
@@ -410,6 +415,21 @@ func searchFacts(query string, shown int, found rankedHits) string {
 	}
 	return fmt.Sprintf("%s %s%s; the most used of these is %s (%s, %s views). Compare names and descriptions before choosing.",
 		facts, strings.ToUpper(why[:1]), why[1:], hits[most].ID, clipText(hits[most].Name, 60), compactCount(hits[most].PageViews))
+}
+
+// weakMatch reports whether a hit matched only in its description or
+// columns: not by its id, title, tags or a column value.
+func weakMatch(h rankedHit) bool {
+	if len(h.Fields) == 0 {
+		return false // a candidate of Discovery's, matched by what we do not see
+	}
+	for _, f := range h.Fields {
+		switch f {
+		case "id", "name", "tags", "values":
+			return false
+		}
+	}
+	return true
 }
 
 // covers reports whether the name has every term.

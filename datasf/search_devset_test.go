@@ -154,3 +154,28 @@ func TestSearchAnswerWarns(t *testing.T) {
 		}
 	}
 }
+
+// When no hit has the search's words in its title, tags or values, the
+// answer says the dataset wanted may not be among them, instead of naming
+// a most used hit (a question from the users' set: the 311 cases it means
+// say "complaints" nowhere a dataset is named).
+func TestSearchAnswerSaysWeakMatch(t *testing.T) {
+	t.Parallel()
+	h := sharedHarness(t)
+	for _, tt := range []struct {
+		query string
+		weak  bool
+	}{
+		{"We’re going to look at what people complain about.", true},
+		{"police incident reports", false},
+	} {
+		args := map[string]any{"query": tt.query}
+		var out struct {
+			Summary string `json:"summary"`
+		}
+		structured(t, "search_datasf", args, h.call(t, "search_datasf", args), &out)
+		if got := strings.Contains(out.Summary, "may not be among them"); got != tt.weak {
+			t.Errorf("search_datasf(%q).summary = %q; says the match is weak: %v, want %v", tt.query, out.Summary, got, tt.weak)
+		}
+	}
+}
