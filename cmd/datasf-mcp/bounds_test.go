@@ -1,0 +1,144 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Issue 55: what one query_datasf call can make `serve --http --offline`
+// build and keep doing, through the built binary.
+
+// killPast is the RSS past which a memory test kills the server: on code
+// without the bounds the attacks below take 4.6 to 14 GiB, and the machine
+// is shared.
+const killPast = 2 << 30
+
+// samplePeakKilling is samplePeak that also kills the process once its RSS
+// passes killPast (the test then fails on the peak and on the dead server).
+func samplePeakKilling(t *testing.T, pid int) *peakSampler {
+	t.Helper()
+	s := samplePeak(t, pid)
+	go func() {
+		for {
+			select {
+			case <-s.done:
+				return
+			case <-time.After(10 * time.Millisecond): // the sampling period
+			}
+			if rss, err := readProcStatus(pid, "VmRSS"); err == nil && rss > killPast {
+				t.Logf("server RSS %.1f MiB past %d MiB: killing it", float64(rss)/(1<<20), killPast>>20)
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+				return
+			}
+		}
+	}()
+	return s
+}
+
+// TestLongValuesBinary: right_pad(applicant, 400000000, 'x') and 4 nested
+// replaces at once (each value 300 times the last, three times over) are
+// answered with an error naming the limit on a value's bytes, with the
+// server's peak RSS within 1 GiB, and it stays alive. The failure this
+// guards against (issue 55): 4.6 GiB for the pad, 14 GiB for the replaces.
+func TestLongValuesBinary(t *testing.T) {
+	t.Parallel()
+	inst := startInstance(t)
+	a300 := strings.Repeat("a", 300)
+	replace := fmt.Sprintf("SELECT replace(replace(replace('aaaaaaaa','a','%[1]s'),'a','%[1]s'),'a','%[1]s') AS p LIMIT 3", a300)
+	for _, tc := range []struct {
+		name  string
+		soql  string
+		calls int
+	}{
+		{"right_pad to 400,000,000", "SELECT right_pad(applicant, 400000000, 'x') AS p LIMIT 1", 1},
+		{"nested replace, 4 at once", replace, 4},
+	} {
+		sampler := samplePeakKilling(t, inst.cmd.Process.Pid)
+		answers := make([]toolAnswer, tc.calls)
+		var wg sync.WaitGroup
+		for i := range answers {
+			c := newRawClient(t, inst.base, "127.0.0.1")
+			if a := c.initialize(nil); a.status != 200 {
+				t.Fatalf("initialize = %d %s", a.status, a.body)
+			}
+			wg.Go(func() {
+				var err error
+				if answers[i], err = c.tryCall(nil, "query_datasf", map[string]any{"dataset_id": "rqzj-sfat", "soql": tc.soql}); err != nil {
+					t.Errorf("%s, call %d: %v", tc.name, i, err)
+				}
+			})
+		}
+		wg.Wait()
+		peak := sampler.end()
+		t.Logf("%s: server peak RSS %.1f MiB; first answer %.300q", tc.name, float64(peak)/(1<<20), answers[0].text())
+		inst.alive(t)
+		for i, a := range answers {
+			if !a.IsError || !strings.Contains(a.text(), "limit of 1048576 bytes") {
+				t.Errorf("%s, call %d: isError %v, %.300q; want an error naming the limit of 1048576 bytes a value may have", tc.name, i, a.IsError, a.text())
+			}
+		}
+		if peak > 1<<30 {
+			t.Errorf("%s: peak RSS %.1f MiB; want at most 1024 MiB", tc.name, float64(peak)/(1<<20))
+		}
+	}
+}
+
+// cpuTime is the CPU time a process has used (user and system), from
+// /proc/PID/stat, in clock ticks.
+func cpuTime(t *testing.T, pid int) int64 {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The fields after the command's name, which is in parentheses:
+	// state is the first, utime the 12th and stime the 13th.
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		t.Fatalf("/proc/%d/stat: %q", pid, b)
+	}
+	return utime + stime
+}
+
+// TestWorkStopsWithRequestBinary: left_pad(applicant, 1000000, 'x') gets
+// an answer, and within 5 s of it the server is idle: a second in which it
+// used less than a tenth of a second of CPU time. The failure this guards
+// against (issue 55): the pad was quadratic and out of reach of the
+// request's context, so the answer came at the upstream timeout and a
+// core stayed busy after it.
+func TestWorkStopsWithRequestBinary(t *testing.T) {
+	t.Parallel()
+	inst := startInstance(t, "--upstream-timeout", "5s")
+	pid := inst.cmd.Process.Pid
+	c := newRawClient(t, inst.base, "127.0.0.1")
+	if a := c.initialize(nil); a.status != 200 {
+		t.Fatalf("initialize = %d %s", a.status, a.body)
+	}
+	start := time.Now()
+	a := c.call(nil, "query_datasf", map[string]any{"dataset_id": "rqzj-sfat", "soql": "SELECT left_pad(applicant, 1000000, 'x') AS p"})
+	answered := time.Now()
+	t.Logf("left_pad to 1,000,000: answered in %s, isError %v: %.200q", answered.Sub(start).Round(time.Millisecond), a.IsError, a.text())
+	const hz = 100 // clock ticks a second (USER_HZ)
+	last := cpuTime(t, pid)
+	var busy []string
+	for window := 0; time.Since(answered) < 5*time.Second; window++ {
+		<-time.After(time.Second) // one window of CPU time measured
+		now := cpuTime(t, pid)
+		busy = append(busy, fmt.Sprintf("%d ms", (now-last)*1000/hz))
+		if now-last < hz/10 {
+			t.Logf("idle %s after the answer; CPU time a second after it: %s", time.Since(answered).Round(time.Millisecond), strings.Join(busy, ", "))
+			inst.alive(t)
+			return
+		}
+		last = now
+	}
+	t.Errorf("server not idle within 5 s of its answer: CPU time in each second after it: %s; want a second under 100 ms", strings.Join(busy, ", "))
+}
