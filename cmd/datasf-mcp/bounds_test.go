@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"strconv"
 	"strings"
@@ -9,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/datasf-mcp/datasf-mcp/dualresp/redisstore/redistest"
 )
 
 // Issue 55: what one query_datasf call can make `serve --http --offline`
@@ -141,4 +145,101 @@ func TestWorkStopsWithRequestBinary(t *testing.T) {
 		last = now
 	}
 	t.Errorf("server not idle within 5 s of its answer: CPU time in each second after it: %s; want a second under 100 ms", strings.Join(busy, ", "))
+}
+
+// TestSessionsBelongToTheirCreatorBinary: with bearer tokens A and B, B
+// can neither call a tool in A's session, nor open its event stream, nor
+// DELETE it (404 each time), and A's session still answers afterwards; in
+// memory, and with the sessions in Redis across two replicas (B on the
+// other one). Without tokens, another address is another identity. The
+// failure this guards against (issue 55): B used A's Mcp-Session-Id and
+// ended it, A then got 404.
+func TestSessionsBelongToTheirCreatorBinary(t *testing.T) {
+	t.Parallel()
+	tokens := []string{"DATASF_REST_TOKEN=token-a-0123456789,token-b-0123456789"}
+	bearer := func(token string) map[string]string { return map[string]string{"Authorization": "Bearer " + token} }
+	for _, tc := range []struct {
+		name       string
+		redis      bool
+		env        []string
+		aHeaders   map[string]string
+		bHeaders   map[string]string
+		aAddr, bAt string
+	}{
+		{name: "tokens, in memory", env: tokens, aHeaders: bearer("token-a-0123456789"), bHeaders: bearer("token-b-0123456789"), aAddr: "127.0.0.1", bAt: "127.0.0.1"},
+		{name: "addresses, in memory", aAddr: "127.0.0.1", bAt: "127.0.0.2"},
+		{name: "tokens, Redis, two replicas", redis: true, env: tokens, aHeaders: bearer("token-a-0123456789"), bHeaders: bearer("token-b-0123456789"), aAddr: "127.0.0.1", bAt: "127.0.0.1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var args []string
+			if tc.redis {
+				args = []string{"--store", "redis://" + redistest.Start(t) + "/0"}
+			}
+			instA := startInstanceEnv(t, tc.env, args...)
+			instB := instA
+			if tc.redis {
+				instB = startInstanceEnv(t, tc.env, args...)
+			}
+			a := newRawClient(t, instA.base, tc.aAddr)
+			if r := a.initialize(tc.aHeaders); r.status != http.StatusOK || a.session == "" {
+				t.Fatalf("%s: A's initialize = %d %s", tc.name, r.status, r.body)
+			}
+			b := newRawClient(t, instB.base, tc.bAt)
+			b.session = a.session // B has learnt A's id
+			ping := func(c *rawClient, h map[string]string) int { return c.post(h, "ping", map[string]any{}).status }
+			if got := ping(a, tc.aHeaders); got != http.StatusOK {
+				t.Fatalf("%s: A's ping in its own session = %d; want 200", tc.name, got)
+			}
+			if got := ping(b, tc.bHeaders); got != http.StatusNotFound {
+				t.Errorf("%s: B's ping in A's session = %d; want 404", tc.name, got)
+			}
+			if got := b.call2(tc.bHeaders, "list_portals"); got != http.StatusNotFound {
+				t.Errorf("%s: B's tools/call in A's session = %d; want 404", tc.name, got)
+			}
+			if got := b.send(http.MethodGet, tc.bHeaders); got != http.StatusNotFound {
+				t.Errorf("%s: B's GET /mcp (event stream) of A's session = %d; want 404", tc.name, got)
+			}
+			if got := b.send(http.MethodDelete, tc.bHeaders); got != http.StatusNotFound {
+				t.Errorf("%s: B's DELETE of A's session = %d; want 404", tc.name, got)
+			}
+			if got := ping(a, tc.aHeaders); got != http.StatusOK {
+				t.Errorf("%s: A's ping after B's attempts = %d; want 200 (A's session must live on)", tc.name, got)
+			}
+			if got := a.send(http.MethodDelete, tc.aHeaders); got != http.StatusOK {
+				t.Errorf("%s: A's DELETE of its own session = %d; want 200", tc.name, got)
+			}
+			if got := ping(a, tc.aHeaders); got != http.StatusNotFound {
+				t.Errorf("%s: A's ping after its DELETE = %d; want 404", tc.name, got)
+			}
+		})
+	}
+}
+
+// call2 calls tool with no arguments and returns the HTTP status.
+func (c *rawClient) call2(headers map[string]string, tool string) int {
+	c.t.Helper()
+	return c.post(headers, "tools/call", map[string]any{"name": tool, "arguments": map[string]any{}}).status
+}
+
+// send sends a bodiless request (GET, DELETE) of the client's session to
+// /mcp with headers and returns the status; an event stream's body is not
+// read.
+func (c *rawClient) send(method string, headers map[string]string) int {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(c.t.Context(), 10*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, method, c.base+"/mcp", nil)
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2025-06-18")
+	req.Header.Set("Mcp-Session-Id", c.session)
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		c.t.Fatalf("%s /mcp: %v", method, err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
 }
