@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -13,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/time/rate"
 
 	"github.com/datasf-mcp/datasf-mcp/dualresp/redisstore/redistest"
 )
@@ -334,5 +338,88 @@ func TestPortalTextIsDataBinary(t *testing.T) {
 	a := c.call(nil, "get_schema", map[string]any{"dataset_id": "evil-1234"})
 	if err := json.Unmarshal(a.StructuredContent, &sc); err != nil || sc.Name != hostileName {
 		t.Errorf("get_schema structured name = %q (%v); want the portal's as written, %q", sc.Name, err, hostileName)
+	}
+}
+
+// slowParquet opens the Parquet export of the result at url from the
+// loopback address from and reads it at 64 KiB a second until ctx ends; it
+// returns the status and Retry-After of the answer.
+func slowParquet(ctx context.Context, t *testing.T, url, from string) (status int, retryAfter string, err error) {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.DialContext = (&net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}}).DialContext
+	defer tr.CloseIdleConnections()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url+"/export?format=parquet", nil)
+	resp, err := (&http.Client{Transport: tr}).Do(req)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusOK {
+		body := &limitedReader{r: resp.Body, lim: rate.NewLimiter(64<<10, 16<<10), ctx: ctx}
+		_, _ = io.Copy(io.Discard, body) // until ctx ends the read
+	}
+	return resp.StatusCode, resp.Header.Get("Retry-After"), nil
+}
+
+// TestSlowParquetReadersBinary: 40 slow readers of the Parquet export of
+// the 250,000-row SELECT * of wg3w-h783 at once: from one address, 8 are
+// served and the others answered 429 with Retry-After; from 5 addresses
+// (8 each), 32 are served and the others answered 503 with Retry-After;
+// the server's peak RSS stays within 700 MiB. The failure this guards
+// against (issue 55): nothing refused the 101st reader, and each held a
+// 16,384-row group (~14 MiB): 100 slow readers from one address took the
+// server from 0.49 to 1.42 GB in 38 s, and climbing.
+func TestSlowParquetReadersBinary(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name      string
+		addresses int
+		served    int
+		refused   int // the status of the others
+	}{
+		{"40 from one address", 1, 8, http.StatusTooManyRequests},
+		{"40 from 5 addresses", 5, 32, http.StatusServiceUnavailable},
+	} {
+		// A server of its own: the exports of the run before may still
+		// be ending.
+		inst := startInstance(t)
+		url := inst.query(t, "wg3w-h783", "SELECT *")["resource"].(map[string]any)["url"].(string)
+		sampler := samplePeakKilling(t, inst.cmd.Process.Pid)
+		ctx, cancel := context.WithTimeout(t.Context(), 8*time.Second) // how long the served readers read
+		statuses := make([]int, 40)
+		retry := make([]string, 40)
+		var wg sync.WaitGroup
+		for i := range statuses {
+			from := fmt.Sprintf("127.0.0.%d", 1+i%tc.addresses)
+			wg.Go(func() {
+				var err error
+				if statuses[i], retry[i], err = slowParquet(ctx, t, url, from); err != nil && ctx.Err() == nil {
+					t.Errorf("%s: reader %d: %v", tc.name, i, err)
+				}
+			})
+		}
+		wg.Wait()
+		cancel()
+		peak := sampler.end()
+		inst.alive(t)
+		inst.kill()
+		// A reader still without an answer when the run ended (status 0)
+		// was taken and waited for its first page: it counts as served.
+		count := map[int]int{}
+		for i, st := range statuses {
+			count[st]++
+			if st != http.StatusOK && st != 0 && (st != tc.refused || retry[i] == "") {
+				t.Errorf("%s: reader %d: HTTP %d, Retry-After %q; want 200, or %d with Retry-After", tc.name, i, st, retry[i], tc.refused)
+			}
+		}
+		served := count[http.StatusOK] + count[0]
+		t.Logf("%s: served %d (%d still waiting for their first rows), refused %d (HTTP %d); server peak RSS %.1f MiB",
+			tc.name, served, count[0], count[tc.refused], tc.refused, float64(peak)/(1<<20))
+		if served > tc.served {
+			t.Errorf("%s: %d readers served at once; want at most %d", tc.name, served, tc.served)
+		}
+		if peak > 700<<20 {
+			t.Errorf("%s: peak RSS %.1f MiB; want at most 700 MiB", tc.name, float64(peak)/(1<<20))
+		}
 	}
 }
