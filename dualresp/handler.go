@@ -38,8 +38,11 @@ import (
 // Errors are JSON: {"error": code, "message": text}, with code not_found or
 // expired (404), bad_request (400), method_not_allowed (405), query_failed
 // (502), storage_error (500) or, for a pin over the owner's quota (see
-// Options.MaxPinnedPerOwner), pin_quota_exceeded (409). Every request for a resource counts as an
-// access (see Server.Access).
+// Options.MaxPinnedPerOwner), pin_quota_exceeded (409). An export past the
+// caller's exports at once (Options.MaxExportsPerCaller) is answered
+// too_many_exports 429, past the server's (Options.MaxExports) 503, both
+// with Retry-After. Every request for a resource counts as an access (see
+// Server.Access).
 //
 // An export is streamed as the query's Plan reads it. Its answer declares the
 // trailer X-Export-Status ("complete" or "incomplete") and X-Export-Rows
@@ -488,6 +491,12 @@ func (s *Server) serveExport(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, badRequest("offset %d is past the end of the result (%d rows)", params.offset, rec.TotalCount))
 		return
 	}
+	release, err := s.exports.take(exportCaller(r))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	defer release()
 	ew := &exportWriter{w: w, out: &clientWriter{w: w}, format: format, ctype: ctype, id: id, cols: columnNames(rec.Columns),
 		columns: rec.Columns, coding: acceptedEncoding(r), offset: params.offset, keepFormulas: params.keepFormulas}
 	if params.typed {

@@ -598,6 +598,5 @@ func cell(v any) string {
 		s, _ = cutString(s, tableCellRunes-1)
 		s = strings.TrimSuffix(s, TruncationMark) + "…"
 	}
-	s = strings.NewReplacer("|", `\|`, "\r\n", " ", "\n", " ", "\r", " ").Replace(s)
-	return s
+	return MarkdownText(s)
 }

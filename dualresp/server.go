@@ -203,6 +203,13 @@ type Options struct {
 	// and how it ended. They are for metrics and must return quickly.
 	OnExportStart func(format string)
 	OnExportEnd   func(ExportReport)
+	// MaxExportsPerCaller bounds the exports of the REST API one caller
+	// (its authenticated owner, else its remote address) streams at once:
+	// past it an export is answered 429 with Retry-After. MaxExports
+	// bounds them in all (503). Zero means DefaultMaxExportsPerCaller and
+	// DefaultMaxExports; negative, no bound.
+	MaxExportsPerCaller int
+	MaxExports          int
 	// OnRemoved, when set, is told of stored results removed, with the
 	// reason: "expired" (Cleanup), "pin_unused" (Cleanup, a pin unread for
 	// PinnedIdleExpiration) or "deleted" (Delete). For metrics.
@@ -242,6 +249,7 @@ type Server struct {
 
 	onExportStart func(format string)
 	onExportEnd   func(ExportReport)
+	exports       *exportSlots
 	onRemoved     func(reason string, n int)
 	errorText     func(error) string
 
@@ -278,6 +286,7 @@ func New(opts Options) (*Server, error) {
 
 		onExportStart: opts.OnExportStart,
 		onExportEnd:   opts.OnExportEnd,
+		exports:       newExportSlots(opts.MaxExportsPerCaller, opts.MaxExports),
 		onRemoved:     opts.OnRemoved,
 		errorText:     opts.ErrorText,
 	}

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
 	"modernc.org/sqlite"
@@ -332,8 +333,10 @@ func registerMoreFuncs(add func(name string, n int32, fn func(args []any) (any, 
 	return errs
 }
 
-// padFunc is localportal_pad(s, n, pad, right): s padded to n characters
-// on the left (right 0) or the right (right 1).
+// padFunc is localportal_pad(s, n, pad, right): s with whole copies of
+// pad on the left (right 0) or the right (right 1) until it has at least n
+// characters. The result's length is known before it is built: one longer
+// than maxValueBytes is an error (tooLong), never an allocation.
 func padFunc(a []any) (any, error) {
 	s, ok1 := sqlText(a[0])
 	n, ok2 := toFloat(a[1])
@@ -341,15 +344,30 @@ func padFunc(a []any) (any, error) {
 	if !ok1 || !ok2 || !ok3 || pad == "" {
 		return nil, nil
 	}
-	r := []rune(s)
-	for len(r) < int(n) {
-		if right, _ := a[3].(int64); right == 1 {
-			r = append(r, []rune(pad)...)
-		} else {
-			r = append([]rune(pad), r...)
-		}
+	name := "left_pad"
+	right, _ := a[3].(int64)
+	if right == 1 {
+		name = "right_pad"
 	}
-	return string(r), nil
+	have := utf8.RuneCountInString(s)
+	// Every character is a byte at least: more missing characters than
+	// the bound allows bytes is too long, whatever the pad.
+	if n-float64(have) > maxValueBytes {
+		return nil, tooLong(name, n)
+	}
+	missing := int(n) - have
+	if missing <= 0 {
+		return s, nil
+	}
+	per := utf8.RuneCountInString(pad)
+	copies := (missing + per - 1) / per
+	if len(s)+copies*len(pad) > maxValueBytes {
+		return nil, tooLong(name, n)
+	}
+	if right == 1 {
+		return s + strings.Repeat(pad, copies), nil
+	}
+	return strings.Repeat(pad, copies) + s, nil
 }
 
 // roundFunc is localportal_round(x, digits), half away from zero.

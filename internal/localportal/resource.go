@@ -43,6 +43,9 @@ func clipLogged(q string) string {
 // executionReason says why a query could not run, in the words of a portal
 // rather than of the SQLite engine under this one (the log keeps SQLite's).
 func executionReason(err error) string {
+	if reason := limitReason(err); reason != "" {
+		return reason
+	}
 	msg := err.Error()
 	switch {
 	case strings.Contains(msg, "Expression tree is too large"), strings.Contains(msg, "Recursion limit"),
@@ -260,7 +263,12 @@ func (s *Portal) run(w http.ResponseWriter, r *http.Request, ds *dataset, c *com
 	if db == nil {
 		db = s.db
 	}
-	rows, err := db.QueryContext(r.Context(), c.sql)
+	conn, release, err := queryConn(r.Context(), db)
+	if err != nil {
+		return err
+	}
+	defer release()
+	rows, err := conn.QueryContext(r.Context(), c.sql)
 	if err != nil {
 		return err
 	}
@@ -282,20 +290,21 @@ func (s *Portal) run(w http.ResponseWriter, r *http.Request, ds *dataset, c *com
 			return err
 		}
 	}
-	writeHeaders(w, c)
-	buf := bufio.NewWriterSize(w, 32<<10)
-	buf.WriteString("[")
-	first := true
+	var (
+		row         []byte // the row being encoded
+		headersSent bool
+		page        int64 // bytes of rows written
+		buf         *bufio.Writer
+	)
 	for ; more; more = rows.Next() {
 		if err := rows.Scan(ptrs...); err != nil {
+			if !headersSent {
+				return err
+			}
 			s.log.Warn("localportal: result cut short", "err", err)
 			return nil
 		}
-		if !first {
-			buf.WriteString("\n,")
-		}
-		first = false
-		buf.WriteByte('{')
+		row = append(row[:0], '{')
 		n := 0
 		for i, col := range c.cols {
 			enc, ok := encodeValue(col.kind, vals[i])
@@ -303,16 +312,54 @@ func (s *Portal) run(w http.ResponseWriter, r *http.Request, ds *dataset, c *com
 				continue
 			}
 			if n > 0 {
-				buf.WriteByte(',')
+				row = append(row, ',')
 			}
 			n++
-			buf.Write(keys[i])
-			buf.Write(enc)
+			row = append(row, keys[i]...)
+			row = append(row, enc...)
+			if len(row) > maxRowBytes {
+				break
+			}
 		}
-		buf.WriteByte('}')
+		row = append(row, '}')
+		page += int64(len(row)) + 2
+		var tooBig error
+		switch {
+		case len(row) > maxRowBytes:
+			tooBig = &limitError{fmt.Sprintf("a row of the result is longer than the limit of %d bytes (4 MiB) a row may have; select fewer or shorter columns", maxRowBytes)}
+		case page > maxPageBytes:
+			tooBig = &limitError{fmt.Sprintf("the result is longer than the limit of %d bytes (64 MiB) one answer may have; select fewer rows (LIMIT) or fewer columns", maxPageBytes)}
+		}
+		if tooBig != nil {
+			if !headersSent {
+				return tooBig
+			}
+			// The status is sent: the body ends without its closing
+			// bracket, so that no client reads a short result as whole.
+			s.log.Warn("localportal: result cut short", "err", tooBig)
+			buf.Flush() //nolint:errcheck // the client may be gone
+			return nil
+		}
+		if !headersSent {
+			writeHeaders(w, c)
+			buf = bufio.NewWriterSize(w, 32<<10)
+			buf.WriteString("[")
+			headersSent = true
+		} else {
+			buf.WriteString("\n,")
+		}
+		buf.Write(row)
 		if buf.Buffered() == 0 && r.Context().Err() != nil {
 			return nil // the client went away
 		}
+	}
+	if !headersSent {
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		writeHeaders(w, c)
+		buf = bufio.NewWriterSize(w, 32<<10)
+		buf.WriteString("[")
 	}
 	if err := rows.Err(); err != nil {
 		// The status is sent: end the body without its closing bracket,

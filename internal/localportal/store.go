@@ -184,7 +184,11 @@ var registerFuncs = sync.OnceValue(func() error {
 		if !ok2 {
 			p = formatScalar(a[1])
 		}
-		if likeMatch(s, p) {
+		match, err := likeMatch(s, p)
+		if err != nil {
+			return nil, err
+		}
+		if match {
 			return int64(1), nil
 		}
 		return int64(0), nil
@@ -729,12 +733,16 @@ func haversine(lat1, lon1, lat2, lon2 float64) float64 {
 }
 
 // likeMatch implements SQL LIKE ('%' any run, '_' one character) with
-// case-sensitive comparison, as SoQL does.
-func likeMatch(s, p string) bool {
+// case-sensitive comparison, as SoQL does, or an error past maxLikeSteps
+// steps.
+func likeMatch(s, p string) (bool, error) {
 	sr, pr := []rune(s), []rune(p)
 	// Iterative wildcard matching with backtracking on the last '%'.
 	si, pi, star, mark := 0, 0, -1, 0
-	for si < len(sr) {
+	for steps := 0; si < len(sr); steps++ {
+		if steps > maxLikeSteps {
+			return false, &limitError{fmt.Sprintf("LIKE of a %d-character pattern on a %d-character value takes too long; use a shorter pattern or fewer %% wildcards", len(pr), len(sr))}
+		}
 		switch {
 		case pi < len(pr) && (pr[pi] == '_' || pr[pi] == sr[si]):
 			si++
@@ -747,11 +755,11 @@ func likeMatch(s, p string) bool {
 			mark++
 			si = mark
 		default:
-			return false
+			return false, nil
 		}
 	}
 	for pi < len(pr) && pr[pi] == '%' {
 		pi++
 	}
-	return pi == len(pr)
+	return pi == len(pr), nil
 }

@@ -230,6 +230,9 @@ func (s *Server) Handler(mcpServer *server.MCPServer, rest http.Handler) (handle
 		ctx := context.WithValue(r.Context(), httpClientKey{}, client)
 		sc := sessionClient(r, client, auth != nil)
 		r = r.WithContext(context.WithValue(ctx, sessionClientKey{}, sc))
+		if !s.ownSession(w, r, sc) {
+			return
+		}
 		switch r.Method {
 		case http.MethodPost:
 			body, ok := readBounded(w, r, MaxMCPRequestBody)
@@ -289,6 +292,32 @@ func bodyDeadline(next http.Handler, timeout time.Duration) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// ownSession answers 404 to a request naming a live session that another
+// identity started (a bearer token's owner, else a remote address: see
+// clientIdentity), as to a request naming no live session, and reports
+// whether the request may go on. A session id is a secret only until it
+// leaks (a log, a proxy, a shared machine); with this check a leaked id
+// is still of no use to anyone but its creator, for a call, an event
+// stream or a DELETE, on every replica sharing the Redis store.
+func (s *Server) ownSession(w http.ResponseWriter, r *http.Request, client string) bool {
+	id := r.Header.Get(server.HeaderKeySessionID)
+	if id == "" {
+		return true
+	}
+	owner, live, err := s.sessions.ownerOf(id)
+	if err != nil {
+		w.Header().Set("Retry-After", "5")
+		writeHTTPJSON(w, http.StatusServiceUnavailable, "session_store_unavailable", err.Error())
+		return false
+	}
+	if !live || clientIdentity(owner) == clientIdentity(client) {
+		return true
+	}
+	writeHTTPJSON(w, http.StatusNotFound, "unknown_session",
+		"no live session has this Mcp-Session-Id (ended, idle too long, or never issued): send initialize again")
+	return false
 }
 
 // serveEventStream opens the event stream of a live session (GET /mcp):
@@ -672,6 +701,14 @@ func (s *sessions) Validate(id string) (isTerminated bool, err error) {
 	default:
 		return false, fmt.Errorf("unknown session id %q: send initialize first", id)
 	}
+}
+
+// ownerOf is the client of a live session.
+func (s *sessions) ownerOf(id string) (string, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, ok := s.live.Peek(id)
+	return e.client, ok, nil
 }
 
 // Terminate ends a session (DELETE /mcp, or the idle sweep).

@@ -31,6 +31,9 @@ type sessionStore interface {
 	openStream(client string, maxPerClient, maxAll int) (done func(), err error)
 	// idleTimeout is how long a session lives without a request.
 	idleTimeout() time.Duration
+	// ownerOf is the client that started the live session id; ok is
+	// false when no live session has this id.
+	ownerOf(id string) (client string, ok bool, err error)
 	// Len returns the live sessions (of this replica's view).
 	Len() int
 }
@@ -208,6 +211,20 @@ func (r *redisSessions) Validate(id string) (isTerminated bool, err error) {
 		return true, nil
 	}
 	return false, fmt.Errorf("unknown session id %q: send initialize first", id)
+}
+
+// ownerOf reads the client of a live session.
+func (r *redisSessions) ownerOf(id string) (string, bool, error) {
+	ctx, cancel := r.ctx()
+	defer cancel()
+	client, err := r.rdb.Get(ctx, r.sessionKey(id)).Result()
+	switch {
+	case errors.Is(err, redis.Nil):
+		return "", false, nil
+	case err != nil:
+		return "", false, fmt.Errorf("the session store cannot be reached: %w", err)
+	}
+	return client, true, nil
 }
 
 // Terminate ends a session on every replica (DELETE /mcp).
