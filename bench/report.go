@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/datasf-mcp/datasf-mcp/dualresp"
 )
 
 // report collects the samples of every figure and renders the table.
@@ -174,7 +176,7 @@ func (r *report) leanRows() []row {
 	for _, q := range []struct {
 		key, what string
 		goal      float64
-	}{{"group", "10-row two-column GROUP BY", 1000}, {"star", "SELECT * on the 22-column incidents (15 sample rows asked of a larger result)", 9000},
+	}{{"group", "10-row two-column GROUP BY", 1000}, {"star", "SELECT * on the 22-column incidents (15 sample rows asked of a larger result)", dualresp.DefaultByteBudget},
 		{"starwhole", "SELECT * on the 22-column incidents, a whole 10-row answer (WholeByteBudget)", 12 * 1024}} {
 		b := r.med("lean." + q.key + ".bytes")
 		if b == 0 {

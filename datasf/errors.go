@@ -182,6 +182,7 @@ func validationError(msg string, details map[string]any) *toolError {
 // "search"), hint is the next step when it is not found.
 func upstream(err error, what string, hint string) *toolError {
 	var (
+		tok  *socrata.TokenRequiredError
 		rl   *socrata.RateLimitError
 		busy *socrata.BusyError
 		to   *socrata.TimeoutError
@@ -190,6 +191,16 @@ func upstream(err error, what string, hint string) *toolError {
 		mv   *socrata.MovedError
 	)
 	switch {
+	case errors.As(err, &tok):
+		// SODA 2.1 answered that it is gone, and SODA3 needs a token.
+		return &toolError{
+			Reason: fmt.Sprintf("The portal %s no longer answers queries without an app token, so %s could not be read (SODA 2.1 answered HTTP %d: %s).",
+				tok.Domain, what, tok.Err.StatusCode, tok.Err.Message),
+			Next: fmt.Sprintf("Tell the user: its SODA3 API needs a free Socrata app token, created at %s and set by the server's operator as SOCRATA_APP_TOKEN (DATASF_APP_TOKENS for other portals).",
+				socrata.AppTokenURL(tok.Domain)),
+			Type: errAPI, Code: CodeAppTokenRequired,
+			Details: map[string]any{"status": tok.Err.StatusCode, "socrata_message": tok.Err.Message, "app_token_url": socrata.AppTokenURL(tok.Domain)},
+		}
 	case errors.As(err, &mv):
 		return movedError(mv, what)
 	case errors.As(err, &de):
@@ -302,6 +313,10 @@ func planError(err error) error {
 	}
 	return err
 }
+
+// CodeAppTokenRequired is the code of a tool error for a portal that
+// serves queries only on SODA3, asked without an app token.
+const CodeAppTokenRequired = "app_token_required"
 
 // CodeMoved is the code of a tool error for a portal that moved to a host
 // this server does not follow it to, or whose old address refused a query.

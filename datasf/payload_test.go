@@ -11,6 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/datasf-mcp/datasf-mcp/datasf/datasftest"
+	"github.com/datasf-mcp/datasf-mcp/dualresp"
 	"github.com/datasf-mcp/datasf-mcp/internal/localportal/sampledata"
 	"github.com/datasf-mcp/datasf-mcp/socrata/socratatest"
 )
@@ -38,7 +39,7 @@ var volatile = regexp.MustCompile(`[0-9a-f]{32}|\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d
 // two-column answer is at most 1,000 bytes in the larger host view (the
 // content a text host shows, or the structured content; the query is said
 // once, as portal_url's $query). A SELECT * on the 22-column incidents (15
-// sample rows asked) keeps within dualresp's byte budget of 9,000, which
+// sample rows asked) keeps within dualresp's byte budget of 5,500, which
 // counts both views together: it has fewer sample rows than asked, and
 // says so. The shapes are pinned by golden files
 // (testdata/payload/*.golden.json; -update rewrites them).
@@ -57,7 +58,7 @@ func TestSmallAnswerPayload(t *testing.T) {
 		maxBoth    int // both views together
 	}{
 		{"group_by_10x2", "SELECT police_district, count(*) AS n GROUP BY police_district ORDER BY n DESC LIMIT 10", 1000, 1800},
-		{"select_star_15", "SELECT *", 9000, 9000},
+		{"select_star_15", "SELECT *", dualresp.DefaultByteBudget, dualresp.DefaultByteBudget},
 	}
 	for _, tt := range tests {
 		req := mcp.CallToolRequest{}

@@ -9,8 +9,9 @@ import (
 // Provenance: every query answer says how fresh the data is (the dataset's
 // rowsUpdatedAt, metadata.as_of) and where a person can check it (the
 // Resource API URL that runs the same query on the portal, on its current
-// host, metadata.portal_url), in the structured content and in one short
-// sentence of the text. A portal that moved is said in one line, and a
+// host, metadata.portal_url), in the structured content, and the first in
+// one short sentence of the text (the URL, which repeats the whole query
+// URL-encoded, is said once: in the structured content). A portal that moved is said in one line, and a
 // replica that says its data is out of date (X-SODA2-Data-Out-Of-Date) in
 // a hint. Offline, the answers say they come from the local portal (the
 // built-in generated snapshot, or the user's files) and give no live URL:
@@ -21,8 +22,8 @@ import (
 // --data and --data-dir arguments.
 func offlineSource(domain string, files []string) string {
 	if len(files) == 0 {
-		return "Offline: this comes from the built-in generated snapshot (made-up rows in the shape of " + domain +
-			"'s datasets), not from the live portal; its numbers are not real."
+		// Short: every offline answer carries it, in both views.
+		return "Offline: made-up rows of the built-in generated snapshot, not " + domain + "'s."
 	}
 	return "Offline: this comes from local files (" + strings.Join(clipNames(files, 5), ", ") +
 		") and, for the other datasets, the built-in generated snapshot (made-up rows), not from the live portal " + domain + "."
@@ -83,13 +84,14 @@ func queryEscape(s string) string {
 }
 
 // provenanceLine is the text's last line: "Data as of
-// 2025-01-01T17:46:42Z. Portal: URL" (without the time when the portal
-// gives none). The structured content has both in metadata.
-func provenanceLine(asOf time.Time, url string) string {
+// 2025-01-01T17:46:42Z." ("" when the portal gives no time). The
+// structured content has it in metadata.as_of, and the query run, once,
+// URL-encoded in metadata.portal_url: the text does not repeat it.
+func provenanceLine(asOf time.Time) string {
 	if asOf.IsZero() {
-		return "Portal: " + url
+		return ""
 	}
-	return "Data as of " + asOf.UTC().Format(time.RFC3339) + ". Portal: " + url
+	return "Data as of " + asOf.UTC().Format(time.RFC3339) + "."
 }
 
 // sourceNotes ends a catalog or schema answer's summary with the line

@@ -122,7 +122,9 @@ func (s *toolServer) query(ctx context.Context, _ mcp.CallToolRequest, in QueryI
 	if footer == "" {
 		portalURL := portalQueryURL(p.Domain, in.DatasetID, stable.String())
 		meta["portal_url"] = portalURL
-		footer = provenanceLine(sc.UpdatedAt, portalURL)
+		// The query run is stated once, URL-encoded in portal_url; the
+		// text says how fresh the rows are.
+		footer = provenanceLine(sc.UpdatedAt)
 	} else {
 		meta["data_source"] = footer
 	}

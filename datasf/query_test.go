@@ -209,8 +209,10 @@ func TestQueryRows(t *testing.T) {
 			wantColumns: []string{"objectid", "facilitytype", "status"},
 		},
 		{
-			name: "sample_size 40", soql: "SELECT objectid, applicant, status", sampleSize: 40,
-			want: foodTrucks(t, all), wantSample: 40, exactIDs: true,
+			// Above the default, within the byte budget (5,500 bytes: 40
+			// rows of three columns do not fit since issue 52).
+			name: "sample_size 30", soql: "SELECT objectid, applicant, status", sampleSize: 30,
+			want: foodTrucks(t, all), wantSample: 30, exactIDs: true,
 			wantColumns: []string{"objectid", "applicant", "status"},
 		},
 		{

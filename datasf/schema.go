@@ -119,7 +119,18 @@ func (r schemaResult) markdown() string {
 		if c.NullShare != nil {
 			nulls = strconv.FormatFloat(*c.NullShare, 'f', -1, 64)
 		}
-		fmt.Fprintf(&table, "| %s | %s | %s | %s | %s |\n", cell(c.FieldName), cell(c.DataType), cell(c.Name), nulls, cell(strings.Join(c.Values, "; ")))
+		name := c.Name
+		if sameName(name, c.FieldName) {
+			name = "" // "Incident Datetime" says nothing incident_datetime does not
+		}
+		fmt.Fprintf(&table, "| %s | %s | %s | %s | %s |\n", cell(c.FieldName), cell(c.DataType), cell(name), nulls, cell(strings.Join(c.Values, "; ")))
 	}
 	return table.String()
+}
+
+// sameName reports whether a display name is its field name but for case
+// and the spaces of underscores: the text's table leaves such a name out
+// (the structured content has it).
+func sameName(name, fieldName string) bool {
+	return strings.EqualFold(strings.ReplaceAll(name, " ", "_"), fieldName)
 }

@@ -91,7 +91,7 @@
 // specification, plus resource.url as in the "Building a Dual Response MCP
 // Server" article:
 //
-//	{"summary": "847 rows match. 15 sample rows follow. Full result: http://…/resources/9f3c…",
+//	{"summary": "847 rows match. 15 sample rows follow. Download: http://…/resources/9f3c…/export?format=csv (or format=ndjson, json, parquet).",
 //	 "results": [{…}, …],
 //	 "resource": {"uri": "resource://9f3c…", "url": "http://…/resources/9f3c…"},
 //	 "metadata": {"total_count": 847, "sample_count": 15, "truncated": true, "columns": ["applicant", …],
@@ -100,8 +100,8 @@
 // The model's payload says each thing once: the resource's name is the
 // resource_link's, the columns are names (their types are in the REST
 // metadata). A host may pass the text, the link and the structured content
-// all three, so together they keep within Options.ByteBudget (9,000 bytes,
-// about 3,000 Claude tokens): a wide sample has fewer rows than asked, and
+// all three, so together they keep within Options.ByteBudget (5,500 bytes,
+// about 1,800 Claude tokens): a wide sample has fewer rows than asked, and
 // says so; an answer whose sample is the whole result may use the larger
 // WholeByteBudget (12 KiB), since a model with every row needs no second
 // query.

@@ -162,8 +162,9 @@ func (st *buildState) link(n int) ResourceLink {
 	r := st.r
 	l := ResourceLink{URI: r.uri, URL: r.url, Name: st.name, MIMEType: MIMEType}
 	if int64(n) < r.rec.TotalCount {
-		// A partial answer says where the rest is; a whole one needs not.
-		l.Description = fmt.Sprintf("The complete result, %d rows: %s (JSON pages, ?offset=&limit=; /export?format=csv|ndjson|json)", r.rec.TotalCount, r.url)
+		// A partial answer says what the link is; its URL and the
+		// download are the summary's, said once.
+		l.Description = fmt.Sprintf("The complete result, %d rows", r.rec.TotalCount)
 	}
 	return l
 }
@@ -198,7 +199,7 @@ var cutLevels = []int{0, 1024, 256, 64, 16}
 
 // minSampleRows is how many rows the budget tries to keep by cutting values
 // harder before it drops rows.
-const minSampleRows = 5
+const minSampleRows = 3
 
 func (r *Response) build() built {
 	r.once.Do(func() { r.st = r.fit() })
@@ -383,7 +384,11 @@ func (st *buildState) render(rows []any, enc []json.RawMessage) built {
 		summary += " Long values are cut."
 	}
 	if int64(sc) < rec.TotalCount {
-		summary += " Full result: " + r.url // a whole answer needs no link in its one line
+		// A partial answer's one line ends with the download of the
+		// whole result (a whole answer needs none): the link a person
+		// or a model asked for a file wants, the other formats named.
+		// resource.url is the paged link, said once.
+		summary += " " + DownloadLine(r.url)
 	}
 
 	var extra map[string]any
@@ -426,6 +431,12 @@ func (st *buildState) render(rows []any, enc []json.RawMessage) built {
 			Hints:    hints,
 		},
 	}
+}
+
+// DownloadLine is the sentence that gives the CSV export of the result at
+// url and names the other formats.
+func DownloadLine(url string) string {
+	return "Download: " + url + "/export?format=csv (or format=ndjson, json, parquet)."
 }
 
 func rowsPhrase(total int64) string {

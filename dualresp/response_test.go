@@ -44,7 +44,7 @@ func TestStructuredContentShape(t *testing.T) {
 	id := resp.ID()
 	url := "http://127.0.0.1:8765/resources/" + id
 	want := fmt.Sprintf(`{
-	  "summary": "847 rows match. 2 sample rows follow. Full result: %[1]s",
+	  "summary": "847 rows match. 2 sample rows follow. Download: %[1]s/export?format=csv (or format=ndjson, json, parquet).",
 	  "results": [
 	    {"i": 0, "name": "row-0", "even": true, "tags": ["a", 0]},
 	    {"i": 1, "name": "row-1", "even": false, "tags": ["a", 1]}
@@ -68,13 +68,13 @@ func TestStructuredContentShape(t *testing.T) {
 		t.Errorf("StructuredContent() mismatch (-want +got):\n%s", diff)
 	}
 
-	wantText := "847 rows match. 2 sample rows follow. Full result: " + url + "\n\n" +
+	wantText := "847 rows match. 2 sample rows follow. Download: " + url + "/export?format=csv (or format=ndjson, json, parquet).\n\n" +
 		"| i | name |\n|-|-|\n| 0 | row-0 |\n| 1 | row-1 |"
 	if got := resp.Text(); got != wantText {
 		t.Errorf("Text() = %q; want %q", got, wantText)
 	}
 	link := resp.Link()
-	if link.URI != "resource://"+id || link.URL != url || link.Name != "Generated rows" || link.MIMEType != "application/json" || !strings.Contains(link.Description, url) || link.Size != nil {
+	if link.URI != "resource://"+id || link.URL != url || link.Name != "Generated rows" || link.MIMEType != "application/json" || link.Description != "The complete result, 847 rows" || link.Size != nil {
 		t.Errorf("Link() = %+v", link)
 	}
 
@@ -103,7 +103,7 @@ func TestSummaries(t *testing.T) {
 		{"0", "15", "No rows match. There is no sample."},
 		{"1", "15", "1 row matches. It is below."},
 		{"3", "15", "3 rows match. All are below."},
-		{"40", "1", "40 rows match. 1 sample row follows. Full result: "},
+		{"40", "1", "40 rows match. 1 sample row follows. Download: "},
 	}
 	for _, tt := range tests {
 		var size int
@@ -111,7 +111,7 @@ func TestSummaries(t *testing.T) {
 		resp := create(t, srv, dualresp.Spec{SampleSize: size, Query: dualresp.Query{Kind: "gen", Params: map[string]string{"total": tt.total}}})
 		want := tt.want
 		if strings.HasSuffix(want, ": ") {
-			want += resp.URL()
+			want += resp.URL() + "/export?format=csv (or format=ndjson, json, parquet)."
 		}
 		if got := resp.Summary(); got != want {
 			t.Errorf("Summary() for %s rows = %q; want %q", tt.total, got, want)

@@ -26,8 +26,10 @@ const (
 	DefaultCleanupInterval = time.Minute
 	DefaultMaxPageSize     = 10_000
 	// DefaultByteBudget bounds what a model is given of one answer: about
-	// 3,000 Claude tokens of structured content, text and link together.
-	DefaultByteBudget = 9000
+	// 1,800 Claude tokens of structured content, text and link together.
+	// It was 9,000 bytes: a wide SELECT * took 2,763 tokens (issue 52);
+	// the complete result is a download away.
+	DefaultByteBudget = 5500
 	// DefaultWholeByteBudget is the larger budget of an answer whose sample
 	// is the whole result: a model that has every row needs no second query.
 	DefaultWholeByteBudget = 12 * 1024

@@ -107,7 +107,7 @@ func appendPage(buf *bytes.Buffer, p *Page) error {
 // mcp-dual-response specification, plus resource.url as in the "Building a
 // Dual Response MCP Server" article.
 //
-//	{"summary": "847 rows match. 15 sample rows follow. Full result: http://…/resources/9f3c…",
+//	{"summary": "847 rows match. 15 sample rows follow. Download: http://…/resources/9f3c…/export?format=csv (or format=ndjson, json, parquet).",
 //	 "results": [{…}, …],
 //	 "resource": {"uri": "resource://9f3c…", "url": "http://…/resources/9f3c…"},
 //	 "metadata": {"total_count": 847, "sample_count": 15, "truncated": true,

@@ -105,6 +105,11 @@ type Options struct {
 	// metrics and must return quickly.
 	OnWait    func(WaitInfo)
 	OnRequest func(RequestInfo)
+	// SODA3PageSize is the most rows a SODA3 request asks for (default
+	// DefaultSODA3PageSize): a query whose LIMIT is larger is read as
+	// several pages of the same request body.
+	SODA3PageSize int64
+
 	// OnMoved, when set, is asked for the client of the host a portal
 	// moved to (see MovedError): from is this client's domain (or that of
 	// a client it moved to before), to the new host's name. It checks the
@@ -142,6 +147,15 @@ type Client struct {
 	// soda3Off is set once the portal answered a SODA3 query with 404 or
 	// 405 and SODA 2.1 served it: later queries go straight to 2.1.
 	soda3Off atomic.Bool
+	// soda2Gone is set once SODA 2.1 answered that it is gone: queries
+	// go to SODA3 (with a token) from then on, whatever SODA3 answered
+	// before.
+	soda2Gone atomic.Bool
+	// soda3Page is the largest SODA3 page (Options.SODA3PageSize).
+	soda3Page int64
+	// fieldNames caches, by dataset, the display-name keys some SODA3
+	// answers use, mapped to field names (see displayKeys).
+	fieldNames fieldNameCache
 
 	// Tests replace these.
 	sleep  func(ctx context.Context, d time.Duration) error
@@ -164,6 +178,7 @@ func NewClient(opts Options) *Client {
 		onWait:       opts.OnWait,
 		onRequest:    opts.OnRequest,
 		onMoved:      opts.OnMoved,
+		soda3Page:    opts.SODA3PageSize,
 		sleep:        sleepCtx,
 		now:          time.Now,
 		jitter:       func(n time.Duration) time.Duration { return rand.N(n + 1) },
@@ -200,6 +215,9 @@ func NewClient(opts Options) *Client {
 	}
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
+	}
+	if c.soda3Page <= 0 {
+		c.soda3Page = DefaultSODA3PageSize
 	}
 	return c
 }

@@ -65,7 +65,8 @@ type RowStream struct {
 	status   int
 	body     io.ReadCloser
 	scan     *rowScanner
-	err      error // sticky: io.EOF after the last row, or the failure
+	err      error        // sticky: io.EOF after the last row, or the failure
+	soda3    *soda3Paging // a SODA3 query's pages; nil on SODA 2.1
 }
 
 // QueryStream runs one SoQL query (as Query does) and returns a stream of its
@@ -83,62 +84,129 @@ func (c *Client) QueryStream(ctx context.Context, datasetID, soql string) (*RowS
 	c = c.target() // a portal that moved: its new host's token decides
 	// SODA3 with an app token, else (or when the portal has no SODA3)
 	// SODA 2.1.
-	endpoint := "resource"
-	var (
-		resp *http.Response
-		err  error
-	)
 	if c.UsesSODA3() {
-		endpoint = "query"
-		resp, err = c.send(ctx, endpoint, http.MethodPost, c.soda3URL(datasetID), soda3Body(soql))
+		return c.querySODA3(ctx, datasetID, soql, true)
+	}
+	resp, err := c.send(ctx, "resource", http.MethodGet, c.resourceURL(datasetID, soql), nil)
+	if soda2Gone(err) {
 		var api *APIError
-		if errors.As(err, &api) && (api.StatusCode == http.StatusNotFound || api.StatusCode == http.StatusMethodNotAllowed) {
-			endpoint = "resource"
-			resp, err = c.send(ctx, endpoint, http.MethodGet, c.resourceURL(datasetID, soql), nil)
-			if api.StatusCode == http.StatusMethodNotAllowed || err == nil {
-				c.noSODA3(ctx, api.StatusCode)
-			}
+		errors.As(err, &api)
+		if c.token == "" {
+			return nil, &TokenRequiredError{Domain: c.domain, Err: api}
 		}
-	} else {
-		resp, err = c.send(ctx, endpoint, http.MethodGet, c.resourceURL(datasetID, soql), nil)
+		c.useSODA3Again(ctx, api.StatusCode)
+		return c.querySODA3(ctx, datasetID, soql, false)
 	}
 	if err != nil {
 		return nil, err
 	}
-	return c.newRowStream(ctx, endpoint, resp)
+	s := c.newRowStream(ctx, "resource", resp)
+	return s, s.open(resp)
 }
 
-// newRowStream reads the head of a query's answer: the rows' stream, or
-// the error the portal answered instead.
-func (c *Client) newRowStream(ctx context.Context, endpoint string, resp *http.Response) (*RowStream, error) {
-	s := &RowStream{
+// querySODA3 sends soql to SODA3 as pages of at most c.soda3Page rows
+// (see soda3Paging) and returns the stream of its rows. With fallback, a
+// portal that answers 404 or 405 gets the query on SODA 2.1.
+func (c *Client) querySODA3(ctx context.Context, datasetID, soql string, fallback bool) (*RowStream, error) {
+	want := soda3PageSize(soql)
+	p := &soda3Paging{datasetID: datasetID, soql: soql, want: want, size: min(want, c.soda3Page), number: 1}
+	resp, err := c.send(ctx, "query", http.MethodPost, c.soda3URL(datasetID), soda3Body(soql, p.number, p.size))
+	var api *APIError
+	if fallback && errors.As(err, &api) && (api.StatusCode == http.StatusNotFound || api.StatusCode == http.StatusMethodNotAllowed) {
+		resp, err = c.send(ctx, "resource", http.MethodGet, c.resourceURL(datasetID, soql), nil)
+		if soda2Gone(err) {
+			return nil, api // SODA3's answer, as SODA 2.1 is gone
+		}
+		if api.StatusCode == http.StatusMethodNotAllowed || err == nil {
+			c.noSODA3(ctx, api.StatusCode)
+		}
+		if err != nil {
+			return nil, err
+		}
+		s := c.newRowStream(ctx, "resource", resp)
+		return s, s.open(resp)
+	}
+	if err != nil {
+		return nil, err
+	}
+	s := c.newRowStream(ctx, "query", resp)
+	s.soda3 = p
+	if err := s.open(resp); err != nil {
+		return nil, err
+	}
+	if err := s.mapFields(); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// newRowStream returns the stream of the rows of resp, whose head open
+// reads.
+func (c *Client) newRowStream(ctx context.Context, endpoint string, resp *http.Response) *RowStream {
+	return &RowStream{
 		Fields: headerList(resp.Header.Get("X-SODA2-Fields")),
 		Types:  headerList(resp.Header.Get("X-SODA2-Types")),
 		Stale:  strings.EqualFold(strings.TrimSpace(resp.Header.Get("X-SODA2-Data-Out-Of-Date")), "true"),
-		c:      c, ctx: ctx, endpoint: endpoint, status: resp.StatusCode, body: resp.Body,
+		c:      c, ctx: ctx, endpoint: endpoint,
 	}
+}
+
+// open reads the head of an answer with rows: the rows' stream, or the
+// error the portal answered instead (an error envelope or a message object
+// served with 200 too: never an empty result). It closes resp's body on
+// error.
+func (s *RowStream) open(resp *http.Response) error {
+	c, ctx, endpoint := s.c, s.ctx, s.endpoint
+	s.status, s.body = resp.StatusCode, resp.Body
 	br := bufio.NewReaderSize(resp.Body, 64<<10)
 	first, err := firstByte(br)
 	if err == nil && first == '[' && !isHTML(resp.Header, nil) {
 		s.scan = newRowScanner(br)
-		return s, nil
+		return nil
 	}
 	defer resp.Body.Close()
+	s.body = nil
 	if err != nil && err != io.EOF {
-		return nil, c.toError(ctx, endpoint, reply{err: err, status: resp.StatusCode})
+		return c.toError(ctx, endpoint, reply{err: err, status: resp.StatusCode})
 	}
-	// Not an array of rows: an error envelope, HTML, or something else.
+	// Not an array of rows: an error envelope, a message object, HTML, or
+	// something else.
 	body, rerr := io.ReadAll(io.LimitReader(br, maxErrorBody))
 	if rerr != nil {
-		return nil, c.toError(ctx, endpoint, reply{err: rerr, status: resp.StatusCode})
+		return c.toError(ctx, endpoint, reply{err: rerr, status: resp.StatusCode})
 	}
 	ferr := c.toError(ctx, endpoint, reply{status: resp.StatusCode, header: resp.Header, body: body})
 	var api *APIError
 	if errors.As(ferr, &api) && api.Code == "query.soql.no-results" {
 		s.err = io.EOF
-		return s, nil
+		return nil
 	}
-	return nil, ferr
+	return ferr
+}
+
+// nextPage asks SODA3 for the page after the one read, on the same
+// stream: the previous answer is closed first, so that the request takes
+// its turn among the client's bounded requests.
+func (s *RowStream) nextPage() error {
+	p := s.soda3
+	if s.body != nil {
+		s.body.Close()
+		s.body = nil
+	}
+	p.number++
+	p.inPage = 0
+	resp, err := s.c.send(s.ctx, "query", http.MethodPost, s.c.soda3URL(p.datasetID), soda3Body(p.soql, p.number, p.size))
+	if err != nil {
+		return err
+	}
+	if err := s.open(resp); err != nil {
+		return err
+	}
+	if s.err == io.EOF { // "no results": the result ended
+		return io.EOF
+	}
+	return nil
 }
 
 // firstByte returns the first byte that is not JSON white space, unread.
@@ -174,18 +242,48 @@ func headerList(v string) []string {
 // a valid JSON object and made one line (white space between tokens is
 // dropped), so they can go straight into NDJSON.
 func (s *RowStream) NextRaw() (json.RawMessage, error) {
-	if s.err != nil {
-		return nil, s.err
+	for {
+		if s.err != nil {
+			return nil, s.err
+		}
+		raw, err := s.scan.next()
+		p := s.soda3
+		if errors.Is(err, io.EOF) && p != nil && p.more() {
+			// A full page, and the query wants more rows: the next page.
+			if err := s.nextPage(); err != nil {
+				s.err = err
+				return nil, err
+			}
+			continue
+		}
+		if errors.Is(err, io.EOF) {
+			s.err = io.EOF
+			return nil, io.EOF
+		}
+		if err != nil {
+			return nil, s.fail(err)
+		}
+		if p == nil {
+			return raw, nil
+		}
+		p.inPage++
+		p.read++
+		if !p.checked {
+			p.checked = true
+			if err := s.mapKeys(raw); err != nil {
+				s.err = err
+				return nil, err
+			}
+		}
+		if p.keys == nil {
+			return raw, nil
+		}
+		raw, err = renameKeys(raw, p.keys)
+		if err != nil {
+			return nil, s.fail(err)
+		}
+		return raw, nil
 	}
-	raw, err := s.scan.next()
-	if errors.Is(err, io.EOF) {
-		s.err = io.EOF
-		return nil, io.EOF
-	}
-	if err != nil {
-		return nil, s.fail(err)
-	}
-	return raw, nil
 }
 
 // Next returns the next row, decoded, or io.EOF after the last row.

@@ -76,7 +76,8 @@ func (rc *recorder) paths() []string {
 
 // TestSODA3Request checks what a client with an app token sends: a POST to
 // /api/v3/views/{id}/query.json whose body holds the SoQL as given, page 1
-// of the query's LIMIT (or SODA 2.1's default 1,000) rows and
+// of the query's LIMIT (or SODA 2.1's default 1,000) rows, at most
+// DefaultSODA3PageSize, and
 // includeSynthetic false, the token in X-App-Token only.
 func TestSODA3Request(t *testing.T) {
 	t.Parallel()
@@ -87,7 +88,7 @@ func TestSODA3Request(t *testing.T) {
 	}{
 		{"SELECT a ORDER BY :id LIMIT 25 OFFSET 40", 25},
 		{"SELECT a ORDER BY :id OFFSET 40 LIMIT 9", 9},
-		{"select a order by :id limit 50000 offset 100000", 50000},
+		{"select a order by :id limit 50000 offset 100000", DefaultSODA3PageSize},
 		{"SELECT a ORDER BY :id", 1000},
 		{"SELECT a ORDER BY :id OFFSET 3", 1000},
 		{"SELECT a LIMIT 0", 1},
@@ -95,7 +96,7 @@ func TestSODA3Request(t *testing.T) {
 		{"SELECT a WHERE b = 'x' ORDER BY `LIMIT 5`", 1000},
 		{"SELECT a LIMIT 10 |> SELECT count(*)", 1000},
 		{"SELECT a |> SELECT a LIMIT 3", 3},
-		{"SELECT a LIMIT 99999999999999999999999", 1<<63 - 1},
+		{"SELECT a LIMIT 99999999999999999999999", DefaultSODA3PageSize},
 	}
 	for _, tt := range tests {
 		t.Run(tt.soql, func(t *testing.T) {

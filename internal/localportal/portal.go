@@ -118,6 +118,10 @@ type Portal struct {
 	reports  []FileReport               // data files loaded by StartOffline
 	order    []string                   // ids in the order first seen
 	noSODA3  atomic.Bool                // SetSODA3(false): /api/v3 answered as a portal without it
+	// soda3Live is how SODA3 answers beyond its documentation
+	// (SetSODA3Live); soda2Gone, that SODA 2.1 is retired (SetSODA2Gone).
+	soda3Live atomic.Pointer[SODA3Live]
+	soda2Gone atomic.Bool
 	// ddlMu keeps statements from spanning a schema change: SQLite fails a
 	// running statement with "database schema has changed" when another
 	// connection creates or drops a table. Queries and inserts hold it for

@@ -73,6 +73,10 @@ func notFoundService(w http.ResponseWriter) {
 }
 
 func (s *Portal) serveResource(w http.ResponseWriter, r *http.Request) {
+	if s.soda2Gone.Load() {
+		writeJSON(w, http.StatusGone, soda2GoneBody)
+		return
+	}
 	name := strings.TrimPrefix(r.URL.Path, "/resource/")
 	id := strings.TrimSuffix(name, ".json")
 	if !isDatasetID(id) {
@@ -131,7 +135,7 @@ func writeHeaders(w http.ResponseWriter, c *compiled) {
 	fields := make([]string, len(c.cols))
 	types := make([]string, len(c.cols))
 	for i, col := range c.cols {
-		fields[i] = col.name
+		fields[i] = col.rowKey()
 		types[i] = col.soda2
 	}
 	fb, _ := json.Marshal(fields)
@@ -280,7 +284,7 @@ func (s *Portal) run(w http.ResponseWriter, r *http.Request, ds *dataset, c *com
 	}
 	keys := make([][]byte, len(c.cols))
 	for i, col := range c.cols {
-		k, _ := json.Marshal(col.name)
+		k, _ := json.Marshal(col.rowKey())
 		keys[i] = append(k, ':')
 	}
 	// The first row (or the end) decides between a result and an error.
@@ -307,6 +311,9 @@ func (s *Portal) run(w http.ResponseWriter, r *http.Request, ds *dataset, c *com
 		row = append(row[:0], '{')
 		n := 0
 		for i, col := range c.cols {
+			if col.omit {
+				continue
+			}
 			enc, ok := encodeValue(col.kind, vals[i])
 			if !ok {
 				continue

@@ -2,11 +2,13 @@ package localportal
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"io"
 	"math"
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -38,6 +40,52 @@ type soda3Request struct {
 	} `json:"page"`
 	IncludeSynthetic *bool `json:"includeSynthetic"`
 }
+
+// SODA3Live is how the live SODA3 answers where its documentation is
+// silent, as one production caller of data.sf.gov's SODA3 reported it
+// (issue 52, 2026-09): an oversized or invalid page is answered HTTP 200
+// with a message object instead of rows; some older datasets answer with
+// keys cased as the columns' display names (POST_ID for post_id); a field
+// the schema lists can be missing from the rows. The zero value is a portal
+// that refuses pages over DefaultSODA3MaxPage rows and otherwise answers as
+// documented.
+type SODA3Live struct {
+	// MaxPageSize is the largest page served (0: DefaultSODA3MaxPage;
+	// negative: no bound). A larger one is answered HTTP 200 with
+	// {"message": …}.
+	MaxPageSize int64
+	// DisplayNameKeys are the datasets whose SODA3 rows (and X-SODA2-Fields)
+	// are keyed by the columns' display names instead of their field names.
+	DisplayNameKeys []string
+	// Missing maps a dataset to the fields its SODA3 rows leave out (the
+	// X-SODA2-Fields header still names them).
+	Missing map[string][]string
+}
+
+// DefaultSODA3MaxPage is the largest SODA3 page the fake serves by
+// default: the production caller "settled on 5,000-row pages".
+const DefaultSODA3MaxPage = 5000
+
+// SetSODA3Live sets how SODA3 answers beyond its documentation.
+func (s *Portal) SetSODA3Live(l SODA3Live) { s.soda3Live.Store(&l) }
+
+func (s *Portal) soda3LiveNow() SODA3Live {
+	if l := s.soda3Live.Load(); l != nil {
+		return *l
+	}
+	return SODA3Live{}
+}
+
+// SetSODA2Gone makes the portal answer every SODA 2.1 query (/resource)
+// as a portal that has retired SODA 2.1: HTTP 410 with an error that names
+// the deprecation (soda2GoneBody). Tyler deprecated SODA1 on 2026-10-01
+// and will deprecate SODA 2.1 at a date to be announced; the words are
+// ours, since no portal has answered so yet.
+func (s *Portal) SetSODA2Gone(gone bool) { s.soda2Gone.Store(gone) }
+
+// soda2GoneBody is the answer of a portal that retired SODA 2.1.
+var soda2GoneBody = map[string]any{"code": "gone", "error": true,
+	"message": "SODA 2.1 has been deprecated and is no longer available on this site; use SODA3 (/api/v3/views/{id}/query.json) with an application token"}
 
 // SetSODA3 turns the SODA3 query API on (the default) or off. Off, the
 // portal answers it as a portal without SODA3 does: 404, "No service found
@@ -72,10 +120,12 @@ func (s *Portal) serveSODA3(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// "Requests must be either authenticated by a user or marked with a
-	// valid application token."
+	// valid application token." The refusal is Colorado's, word for word:
+	// "SODA3 query without a token returns a JSON authentication_required
+	// error" (find_string ids 61845906916, 57910144150).
 	if r.Header.Get("X-App-Token") == "" && r.URL.Query().Get("$$app_token") == "" && r.Header.Get("Authorization") == "" {
-		writeJSON(w, http.StatusForbidden, map[string]any{"code": "permission_denied", "error": true,
-			"message": "SODA3 requests must be authenticated or carry an application token (X-App-Token)"})
+		writeJSON(w, http.StatusForbidden, map[string]any{"code": "authentication_required", "error": true,
+			"message": "This request must be authenticated or have an application token"})
 		return
 	}
 	req, err := readSODA3(w, r)
@@ -97,21 +147,51 @@ func (s *Portal) serveSODA3(w http.ResponseWriter, r *http.Request) {
 			"message": "Cannot find view with id " + id})
 		return
 	}
+	live := s.soda3LiveNow()
 	// Without a page, the query's own LIMIT or SODA's default 1,000 rows;
 	// with one, that page of the query's whole result.
-	var page func(*compiled) *compiled
+	page := live.rowKeys(ds, id)
 	if req.Page != nil {
 		size, number := *req.Page.PageSize, *req.Page.PageNumber
+		if most := cmp.Or(live.MaxPageSize, DefaultSODA3MaxPage); most > 0 && size > most {
+			writeJSON(w, http.StatusOK, map[string]any{"message": "Page size " + strconv.FormatInt(size, 10) +
+				" is too large; the largest page is " + strconv.FormatInt(most, 10) + " rows"})
+			return
+		}
 		offset := int64(math.MaxInt64)
 		if number-1 <= math.MaxInt64/size {
 			offset = (number - 1) * size
 		}
+		keys := page
 		page = func(c *compiled) *compiled {
-			return &compiled{sql: "SELECT * FROM (" + c.sql + ") LIMIT " + strconv.FormatInt(size, 10) +
-				" OFFSET " + strconv.FormatInt(offset, 10), cols: c.cols}
+			return keys(&compiled{sql: "SELECT * FROM (" + c.sql + ") LIMIT " + strconv.FormatInt(size, 10) +
+				" OFFSET " + strconv.FormatInt(offset, 10), cols: c.cols})
 		}
 	}
 	s.answer(w, r, ds, id, *req.Query, req.Page == nil, page)
+}
+
+// rowKeys returns what SODA3 does to the columns of a result of dataset
+// id: display-name keys for the datasets of l.DisplayNameKeys, and the
+// fields of l.Missing left out of the rows.
+func (l SODA3Live) rowKeys(ds *dataset, id string) func(*compiled) *compiled {
+	display := slices.Contains(l.DisplayNameKeys, id)
+	missing := l.Missing[id]
+	return func(c *compiled) *compiled {
+		if !display && len(missing) == 0 {
+			return c
+		}
+		cols := slices.Clone(c.cols)
+		for i, col := range cols {
+			if slices.Contains(missing, col.name) {
+				cols[i].omit = true
+			}
+			if dc, ok := ds.byKey[fieldKey(col.name)]; display && ok && dc.Name != "" {
+				cols[i].key = dc.Name
+			}
+		}
+		return &compiled{sql: c.sql, cols: cols}
+	}
 }
 
 // readSODA3 reads and checks a SODA3 request body.

@@ -81,7 +81,7 @@ func TestSODA3Refusals(t *testing.T) {
 		wantCode   string // "code" or "errorCode" of the envelope
 		wantMsg    string // a part of "message"
 	}{
-		{"no token", http.MethodPost, path, "", `{"query":"SELECT *"}`, 403, "permission_denied", "application token"},
+		{"no token", http.MethodPost, path, "", `{"query":"SELECT *"}`, 403, "authentication_required", "must be authenticated or have an application token"},
 		{"GET", http.MethodGet, path, "tok", "", 405, "", "Method not allowed"},
 		{"not JSON", http.MethodPost, path, "tok", `SELECT *`, 400, "invalid_request", "must be a JSON object"},
 		{"JSON array", http.MethodPost, path, "tok", `["SELECT *"]`, 400, "invalid_request", "must be a JSON object"},

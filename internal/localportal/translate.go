@@ -40,6 +40,18 @@ type outCol struct {
 	name  string    // Socrata field name (alias or implicit name)
 	kind  valueKind // storage kind, drives encoding
 	soda2 string    // X-SODA2-Types name
+	// key is the row key when it is not name (SODA3's display-name keys,
+	// SODA3Live); omit leaves the field out of every row (SODA3Live.Missing).
+	key  string
+	omit bool
+}
+
+// rowKey is the column's key in a row and in X-SODA2-Fields.
+func (c outCol) rowKey() string {
+	if c.key != "" {
+		return c.key
+	}
+	return c.name
 }
 
 // compiled is a translated query.

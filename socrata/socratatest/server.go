@@ -343,6 +343,43 @@ func (s *Server) SetSODA3(on bool) error {
 	return nil
 }
 
+// SODA3Live is how the live SODA3 answers where its documentation is
+// silent (see localportal.SODA3Live): by default, pages over 5,000 rows are
+// answered HTTP 200 with a message object instead of rows.
+type SODA3Live = localportal.SODA3Live
+
+// SetSODA3Live sets how the server's SODA3 answers beyond its
+// documentation: the largest page, datasets keyed by display names, fields
+// missing from the rows. It fails on a server of another's data.
+func (s *Server) SetSODA3Live(l SODA3Live) error {
+	if err := s.own("SetSODA3Live"); err != nil {
+		return err
+	}
+	s.portal.SetSODA3Live(l)
+	for _, d := range s.portal.Domains()[1:] {
+		if p, ok := s.portal.DomainPortal(d); ok {
+			p.SetSODA3Live(l)
+		}
+	}
+	return nil
+}
+
+// SetSODA2Gone makes the server answer SODA 2.1 (/resource) as a portal
+// that retired it: HTTP 410 with an error naming the deprecation. SODA3
+// is served as before. It fails on a server of another's data.
+func (s *Server) SetSODA2Gone(gone bool) error {
+	if err := s.own("SetSODA2Gone"); err != nil {
+		return err
+	}
+	s.portal.SetSODA2Gone(gone)
+	for _, d := range s.portal.Domains()[1:] {
+		if p, ok := s.portal.DomainPortal(d); ok {
+			p.SetSODA2Gone(gone)
+		}
+	}
+	return nil
+}
+
 // SetMoved makes the server answer for the host old as a portal that
 // moved to the host to does (to, "" forgets it): a query (any $select or
 // $query) gets a bare nginx 403 HTML page, anything else a 301 to
