@@ -51,7 +51,7 @@ const hostHTML = `<!doctype html><html><head><meta charset="utf-8"><title>datasf
 <body><div id="wrap"></div><script>${bundle.outputFiles[0].text.replaceAll("</script", "<\\/script")}</script></body></html>`;
 
 function cellText(v) {
-  if (v === null || v === undefined) return "";
+  if (v === null || v === undefined) return "(null)";
   return typeof v === "object" ? JSON.stringify(v) : String(v);
 }
 

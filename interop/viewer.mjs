@@ -27,7 +27,7 @@ async function api(body) {
 }
 
 function cellText(v) {
-  if (v === null || v === undefined) return "";
+  if (v === null || v === undefined) return "(null)";
   return typeof v === "object" ? JSON.stringify(v) : String(v);
 }
 
