@@ -22,7 +22,9 @@ import (
 // fixedExecutor serves the same rows for every query, in their order.
 type fixedExecutor struct{ rows []json.RawMessage }
 
-func (f *fixedExecutor) Prepare(context.Context, dualresp.Query) (dualresp.Plan, error) { return f, nil }
+func (f *fixedExecutor) Prepare(context.Context, dualresp.Query) (dualresp.Plan, error) {
+	return f, nil
+}
 
 func (f *fixedExecutor) Count(context.Context) (int64, error) { return int64(len(f.rows)), nil }
 
