@@ -184,6 +184,7 @@ func TestXLSXWriterSheets(t *testing.T) {
 		t.Fatal(err)
 	}
 	dualresp.SetXLSXSheetRows(x, 4) // a header and 3 rows a sheet
+	x.SetRows(3 * dualresp.XLSXMaxSheets)
 	for i := range 3*dualresp.XLSXMaxSheets + 1 {
 		err = x.WriteRow(json.RawMessage(fmt.Sprintf(`{"i":%d}`, i)))
 		if i < 3*dualresp.XLSXMaxSheets && err != nil {
@@ -208,6 +209,9 @@ func TestXLSXWriterSheets(t *testing.T) {
 		rows, err := f.GetRows("Sheet" + strconv.Itoa(s+1))
 		if err != nil {
 			t.Fatal(err)
+		}
+		if dim, err := f.GetSheetDimension("Sheet" + strconv.Itoa(s+1)); err != nil || dim != "A1:A4" {
+			t.Errorf("Sheet%d's dimension %q (%v); want A1:A4", s+1, dim, err)
 		}
 		want := [][]string{{"i"}, {strconv.Itoa(3 * s)}, {strconv.Itoa(3*s + 1)}, {strconv.Itoa(3*s + 2)}}
 		if diff := cmp.Diff(want, rows); diff != "" {

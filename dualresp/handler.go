@@ -500,7 +500,7 @@ func (s *Server) serveExport(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ew := &exportWriter{w: w, out: &clientWriter{w: w}, format: format, ctype: ctype, id: id, cols: columnNames(rec.Columns),
-		columns: rec.Columns, coding: acceptedEncoding(r), offset: params.offset, keepFormulas: params.keepFormulas}
+		columns: rec.Columns, coding: acceptedEncoding(r), offset: params.offset, total: rec.TotalCount, keepFormulas: params.keepFormulas}
 	defer ew.discard()
 	if params.typed {
 		ew.kinds = columnKinds(rec.Columns)
@@ -643,6 +643,7 @@ type exportWriter struct {
 	coding  string        // the body's content coding ("" for none)
 	enc     io.WriteCloser
 	offset  int64                // the first row of the result sent
+	total   int64                // the result's rows
 	kinds   map[string]valueKind // typed rows: each column's kind; nil: rows as given
 	columns []Column
 	pq      *ParquetWriter
@@ -744,6 +745,7 @@ func (e *exportWriter) row(row json.RawMessage) error {
 			if e.xw, err = NewXLSXWriter(nil, columnsOf(e.columns, row)); err != nil {
 				return err
 			}
+			e.xw.SetRows(e.total - e.offset)
 		}
 		if err = e.xw.WriteRow(row); err != nil {
 			return err

@@ -55,6 +55,7 @@ type XLSXWriter struct {
 	sheets    int
 	row       int // the next row of the current sheet (1-based)
 	count     int64
+	expect    int64 // the rows to be written, when known (SetRows); 0: unknown
 	cells     []any
 	header    []any
 	dateStyle int
@@ -112,6 +113,18 @@ func (x *XLSXWriter) newSheet() error {
 	name := "Sheet" + strconv.Itoa(x.sheets)
 	if x.sheets > 1 {
 		if _, err := x.f.NewSheet(name); err != nil {
+			return err
+		}
+	}
+	if x.expect > x.count && len(x.cols) > 0 {
+		// The sheet declares its range (openpyxl's read-only mode, for one,
+		// reads no further).
+		rows := min(int64(x.sheetRows-1), x.expect-x.count)
+		ref, err := excelize.CoordinatesToCellName(len(x.cols), int(rows)+1)
+		if err == nil {
+			err = x.f.SetSheetDimension(name, "A1:"+ref)
+		}
+		if err != nil {
 			return err
 		}
 	}
@@ -209,6 +222,11 @@ func truncateCell(s string) string {
 	}
 	return string(r[:xlsxCellChars])
 }
+
+// SetRows says how many rows will be written, before the first: each
+// sheet then declares its range, which some readers (openpyxl's read-only
+// mode, and so pandas) need to read past the first row.
+func (x *XLSXWriter) SetRows(n int64) { x.expect = n }
 
 // Rows returns the rows written.
 func (x *XLSXWriter) Rows() int64 { return x.count }

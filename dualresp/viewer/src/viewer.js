@@ -16,7 +16,7 @@
 import { CHART_BARS, CHART_MAX_GROUPS, MAP_MAX_POINTS, chooseChart, drawAreas, drawBars, drawLine, drawPoints, isPoint } from "./charts.js";
 
 export const PAGE = 100;
-const EXPORTS = ["csv", "ndjson", "json"];
+const EXPORTS = ["csv", "ndjson", "json", "xlsx"];
 
 export const $ = (id) => document.getElementById(id);
 const body = document.body;
