@@ -214,14 +214,15 @@ export function createViewer(host = {}) {
   }
 
   // readRows reads the first n rows of the result in order sort, a page
-  // of at most 500 at a time (result_page's limit is 1000).
+  // (PAGE rows) at a time: the host's result_page answers a larger page
+  // with a preview of it, so each page goes on from the rows received.
   async function readRows(v, n, sort) {
     const rows = [];
     while (rows.length < n) {
-      const page = await v.source.page({ offset: rows.length, limit: Math.min(500, n - rows.length), sort });
+      const page = await v.source.page({ offset: rows.length, limit: Math.min(PAGE, n - rows.length), sort });
       const data = page.data || [];
       rows.push(...data);
-      if (!data.length || !page.has_next) break;
+      if (!data.length) break;
     }
     return rows;
   }
