@@ -204,10 +204,16 @@ export function drawLine(rows, spec, W) {
     svg.append(titled(el("circle", { class: "point", cx: x(p.index).toFixed(1), cy: y(p.value).toFixed(1), r: points.length > 120 ? 1.5 : 3, "data-label": p.label, "data-value": p.value }),
       `${p.label}: ${count(p.value)}`));
   }
-  // Period labels along the time axis: the first, the last and a few between.
-  const slots = Math.max(2, Math.min(points.length, Math.floor((W - left - right) / 80)));
-  const shown = new Set();
-  for (let k = 0; k < slots; k++) shown.add(Math.round(k * (points.length - 1) / (slots - 1)));
+  // Period labels along the time axis: the first, the last, and between
+  // them any point at least a label's width (80px) from the labels beside it.
+  const shown = [0];
+  for (let k = 1; k < points.length; k++) {
+    if (x(points[k].index) - x(points[shown[shown.length - 1]].index) >= 80) shown.push(k);
+  }
+  if (points.length > 1) {
+    while (shown.length > 1 && x(points[points.length - 1].index) - x(points[shown[shown.length - 1]].index) < 80) shown.pop();
+    shown.push(points.length - 1);
+  }
   for (const k of shown) {
     const p = points[k];
     svg.append(el("text", { class: "tick", x: x(p.index), y: H - bottom + 16, "text-anchor": k === 0 ? "start" : k === points.length - 1 ? "end" : "middle" }, p.label));
