@@ -585,8 +585,8 @@ func (p *Parsed) Delete(ctx context.Context) error {
 	return p.client.doJSON(ctx, http.MethodDelete, u, nil, nil)
 }
 
-// Export streams the whole result in format ("csv", "ndjson", "json" or
-// "parquet") to w and returns the number of bytes written: ExportWith with
+// Export streams the whole result in format ("csv", "ndjson", "json",
+// "parquet", "geojson" or "xlsx") to w and returns the number of bytes written: ExportWith with
 // the default options, so a download broken midway is resumed from its
 // last complete row.
 func (p *Parsed) Export(ctx context.Context, format string, w io.Writer) (int64, error) {

@@ -28,7 +28,9 @@ import (
 //	GET    /resources/{id}                     metadata
 //	GET    /resources/{id}?offset=&limit=      a page (skip= is a synonym of offset=)
 //	POST   /resources/{id}  {"offset","limit","sort"}  a page, optionally sorted
-//	GET    /resources/{id}/export?format=csv|ndjson|json|parquet  the whole result, streamed
+//	GET    /resources/{id}/export?format=csv|ndjson|json|parquet|geojson|xlsx  the whole result, streamed
+//	       (geojson: a FeatureCollection, the location column as geometry;
+//	       xlsx: a workbook of typed cells, sent whole once read)
 //	       &offset=N    from row N on (the header X-Export-Offset says N)
 //	       &typed=true  json, ndjson: numbers and booleans from the column types
 //	       (csv: formula-leading text cells get a leading ', unless formulas=keep)
@@ -54,9 +56,12 @@ import (
 //	json:   the same object as the array's last element
 //	csv:    a last record whose first field starts "#export_incomplete: N of T rows: "
 //
+//	geojson: the collection's members "incomplete": true, "error", "message", "rows", "total"
+//
 // A Parquet export that fails midway ends without its footer, so it never
 // opens as a whole file. A failure before the first row is an error answer
-// (502 query_failed).
+// (502 query_failed), and so is any failure of an XLSX export, which is
+// read whole before the workbook is sent.
 //
 // Exports, and pages of more than 1 KiB, are compressed as the request's
 // Accept-Encoding allows: zstd, else gzip (Content-Encoding, Vary). The
@@ -420,6 +425,8 @@ var exportTypes = map[string]string{
 	"ndjson":  "application/x-ndjson",
 	"json":    "application/json",
 	"parquet": "application/vnd.apache.parquet",
+	"geojson": "application/geo+json",
+	"xlsx":    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
 }
 
 // exportParams are the query parameters of an export.
@@ -444,7 +451,7 @@ func readExportParams(q map[string][]string) (exportParams, error) {
 		p.format = vs[0]
 	}
 	if _, ok := exportTypes[p.format]; !ok {
-		return p, badRequest("format must be one of csv, ndjson, json, parquet; got %q", p.format)
+		return p, badRequest("format must be one of csv, ndjson, json, parquet, geojson, xlsx; got %q", p.format)
 	}
 	if vs := q["offset"]; len(vs) == 1 {
 		n, err := strconv.ParseInt(vs[0], 10, 64)
@@ -459,7 +466,7 @@ func readExportParams(q map[string][]string) (exportParams, error) {
 			return p, badRequest("typed must be true or false; got %q", vs[0])
 		}
 		if b && p.format != "json" && p.format != "ndjson" {
-			return p, badRequest("typed applies to the json and ndjson formats (csv is text; parquet is always typed); got format %q", p.format)
+			return p, badRequest("typed applies to the json and ndjson formats (csv is text; parquet, geojson and xlsx are always typed); got format %q", p.format)
 		}
 		p.typed = b
 	}
@@ -491,6 +498,10 @@ func (s *Server) serveExport(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, badRequest("offset %d is past the end of the result (%d rows)", params.offset, rec.TotalCount))
 		return
 	}
+	if err := exportable(format, rec, params.offset); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	release, err := s.exports.take(exportCaller(r))
 	if err != nil {
 		s.writeError(w, r, err)
@@ -498,7 +509,8 @@ func (s *Server) serveExport(w http.ResponseWriter, r *http.Request) {
 	}
 	defer release()
 	ew := &exportWriter{w: w, out: &clientWriter{w: w}, format: format, ctype: ctype, id: id, cols: columnNames(rec.Columns),
-		columns: rec.Columns, coding: acceptedEncoding(r), offset: params.offset, keepFormulas: params.keepFormulas}
+		columns: rec.Columns, coding: acceptedEncoding(r), offset: params.offset, total: rec.TotalCount, keepFormulas: params.keepFormulas}
+	defer ew.discard()
 	if params.typed {
 		ew.kinds = columnKinds(rec.Columns)
 	}
@@ -542,6 +554,25 @@ func (s *Server) serveExport(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// exportable checks, before anything is sent, that the result can be
+// exported in format from offset: an XLSX workbook holds at most
+// XLSXMaxRows rows, and a GeoJSON export needs a location column (when the
+// result's columns have types; else the first row's geometry is used).
+func exportable(format string, rec *Record, offset int64) error {
+	switch format {
+	case "xlsx":
+		if n := rec.TotalCount - offset; n > XLSXMaxRows {
+			return badRequest("an XLSX export holds at most %d rows (%d sheets of %d); this one would have %d: export CSV or Parquet instead, or narrow the query", XLSXMaxRows, XLSXMaxSheets, XLSXSheetRows-1, n)
+		}
+	case "geojson":
+		typed := slices.ContainsFunc(rec.Columns, func(c Column) bool { return c.Type != "" })
+		if typed && GeometryColumn(rec.Columns) == "" {
+			return badRequest("format=geojson needs a column of locations (a point, multipolygon or location column, ...); this result's columns are %s: select one, e.g. add the dataset's point column to the SELECT", strings.Join(columnNames(rec.Columns), ", "))
+		}
+	}
+	return nil
+}
+
 // Outcomes of an export (ExportReport.Outcome).
 const (
 	// ExportCompleted: every row was sent.
@@ -560,7 +591,7 @@ const (
 // Options.OnExportEnd.
 type ExportReport struct {
 	ID      string
-	Format  string // csv, ndjson, json or parquet
+	Format  string // csv, ndjson, json, parquet, geojson or xlsx
 	Outcome string // ExportCompleted, ExportIncomplete, ExportFailed or ExportClientGone
 	Offset  int64  // the first row sent (the export's offset parameter)
 	Rows    int64  // rows sent
@@ -579,6 +610,10 @@ const (
 	TrailerExportStatus = "X-Export-Status"
 	// TrailerExportRows is the number of rows sent.
 	TrailerExportRows = "X-Export-Rows"
+	// TrailerRowsWithoutLocation is, in a GeoJSON export, the number of
+	// rows sent with a null geometry (also the collection's member
+	// "rows_without_location").
+	TrailerRowsWithoutLocation = "X-Export-Rows-Without-Location"
 )
 
 // incompleteMessage is what the marker of an incomplete export says.
@@ -617,9 +652,12 @@ type exportWriter struct {
 	coding  string        // the body's content coding ("" for none)
 	enc     io.WriteCloser
 	offset  int64                // the first row of the result sent
+	total   int64                // the result's rows
 	kinds   map[string]valueKind // typed rows: each column's kind; nil: rows as given
 	columns []Column
 	pq      *ParquetWriter
+	gj      *GeoJSONWriter
+	xw      *XLSXWriter // the workbook, written whole at finish
 	typed   []byte
 	bw      *bufio.Writer
 	cw      *csv.Writer
@@ -643,7 +681,11 @@ func (e *exportWriter) start(first json.RawMessage) error {
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Content-Disposition", fmt.Sprintf(`attachment; filename="%s.%s"`, e.id, e.format))
-	h.Set("Trailer", TrailerExportStatus+", "+TrailerExportRows)
+	trailer := TrailerExportStatus + ", " + TrailerExportRows
+	if e.format == "geojson" {
+		trailer += ", " + TrailerRowsWithoutLocation
+	}
+	h.Set("Trailer", trailer)
 	h.Set(HeaderExportOffset, strconv.FormatInt(e.offset, 10))
 	setEncodingHeaders(h, e.coding)
 	e.w.WriteHeader(http.StatusOK)
@@ -665,6 +707,8 @@ func (e *exportWriter) start(first json.RawMessage) error {
 			}
 		}
 		e.pq = NewParquetWriter(e.bw, cols)
+	case "geojson":
+		e.gj = NewGeoJSONWriter(e.bw, e.columns)
 	case "json":
 		return e.bw.WriteByte('[')
 	case "csv":
@@ -703,6 +747,21 @@ func (e *exportWriter) row(row json.RawMessage) error {
 			return err
 		}
 	}
+	if e.format == "xlsx" {
+		// The workbook goes out whole at finish: until then a failure is
+		// a clean error response.
+		if e.xw == nil {
+			if e.xw, err = NewXLSXWriter(nil, columnsOf(e.columns, row)); err != nil {
+				return err
+			}
+			e.xw.SetRows(e.total - e.offset)
+		}
+		if err = e.xw.WriteRow(row); err != nil {
+			return err
+		}
+		e.n++
+		return nil
+	}
 	// The first row is checked before the 200 goes out, so that a bad one
 	// is a clean error response rather than a broken download.
 	if !e.started {
@@ -719,6 +778,8 @@ func (e *exportWriter) row(row json.RawMessage) error {
 	switch e.format {
 	case "parquet":
 		err = e.pq.WriteRow(row)
+	case "geojson":
+		err = e.gj.WriteRow(row)
 	case "ndjson":
 		if _, err = e.bw.Write(row); err == nil {
 			err = e.bw.WriteByte('\n')
@@ -787,6 +848,12 @@ func csvCell(v json.RawMessage) string {
 }
 
 func (e *exportWriter) finish() error {
+	if e.format == "xlsx" && e.xw == nil {
+		var err error
+		if e.xw, err = NewXLSXWriter(nil, e.columns); err != nil {
+			return err
+		}
+	}
 	if !e.started {
 		if err := e.start(nil); err != nil {
 			return err
@@ -811,6 +878,16 @@ func (e *exportWriter) finish() error {
 		if err := e.pq.Close(); err != nil {
 			return err
 		}
+	case "geojson":
+		if err := e.gj.Close(); err != nil {
+			return err
+		}
+		e.w.Header().Set(TrailerRowsWithoutLocation, strconv.FormatInt(e.gj.RowsWithoutLocation(), 10))
+	case "xlsx":
+		e.xw.w = e.bw
+		if err := e.xw.Close(); err != nil {
+			return err
+		}
 	}
 	if err := e.bw.Flush(); err != nil {
 		return err
@@ -820,6 +897,29 @@ func (e *exportWriter) finish() error {
 	}
 	e.trailer("complete")
 	return nil
+}
+
+// discard removes what an XLSX export holds on disk (after its finish,
+// or when it failed before).
+func (e *exportWriter) discard() {
+	if e.xw != nil {
+		e.xw.Discard()
+	}
+}
+
+// columnsOf returns cols, or when there are none the first row's keys,
+// sorted.
+func columnsOf(cols []Column, first json.RawMessage) []Column {
+	if len(cols) > 0 || first == nil {
+		return cols
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(first, &m); err == nil {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			cols = append(cols, Column{Name: k})
+		}
+	}
+	return cols
 }
 
 // trailer sets the export's trailer (declared by start).
@@ -864,8 +964,10 @@ func (e *exportWriter) incomplete(total int64) {
 		}
 		_ = e.cw.Write(rec)
 		e.cw.Flush()
-	case "parquet":
-		// No footer: a Parquet file cut short is not readable as one.
+	case "geojson":
+		_ = e.gj.end(marker)
+	case "parquet", "xlsx":
+		// No footer: a Parquet file (or workbook) cut short is not readable as one.
 	}
 	_ = e.bw.Flush()
 	_ = e.enc.Close()

@@ -37,7 +37,8 @@ type ExportOptions struct {
 	// connection, a server gone, an export the server ended as incomplete)
 	// is resumed from its last complete row with a new request, which any
 	// replica of the server can answer. Zero: DefaultMaxResumes; negative:
-	// never. A Parquet download cannot be continued and is not resumed.
+	// never. A Parquet, GeoJSON or XLSX download cannot be continued and is
+	// not resumed.
 	MaxResumes int
 	// OnResume, when set, is told of each resume before it is asked for.
 	OnResume func(Resume)
@@ -90,7 +91,7 @@ func (p *Parsed) ExportWith(ctx context.Context, w io.Writer, opts ExportOptions
 	switch {
 	case most == 0:
 		most = DefaultMaxResumes
-	case most < 0 || format == "parquet":
+	case most < 0 || format == "parquet" || format == "geojson" || format == "xlsx":
 		most = 0
 	}
 	sp := &splicer{w: w, format: format, continued: opts.Continue && opts.Offset > 0}

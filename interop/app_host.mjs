@@ -40,6 +40,9 @@ function check(cond, msg) {
 const DATASET = "wg3w-h783";
 const TABLE_SOQL = "SELECT incident_id, incident_category, police_district, resolution WHERE police_district = 'Mission' LIMIT 450";
 const GROUP_SOQL = "SELECT police_district, count(*) AS count GROUP BY police_district";
+const MONTH_SOQL = "SELECT date_trunc_ym(incident_date) AS month, count(*) AS n GROUP BY month ORDER BY n DESC";
+const POINT_SOQL = "SELECT incident_id, incident_category, point WHERE point IS NOT NULL LIMIT 300";
+const AREA_SOQL = "SELECT analysis_neighborhood, count(*) AS n GROUP BY analysis_neighborhood";
 const PAGE = 100;
 
 const bundle = await esbuild.build({
@@ -51,7 +54,7 @@ const hostHTML = `<!doctype html><html><head><meta charset="utf-8"><title>datasf
 <body><div id="wrap"></div><script>${bundle.outputFiles[0].text.replaceAll("</script", "<\\/script")}</script></body></html>`;
 
 function cellText(v) {
-  if (v === null || v === undefined) return "";
+  if (v === null || v === undefined) return "(null)";
   return typeof v === "object" ? JSON.stringify(v) : String(v);
 }
 
@@ -200,9 +203,39 @@ try {
   const gtotal = await f.textContent("#total");
   await shot("app-chart.png");
 
+  // 2b. The same viewer's pictures in the app: a monthly count stored
+  // largest first is a line in time order; rows with points a map; a
+  // count by neighborhood a choropleth.
+  const picture = async (soql, name) => {
+    const res = await page.evaluate(([ds, q]) => window.host.show("query_datasf", { dataset_id: ds, soql: q }, { theme: "light", width: 900 }), [DATASET, soql]);
+    const fr = await frame();
+    await fr.waitForFunction((total) => document.body.dataset.total === String(total) && document.body.dataset.chart, res.structured.metadata.total_count, { timeout: 20000 });
+    const fig = await fr.evaluate(() => ({
+      kind: document.body.dataset.chart,
+      figures: JSON.parse(document.body.dataset.chartFigures || "{}"),
+      label: document.querySelector("#chart svg").getAttribute("aria-label"),
+      line_labels: [...document.querySelectorAll("#chart .line-chart circle.point")].map((c) => c.dataset.label),
+      map_points: document.querySelectorAll("#chart .points-map circle.point").length,
+      areas: document.querySelectorAll("#chart .areas-map path.valued").length,
+    }));
+    await shot(name);
+    return { total: res.structured.metadata.total_count, ...fig };
+  };
+  const line = await picture(MONTH_SOQL, "app-line.png");
+  check(line.kind === "line" && line.line_labels.length === line.total, `monthly count: ${line.kind} of ${line.line_labels.length} points; ${line.total} months`);
+  check(JSON.stringify(line.line_labels) === JSON.stringify([...line.line_labels].sort()), `the line's months in time order: ${line.line_labels.slice(0, 4)}`);
+  const pointsMap = await picture(POINT_SOQL, "app-map-points.png");
+  const pf = pointsMap.figures;
+  check(pointsMap.kind === "points" && pointsMap.map_points === pf.in + pf.swapped && pf.in + pf.swapped + pf.outside + pf.missing === pointsMap.total,
+    `points map: ${pointsMap.map_points} drawn, figures ${JSON.stringify(pf)}; ${pointsMap.total} rows`);
+  const areasMap = await picture(AREA_SOQL, "app-map-areas.png");
+  check(areasMap.kind === "areas" && areasMap.areas === areasMap.figures.areas && areasMap.areas + areasMap.figures.unmatched === areasMap.total,
+    `areas map: ${areasMap.areas} areas, figures ${JSON.stringify(areasMap.figures)}; ${areasMap.total} groups`);
+
   // 3. Dark theme from the host, at a phone's width.
   await page.setViewportSize({ width: 420, height: 900 });
   await page.evaluate(() => window.host.setTheme("dark", 380));
+  f = await frame(); // the frame of the last result shown
   await f.waitForFunction(() => document.documentElement.dataset.theme === "dark");
   const bg = await f.evaluate(() => getComputedStyle(document.body).backgroundColor);
   check(bg === "rgb(22, 24, 28)", `dark background from the host's variables: ${bg}`);
@@ -236,6 +269,8 @@ try {
     total, total_text: totalText.trim(), sample: sc.results.length, rows_paged: all.length, pages, range_after_paging: rangeText.trim(),
     sorted_by: `${col} desc`, sorted_first: gotSorted[0][0], result_page_calls: calls.result_page, result_page_calls_table: tableCalls,
     groups, chart_bars: bars, grouped_total_text: gtotal.trim(), dark_background: bg,
+    line_points: line.line_labels.length, line_label: line.label, map_points: pointsMap.map_points, map_label: pointsMap.label,
+    map_areas: areasMap.areas, areas_label: areasMap.label,
     csp_refusals: cspRefusals, payload_bytes_app_host: shown.result_bytes, payload_bytes_plain: plainBytes, rest_source: restSource,
     csp: shown.csp, shots,
   }));

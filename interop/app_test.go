@@ -114,6 +114,10 @@ func TestAppInChromium(t *testing.T) {
 		PayloadPlain   int    `json:"payload_bytes_plain"`
 		RESTSource     string `json:"rest_source"`
 		DarkBackground string `json:"dark_background"`
+		LinePoints     int    `json:"line_points"`
+		LineLabel      string `json:"line_label"`
+		MapPoints      int    `json:"map_points"`
+		MapAreas       int    `json:"map_areas"`
 	}
 	if err := json.Unmarshal(out, &fig); err != nil {
 		t.Fatalf("app_host output %q: %v", out, err)
@@ -133,7 +137,10 @@ func TestAppInChromium(t *testing.T) {
 	if fig.RESTSource != "rest" {
 		t.Errorf("with network access the app read pages from %q; want rest", fig.RESTSource)
 	}
-	for _, name := range []string{"app-table.png", "app-last-page.png", "app-chart.png", "app-dark-narrow.png"} {
+	if fig.LinePoints == 0 || !strings.HasPrefix(fig.LineLabel, "line chart of n by month, ") || fig.MapPoints == 0 || fig.MapAreas == 0 {
+		t.Errorf("figures %+v; want a line of the months, a map of points and one of areas in the app", fig)
+	}
+	for _, name := range []string{"app-table.png", "app-last-page.png", "app-chart.png", "app-dark-narrow.png", "app-line.png", "app-map-points.png", "app-map-areas.png"} {
 		if st, err := os.Stat(filepath.Join(shots, name)); err != nil || st.Size() == 0 {
 			t.Errorf("screenshot %s missing or empty: %v", name, err)
 		}

@@ -27,7 +27,7 @@ async function api(body) {
 }
 
 function cellText(v) {
-  if (v === null || v === undefined) return "";
+  if (v === null || v === undefined) return "(null)";
   return typeof v === "object" ? JSON.stringify(v) : String(v);
 }
 
@@ -103,7 +103,7 @@ try {
 
   // The download links: each export of the whole result.
   const links = await page.$$eval("#links a", (as) => as.map((a) => [a.id, a.href]));
-  check(JSON.stringify(links.map((l) => l[0])) === JSON.stringify(["csv", "ndjson", "json"]), `download links ${links}`);
+  check(JSON.stringify(links.map((l) => l[0])) === JSON.stringify(["csv", "ndjson", "json", "xlsx"]), `download links ${links}`);
   for (const [format, href] of links) check(href === `${resultURL}/export?format=${format}`, `${format} link ${href}`);
   const csv = await (await fetch(links[0][1])).text();
   check(csv.trimEnd().split("\n").length === total + 1, `the CSV link's export has ${csv.trimEnd().split("\n").length - 1} rows; want ${total}`);

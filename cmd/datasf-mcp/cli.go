@@ -154,7 +154,7 @@ cannot do. It prints at most 1,000 rows; aggregate in the SQL.`,
 		long: `Fetch downloads the complete result behind a result link (http://HOST/resources/ID,
 as printed by query --server or shown to the model) to stdout or -o FILE, in the
 format --format or the file's name says (x.csv, x.ndjson, x.json, x.parquet,
-x.csv.gz ...; a name of another format is refused). The download is compressed
+x.geojson, x.xlsx, x.csv.gz ...; a name of another format is refused). The download is compressed
 on the wire; one broken midway is resumed from its last complete row, and
 --resume FILE continues a partial file left by an earlier fetch. With
 DATASF_REST_TOKEN set, its first token is sent as the bearer token.`,
@@ -162,12 +162,12 @@ DATASF_REST_TOKEN set, its first token is sent as the bearer token.`,
 		args:    exactArgs(1, "URL"),
 		flags: func(p *parser, cmd *cobra.Command) {
 			group(cmd, groupOutput, func(fs *pflag.FlagSet) {
-				fs.StringVar(&p.cfg.Format, "format", p.env("DATASF_FORMAT", ""), "download as `FORMAT`: csv, ndjson, json, parquet, csv.gz, ndjson.gz or json.gz (default from the file's name, else csv; env DATASF_FORMAT)")
+				fs.StringVar(&p.cfg.Format, "format", p.env("DATASF_FORMAT", ""), "download as `FORMAT`: csv, ndjson, json, parquet, geojson, xlsx, csv.gz, ndjson.gz or json.gz (default from the file's name, else csv; env DATASF_FORMAT)")
 				fs.StringVarP(&p.cfg.Output, "output", "o", p.env("DATASF_OUTPUT", ""), "write to `FILE` instead of stdout (env DATASF_OUTPUT)")
 				fs.StringVar(&p.cfg.Resume, "resume", "", "continue the partial download `FILE` (csv, ndjson or json) from its last complete row")
 				fs.StringVar(&p.cfg.LogLevel, "log-level", p.env("DATASF_LOG_LEVEL", "info"), "log at `LEVEL`: debug, info, warn or error (env DATASF_LOG_LEVEL)")
 			})
-			completeWords(cmd, "format", "csv", "ndjson", "json", "parquet", "csv.gz", "ndjson.gz", "json.gz")
+			completeWords(cmd, "format", "csv", "ndjson", "json", "parquet", "geojson", "xlsx", "csv.gz", "ndjson.gz", "json.gz")
 		},
 		check: func(p *parser, cmd *cobra.Command, args []string) error {
 			p.cfg.Args = args

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/klauspost/compress/gzip"
@@ -101,7 +102,9 @@ func openPartial(name, format string) (*os.File, int64, error) {
 // cfg.Format from row from.Offset on, with a progress bar on stderr, and
 // returns the bytes written. A download broken midway is resumed from its
 // last complete row (said on the log). The .gz formats are compressed here;
-// parquet is written here from the NDJSON rows, typed by the columns' types.
+// parquet, geojson and xlsx are written here from the NDJSON rows, typed
+// by the columns' types (so that a broken download resumes as NDJSON's
+// does).
 func exportWithProgress(ctx context.Context, cfg config, parsed *dualresp.Parsed, cols []dualresp.Column, total int64, out io.Writer, from dualresp.ExportOptions, log *slog.Logger) (int64, error) {
 	bar := progressbar.NewOptions64(total,
 		progressbar.OptionSetWriter(cfg.Stderr),
@@ -127,10 +130,37 @@ func exportWithProgress(ctx context.Context, cfg config, parsed *dualresp.Parsed
 	opts.OnResume = func(r dualresp.Resume) {
 		log.Warn("the download broke; resuming it from its last complete row", "row", r.Row, "resume", r.Attempt, "of", r.Max, "err", r.Err)
 	}
-	if format == "parquet" {
+	switch format {
+	case "parquet":
 		pw := dualresp.NewParquetWriter(sink, cols)
 		sink = &lineRows{write: func(row []byte) error { return pw.WriteRow(row) }}
 		finish = append([]func() error{pw.Close}, finish...)
+		opts.Format = "ndjson"
+	case "geojson":
+		if dualresp.GeometryColumn(cols) == "" && slices.ContainsFunc(cols, func(c dualresp.Column) bool { return c.Type != "" }) {
+			return 0, fmt.Errorf("a GeoJSON file needs a column of locations (a point, multipolygon or location column, ...); this result's columns are %s: select one, or download another format", columnList(cols))
+		}
+		gw := dualresp.NewGeoJSONWriter(sink, cols)
+		sink = &lineRows{write: func(row []byte) error { return gw.WriteRow(row) }}
+		finish = append([]func() error{gw.Close, func() error {
+			if n := gw.RowsWithoutLocation(); n > 0 {
+				log.Warn("rows without a location are in the GeoJSON file with a null geometry", "rows", n, "of", gw.Rows(), "column", gw.GeometryColumn())
+			}
+			return nil
+		}}, finish...)
+		opts.Format = "ndjson"
+	case "xlsx":
+		if total-from.Offset > dualresp.XLSXMaxRows {
+			return 0, fmt.Errorf("an XLSX file holds at most %d rows (%d sheets); this result has %d: download CSV or Parquet instead, or narrow the query", dualresp.XLSXMaxRows, dualresp.XLSXMaxSheets, total-from.Offset)
+		}
+		xw, err := dualresp.NewXLSXWriter(sink, cols)
+		if err != nil {
+			return 0, err
+		}
+		defer xw.Discard()
+		xw.SetRows(total - from.Offset)
+		sink = &lineRows{write: func(row []byte) error { return xw.WriteRow(row) }}
+		finish = append([]func() error{xw.Close}, finish...)
 		opts.Format = "ndjson"
 	}
 	_, err := parsed.ExportWith(ctx, &rowCounter{w: sink, bar: bar, format: opts.Format, header: opts.Continue}, opts)
@@ -204,4 +234,13 @@ func (c *rowCounter) Write(p []byte) (int, error) {
 		_ = c.bar.Add(lines)
 	}
 	return n, err
+}
+
+// columnList names the columns, comma-separated.
+func columnList(cols []dualresp.Column) string {
+	names := make([]string, len(cols))
+	for i, c := range cols {
+		names[i] = c.Name
+	}
+	return strings.Join(names, ", ")
 }

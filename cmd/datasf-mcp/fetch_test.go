@@ -30,10 +30,11 @@ func TestFetchRefusesNames(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"-o", "approved.xlsx"}, "cannot write"},
+		{[]string{"-o", "approved.xls"}, "cannot write"},
 		{[]string{"-o", "all.zip"}, "cannot write"},
 		{[]string{"-o", "x.parquet", "--format", "csv"}, "contradicts the file name"},
-		{[]string{"--format", "xlsx", "-o", "x.out"}, "--format must be csv, ndjson, json, parquet"},
+		{[]string{"--format", "xls", "-o", "x.out"}, "--format must be csv, ndjson, json, parquet, geojson, xlsx"},
+		{[]string{"-o", "x.xlsx", "--format", "geojson"}, "contradicts the file name"},
 		{[]string{"--resume", "x.parquet"}, "cannot be continued"},
 		{[]string{"--resume", "x.csv.gz"}, "cannot be continued"},
 	} {

@@ -363,6 +363,7 @@ func (p *parser) outputCheck(cmd *cobra.Command) error {
 // file name endings that name them.
 var downloadFormats = []struct{ format, ext string }{
 	{"csv", ".csv"}, {"ndjson", ".ndjson"}, {"ndjson", ".jsonl"}, {"json", ".json"}, {"parquet", ".parquet"},
+	{"geojson", ".geojson"}, {"xlsx", ".xlsx"},
 	{"csv.gz", ".csv.gz"}, {"ndjson.gz", ".ndjson.gz"}, {"ndjson.gz", ".jsonl.gz"}, {"json.gz", ".json.gz"},
 }
 
@@ -380,11 +381,11 @@ func formatOfName(name string) string {
 
 // exportFormat checks a download format, or picks it from the output
 // file's name (csv for stdout or a name without an extension). A name
-// whose ending is no format we write (x.xlsx, x.zip) is refused unless
+// whose ending is no format we write (x.xls, x.zip) is refused unless
 // --format says what to write, and a --format that contradicts the name
 // (--format csv -o x.parquet) is refused: a file is what its name says.
 func exportFormat(format, output string) (string, error) {
-	const known = "csv, ndjson, json, parquet, csv.gz, ndjson.gz or json.gz"
+	const known = "csv, ndjson, json, parquet, geojson, xlsx, csv.gz, ndjson.gz or json.gz"
 	named := ""
 	if output != "" && output != "-" {
 		named = formatOfName(output)
@@ -397,7 +398,7 @@ func exportFormat(format, output string) (string, error) {
 		case output == "" || output == "-" || ext == "":
 			return "csv", nil
 		}
-		return "", fmt.Errorf("cannot write %s: its name ends in %s, which is no format datasf-mcp writes; name it .csv, .ndjson, .json, .parquet, .csv.gz, .ndjson.gz or .json.gz, or give --format (%s)", output, ext, known)
+		return "", fmt.Errorf("cannot write %s: its name ends in %s, which is no format datasf-mcp writes; name it .csv, .ndjson, .json, .parquet, .geojson, .xlsx, .csv.gz, .ndjson.gz or .json.gz, or give --format (%s)", output, ext, known)
 	}
 	if !slices.ContainsFunc(downloadFormats, func(f struct{ format, ext string }) bool { return f.format == format }) {
 		return "", fmt.Errorf("--format must be %s; got %q", known, format)

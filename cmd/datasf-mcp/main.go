@@ -101,7 +101,7 @@ type config struct {
 	MetricsTokens []string // DATASF_METRICS_TOKEN: the operator's tokens for /metrics
 	ClientKey     string   // without RESTTokens, the user's key sent to --server (mcphttp.ClientKeyHeader)
 	CORSOrigins   string
-	Format        string // download format of fetch and query --all: csv, ndjson, json, parquet or csv/ndjson/json.gz
+	Format        string // download format of fetch and query --all: csv, ndjson, json, parquet, geojson, xlsx or csv/ndjson/json.gz
 	Output        string // -o FILE
 	Resume        string // fetch --resume FILE: the partial download to continue
 	Expiration    time.Duration

@@ -434,8 +434,8 @@ func exportAll(ctx context.Context, cfg config, svc *datasf.Service, res *mcp.Ca
 		return errors.New("query_datasf answered without a result link")
 	}
 	cols := parsed.Columns
-	if cfg.Format == "parquet" {
-		// Parquet columns are typed: the answer names the columns only.
+	if cfg.Format == "parquet" || cfg.Format == "geojson" || cfg.Format == "xlsx" {
+		// Parquet, GeoJSON and XLSX are typed: the answer names the columns only.
 		info, err := parsed.Metadata(ctx)
 		if err != nil {
 			return fmt.Errorf("reading the result's column types: %w", err)

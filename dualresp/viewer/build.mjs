@@ -61,6 +61,8 @@ async function script(entry) {
     charset: "utf8",
     write: false,
     logLevel: "warning",
+    // The map's boundaries (src/sf_analysis_neighborhoods.geojson) are bundled as data.
+    loader: { ".geojson": "json" },
   });
   // Inline: nothing in the script may end the <script> element.
   return result.outputFiles[0].text.replaceAll("</script", "<\\/script").replaceAll("<!--", "<\\!--");

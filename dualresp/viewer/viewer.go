@@ -23,6 +23,15 @@ import (
 //go:embed view.html
 var page []byte
 
+//go:embed src/sf_analysis_neighborhoods.geojson
+var neighborhoods []byte
+
+// Neighborhoods returns the boundaries the viewer's maps draw: San
+// Francisco's 41 analysis neighborhoods (DataSF p5b7-5n3h, public domain;
+// see testdata/SOURCES.md), simplified, as a GeoJSON FeatureCollection
+// whose features have the property "name".
+func Neighborhoods() []byte { return neighborhoods }
+
 // Page returns the viewer page's HTML.
 func Page() []byte { return page }
 

@@ -58,7 +58,17 @@ async function download(format, link) {
   }
 }
 
-const viewer = createViewer({ download: token ? download : null });
+const viewer = createViewer({
+  download: token ? download : null,
+  pin: () => restJSON(base, { method: "PUT", headers: auth }).catch((e) => { throw explain(e); }),
+});
+
+// failure says in the heading what went wrong with the result itself.
+function failure(err) {
+  if (err.status === 404) return "Result not found";
+  if (err.status === 401 || err.status === 403) return "Not allowed to read this result";
+  return "Could not load this result";
+}
 
 (async function init() {
   try {
@@ -70,8 +80,13 @@ const viewer = createViewer({ download: token ? download : null });
       columns: meta.columns || [],
       source: { page: (req) => restPage(base, req, { headers: auth }).catch((e) => { throw explain(e); }) },
       exportURL: base,
+      pinned: Boolean(meta.pinned),
     });
   } catch (e) {
+    // The heading says what went wrong, not "Loading…".
+    viewer.status(failure(e));
+    document.title = failure(e) + " — result viewer";
     viewer.fail("Could not load this result: " + e.message);
+    document.body.dataset.failed = String(Number(document.body.dataset.failed || 0) + 1);
   }
 })();

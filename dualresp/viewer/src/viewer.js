@@ -1,5 +1,7 @@
 // The result viewer: the table of a result's complete rows with paging and
 // sorting, the download links, and a bar chart for a grouped count or sum.
+// The picture of a result (a line over time, bars, a map) is chosen by
+// its data in charts.js.
 // It renders into viewer.html and reads pages from a source; where pages
 // come from, and how links open, is the host's part:
 //
@@ -9,12 +11,12 @@
 // ../build.mjs bundles each host with this module into viewer.html.
 //
 // The page marks its state on <body data-…> for the browser tests: loads,
-// loaded, offset, total, sort, failed, chart-bars.
+// loaded, offset, total, sort, failed, chart (its kind), chart-figures,
+// chart-bars, pinned.
+import { CHART_BARS, CHART_MAX_GROUPS, MAP_MAX_POINTS, chooseChart, drawAreas, drawBars, drawLine, drawPoints, isPoint } from "./charts.js";
 
 export const PAGE = 100;
-const CHART_MAX_GROUPS = 500;
-const CHART_BARS = 50;
-const EXPORTS = ["csv", "ndjson", "json"];
+const EXPORTS = ["csv", "ndjson", "json", "xlsx"];
 
 export const $ = (id) => document.getElementById(id);
 const body = document.body;
@@ -99,10 +101,11 @@ function compare(a, b) {
 // createViewer wires the page. host may give:
 //   openLink(href): true when it opened the link itself (a sandboxed frame);
 //   download(format, link): fetch and save an export itself (a token);
-//   newTab: open links in a new tab.
+//   newTab: open links in a new tab;
+//   pin(): pin the result (a promise); without it there is no pin button.
 // It returns show(result), status(name, query) and fail(message), where a
 // result is {name, query, total, columns: [{name, type}], source,
-// exportURL?, note?}.
+// exportURL?, note?, pinned?}.
 export function createViewer(host = {}) {
   let view = null;
 
@@ -151,8 +154,10 @@ export function createViewer(host = {}) {
       const tr = document.createElement("tr");
       for (const c of view.columns) {
         const td = document.createElement("td");
-        td.textContent = text(row[c.name]);
+        const v = row[c.name];
+        td.textContent = v === null || v === undefined ? "(null)" : text(v);
         if (numeric(c)) td.className = "num";
+        if (v === null || v === undefined) td.classList.add("null");
         tr.appendChild(td);
       }
       tbody.appendChild(tr);
@@ -175,9 +180,11 @@ export function createViewer(host = {}) {
       body.dataset.offset = String(v.offset);
       body.dataset.loaded = "true";
       body.dataset.loads = String(Number(body.dataset.loads || 0) + 1);
+      return page.data || [];
     } catch (e) {
       fail("Could not load rows: " + e.message);
       body.dataset.failed = String(Number(body.dataset.failed || 0) + 1);
+      return null;
     }
   }
 
@@ -186,66 +193,60 @@ export function createViewer(host = {}) {
   $("next").onclick = () => { view.offset += PAGE; load(); };
   $("last").onclick = () => { view.offset = Math.max(0, Math.floor((view.total - 1) / PAGE) * PAGE); load(); };
 
-  // A grouped count or sum: two columns, one numeric and named like an aggregate.
-  function chartSpec(columns) {
-    const num = columns.filter((c) => /^(count|sum|n|total)(_|$)/i.test(c.name) || /^(count|sum)/i.test(c.name));
-    if (columns.length !== 2 || num.length !== 1) return null;
-    const label = columns.find((c) => c !== num[0]);
-    return { value: num[0].name, label: label.name };
-  }
-
-  async function chart(v) {
-    const spec = chartSpec(v.columns);
-    if (!spec || v.total > CHART_MAX_GROUPS || v.total === 0) return;
-    const page = await v.source.page({ offset: 0, limit: CHART_BARS, sort: { field: spec.value, order: "desc" } });
+  // picture reads the rows a picture needs, chosen by the data
+  // (charts.js): every group of a grouped result (its largest for bars, in
+  // time order for a line), the first rows of a result with a point
+  // column; and draws it.
+  async function picture(v, first) {
+    const spec = chooseChart(v.columns, first, v.query);
+    if (!spec || v.total === 0) return;
+    let rows;
+    if (spec.kind === "points") {
+      rows = v.total <= first.length ? first : await readRows(v, Math.min(v.total, MAP_MAX_POINTS), null);
+    } else {
+      if (v.total > CHART_MAX_GROUPS) return;
+      const sort = spec.kind === "line" ? { field: spec.label, order: "asc" } : { field: spec.value, order: "desc" };
+      rows = await readRows(v, spec.kind === "bars" ? Math.min(v.total, CHART_BARS) : v.total, sort);
+    }
     if (v !== view) return;
-    v.bars = (page.data || []).map((r) => ({ label: text(r[spec.label]), value: Number(r[spec.value]) || 0 }));
-    v.barsOf = spec;
-    drawChart(v);
+    v.picture = { spec, rows };
+    drawPicture(v);
   }
 
-  // drawChart draws the bars at the chart's width (again when it changes),
-  // so that the labels keep their size at any width.
-  function drawChart(v) {
-    const rows = v.bars, spec = v.barsOf;
-    if (!rows || !rows.length) return;
+  // readRows reads the first n rows of the result in order sort, a page
+  // (PAGE rows) at a time: the host's result_page answers a larger page
+  // with a preview of it, so each page goes on from the rows received.
+  async function readRows(v, n, sort) {
+    const rows = [];
+    while (rows.length < n) {
+      const page = await v.source.page({ offset: rows.length, limit: Math.min(PAGE, n - rows.length), sort });
+      const data = page.data || [];
+      rows.push(...data);
+      if (!data.length) break;
+    }
+    return rows;
+  }
+
+  // drawPicture draws at the picture's width (again when it changes), so
+  // that labels keep their size at any width.
+  function drawPicture(v) {
+    const { spec, rows } = v.picture;
     const box = $("chart");
     const W = Math.max(240, Math.floor(box.clientWidth || 600));
-    const maxV = Math.max(...rows.map((r) => r.value)) || 1;
-    const bar = 18, gap = 4, right = 62, H = rows.length * (bar + gap) + 8;
-    const left = Math.min(170, Math.round(W * 0.34));
-    const maxChars = Math.max(6, Math.floor((left - 10) / 6.5));
-    const ns = "http://www.w3.org/2000/svg";
-    const svg = document.createElementNS(ns, "svg");
-    svg.setAttribute("width", W);
-    svg.setAttribute("height", H);
-    svg.setAttribute("viewBox", `0 0 ${W} ${H}`);
-    svg.setAttribute("role", "img");
-    svg.setAttribute("aria-label", `bar chart of ${spec.value} by ${spec.label}`);
-    rows.forEach((r, i) => {
-      const y = i * (bar + gap) + 4;
-      const w = Math.max(1, (W - left - right) * r.value / maxV);
-      const t = document.createElementNS(ns, "text");
-      t.setAttribute("x", left - 6); t.setAttribute("y", y + bar - 5); t.setAttribute("text-anchor", "end");
-      t.textContent = r.label.length > maxChars ? r.label.slice(0, maxChars - 1) + "…" : r.label;
-      const title = document.createElementNS(ns, "title");
-      title.textContent = `${r.label}: ${r.value}`;
-      const rect = document.createElementNS(ns, "rect");
-      rect.setAttribute("x", left); rect.setAttribute("y", y); rect.setAttribute("height", bar); rect.setAttribute("width", w);
-      rect.appendChild(title);
-      const n = document.createElementNS(ns, "text");
-      n.setAttribute("x", left + w + 4); n.setAttribute("y", y + bar - 5);
-      n.textContent = count(r.value);
-      svg.append(t, rect, n);
-    });
+    const draw = { line: drawLine, bars: drawBars, points: drawPoints, areas: drawAreas }[spec.kind];
+    const out = draw(rows, spec, spec.kind === "points" || spec.kind === "areas" ? Math.min(W, 600) : W, v.total);
+    if (!out) return;
     box.textContent = "";
-    box.appendChild(svg);
+    box.appendChild(out.svg);
+    if (out.note) box.appendChild(Object.assign(document.createElement("p"), { className: "chart-note", textContent: out.note }));
     v.chartWidth = W;
-    body.dataset.chartBars = String(rows.length);
+    body.dataset.chart = spec.kind;
+    body.dataset.chartFigures = JSON.stringify(out.figures);
+    if (spec.kind === "bars") body.dataset.chartBars = String(out.figures.bars);
   }
 
   new ResizeObserver(() => {
-    if (view && view.bars && Math.floor($("chart").clientWidth) !== view.chartWidth) drawChart(view);
+    if (view && view.picture && Math.floor($("chart").clientWidth) !== view.chartWidth) drawPicture(view);
   }).observe(document.documentElement);
 
   function exportLink(format, href) {
@@ -273,11 +274,14 @@ export function createViewer(host = {}) {
     fail("");
     $("chart").textContent = "";
     delete body.dataset.chartBars;
+    delete body.dataset.chart;
+    delete body.dataset.chartFigures;
     const links = $("links");
     links.textContent = "";
     if (result.exportURL) {
       for (const f of EXPORTS) links.appendChild(exportLink(f, result.exportURL + "/export?format=" + f));
     }
+    pinButton(result);
     $("note").textContent = result.note || "";
     const v = { ...result, offset: 0, sort: null };
     view = v;
@@ -286,12 +290,47 @@ export function createViewer(host = {}) {
     $("total").textContent = `${count(v.total)} ${v.total === 1 ? "row" : "rows"}`;
     body.dataset.total = String(v.total);
     renderHead();
-    await load();
+    const first = await load();
+    if (!first) return;
+    if (result.exportURL && v.columns.some((c) => c.type === "point" || first.some((r) => isPoint(r[c.name])))) {
+      $("links").appendChild(exportLink("geojson", result.exportURL + "/export?format=geojson"));
+    }
     try {
-      await chart(v);
+      await picture(v, first);
     } catch (e) {
       fail("Could not draw the chart: " + e.message);
     }
+  }
+
+  // pinButton offers to pin the result when the host can (host.pin):
+  // a pinned result is kept while it is read, and deleted after 30 days
+  // unread.
+  function pinButton(result) {
+    const b = $("pin");
+    b.hidden = !host.pin;
+    if (!host.pin) return;
+    const pinned = () => {
+      b.textContent = "Pinned";
+      b.disabled = true;
+      b.title = "Kept while it is read; deleted after 30 days unread";
+      body.dataset.pinned = "true";
+    };
+    b.textContent = "Pin";
+    b.disabled = false;
+    b.title = "Keep this result (deleted after 30 days unread)";
+    delete body.dataset.pinned;
+    if (result.pinned) pinned();
+    b.onclick = async () => {
+      fail("");
+      b.disabled = true;
+      try {
+        await host.pin();
+        pinned();
+      } catch (e) {
+        b.disabled = false;
+        fail("Could not pin this result: " + e.message);
+      }
+    };
   }
 
   return { show, status, fail, hasResult: () => view !== null };
