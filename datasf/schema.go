@@ -58,6 +58,17 @@ type schemaColumn struct {
 	Values []string `json:"values,omitempty"`
 }
 
+// maxSchemaDescription bounds a dataset's description in get_schema: the
+// portal's text as plain text (its HTML and DataSF's "A. SUMMARY" heading
+// left out), enough for the notes and summary a query needs; the
+// dataset's page has the rest. DataSF's descriptions run to several KB of
+// HTML (the police incident reports': 2,428 characters).
+const maxSchemaDescription = 600
+
+// maxColumnDescription bounds each column's description in get_schema: a
+// sentence says what a column holds; DataSF's longest run to paragraphs.
+const maxColumnDescription = 120
+
 func (s *toolServer) schema(ctx context.Context, req mcp.CallToolRequest, in SchemaInput) (schemaResult, error) {
 	p, err := s.portals.Get(ctx, strings.TrimSpace(in.Domain))
 	if err != nil {
@@ -69,7 +80,7 @@ func (s *toolServer) schema(ctx context.Context, req mcp.CallToolRequest, in Sch
 	}
 	p, moved := s.portals.Moved(ctx, strings.TrimSpace(in.Domain), p)
 	out := schemaResult{
-		DatasetID: in.DatasetID, Domain: otherDomain(p), Name: sc.Name, Description: sc.Description, Category: sc.Category,
+		DatasetID: in.DatasetID, Domain: otherDomain(p), Name: sc.Name, Description: clipText(cleanDescription(sc.Description), maxSchemaDescription), Category: sc.Category,
 		RowCount: sc.RowCount, Cached: cached, Columns: make([]schemaColumn, 0, len(sc.Columns)),
 	}
 	stats := map[string]*socrata.ColumnStats{}
@@ -89,7 +100,7 @@ func (s *toolServer) schema(ctx context.Context, req mcp.CallToolRequest, in Sch
 	}
 	withValues := 0
 	for _, c := range sc.Columns {
-		col := schemaColumn{Name: c.Name, FieldName: c.FieldName, DataType: c.DataType, Description: c.Description,
+		col := schemaColumn{Name: c.Name, FieldName: c.FieldName, DataType: c.DataType, Description: clipText(strings.Join(strings.Fields(c.Description), " "), maxColumnDescription),
 			NullShare: nullShare(stats[c.FieldName])}
 		if withValues < maxValueColumns {
 			if col.Values = fewValues(c, stats[c.FieldName]); col.Values != nil {

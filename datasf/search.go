@@ -232,8 +232,8 @@ func datasetItems(ds []socrata.Dataset, limit int, domain string) []datasetItem 
 // field names and what matched.
 const (
 	searchTokenBudget = 1200
-	searchDescription = 240
-	searchFields      = 6
+	searchDescription = 160
+	searchFields      = 5
 )
 
 // searchItems are the first limit hits as search answers.
@@ -325,18 +325,18 @@ func catalogTable(items []datasetItem) string {
 // the portal's page: its title, which of its tags, which columns, which
 // column values, its category, its description.
 func matchedWords(h rankedHit) []string {
-	var out []string
+	var out, weak []string
 	for _, f := range h.Fields {
 		switch f {
 		case "name":
 			f = "title"
 		case "tags":
 			if len(h.Tags) > 0 {
-				f += ": " + strings.Join(h.Tags[:min(len(h.Tags), 3)], ", ")
+				f += ": " + strings.Join(h.Tags[:min(len(h.Tags), 2)], ", ")
 			}
 		case "columns":
 			if len(h.Columns) > 0 {
-				f += ": " + strings.Join(h.Columns, ", ")
+				f += ": " + strings.Join(h.Columns[:min(len(h.Columns), 2)], ", ")
 			}
 		case "values":
 			if len(h.Values) == 0 {
@@ -347,8 +347,16 @@ func matchedWords(h rankedHit) []string {
 				vs = append(vs, fmt.Sprintf("%s (%s)", clipText(v.Value, 40), v.Column))
 			}
 			f += ": " + strings.Join(vs, ", ")
+		case "category", "column descriptions":
+			// Said only when nothing stronger matched: every dataset of
+			// a category, and most column descriptions, share such words.
+			weak = append(weak, f)
+			continue
 		}
 		out = append(out, f)
+	}
+	if len(out) == 0 {
+		return weak
 	}
 	return out
 }

@@ -19,8 +19,15 @@ import (
 // maxEverydayTokens bounds what the eight everyday tasks cost the model.
 // Issue 52 asks for at most 8,500 (9,881 in the issue filer's count) and
 // 15% less than before in our own count: 8,910 on d5d2f86 (this test with
-// DATASF_MCP_TEST_BINARY set to that build), so at most 7,573.
-const maxEverydayTokens = 7573
+// DATASF_MCP_TEST_BINARY set to that build), so at most 7,573. d5d2f86's
+// offline portal had no catalog, so that comparison runs with --catalog
+// none; with the built-in catalog (the default since), the answers carry
+// DataSF's real descriptions, as the live portal's do, and must stay
+// within the issue's 8,500.
+const (
+	maxEverydayTokens        = 7573
+	maxEverydayTokensCatalog = 8500
+)
 
 // everydayTasks are eight calls a new user's model makes on the police
 // incident reports: search, schema, a grouped count, filtered rows,
@@ -81,7 +88,24 @@ func claudeTokens(t *testing.T, text []byte) int {
 // maxEverydayTokens. DATASF_MCP_TEST_BINARY measures another build.
 func TestEverydayTokens(t *testing.T) {
 	t.Parallel()
-	inst := startStdio(t)
+	for _, tt := range []struct {
+		name string
+		args []string
+		max  int
+	}{
+		{"as d5d2f86's offline portal (no catalog)", []string{"--catalog", "none"}, maxEverydayTokens},
+		{"with the built-in catalog", nil, maxEverydayTokensCatalog},
+	} {
+		// One after the other: each instance builds the 250,000 sample
+		// rows on its first query.
+		t.Run(tt.name, func(t *testing.T) {
+			everydayTokens(t, append(tt.args, "--upstream-timeout", "2m"), tt.max)
+		})
+	}
+}
+
+func everydayTokens(t *testing.T, args []string, maxTokens int) {
+	inst := startStdio(t, args...)
 	total := 0
 	var table strings.Builder
 	for _, task := range everydayTasks {
@@ -105,6 +129,9 @@ func TestEverydayTokens(t *testing.T) {
 		if res.StructuredContent == nil {
 			structured = nil
 		}
+		if res.IsError != (task.name == "syntax error") {
+			t.Fatalf("%s: isError %v: %s\nstderr: %s", task.name, res.IsError, content, inst.logs())
+		}
 		checkLinks(t, task.name, res)
 		n := claudeTokens(t, append(content, structured...))
 		total += n
@@ -114,8 +141,8 @@ func TestEverydayTokens(t *testing.T) {
 		}
 	}
 	t.Logf("eight everyday tasks on wg3w-h783 (offline), text + structured content:\n| task | tool | bytes | tokens |\n|---|---|---|---|\n%s| total | | | %d |", table.String(), total)
-	if total > maxEverydayTokens {
-		t.Errorf("the eight everyday tasks cost %d tokens; want at most %d", total, maxEverydayTokens)
+	if total > maxTokens {
+		t.Errorf("the eight everyday tasks cost %d tokens; want at most %d", total, maxTokens)
 	}
 }
 
