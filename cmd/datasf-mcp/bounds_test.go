@@ -423,3 +423,41 @@ func TestSlowParquetReadersBinary(t *testing.T) {
 		}
 	}
 }
+
+// TestRESTChangesCheckOriginBinary: a DELETE or a pin of a result from a
+// page of a foreign Origin is refused 403 and the result stays; from the
+// server's own origin, or without Origin, it goes through. The failure
+// this guards against (issue 55): REST DELETE accepted a foreign Origin
+// (the MCP endpoint refused it).
+func TestRESTChangesCheckOriginBinary(t *testing.T) {
+	t.Parallel()
+	inst := startInstance(t)
+	c := newRawClient(t, inst.base, "127.0.0.1")
+	if a := c.initialize(nil); a.status != http.StatusOK {
+		t.Fatalf("initialize = %d %s", a.status, a.body)
+	}
+	url := storeQuery(t, c, nil, 1)
+	send := func(method, origin string) int {
+		req, _ := http.NewRequestWithContext(t.Context(), method, url, nil)
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for _, method := range []string{http.MethodPut, http.MethodDelete} {
+		if got := send(method, "https://evil.example"); got != http.StatusForbidden {
+			t.Errorf("%s from Origin https://evil.example = %d; want 403", method, got)
+		}
+	}
+	if got := send(http.MethodGet, ""); got != http.StatusOK {
+		t.Errorf("GET after the foreign DELETE = %d; want 200 (the result must stay)", got)
+	}
+	if got := send(http.MethodDelete, inst.base); got != http.StatusNoContent {
+		t.Errorf("DELETE from the server's own origin = %d; want 204", got)
+	}
+}
