@@ -461,3 +461,43 @@ func TestRESTChangesCheckOriginBinary(t *testing.T) {
 		t.Errorf("DELETE from the server's own origin = %d; want 204", got)
 	}
 }
+
+// TestTokenResultsNeedTokensBinary: results a server with bearer tokens
+// stored in a SQLite file are not served by a server opened on the same
+// file without tokens (404), while that server's own results are. The
+// failure this guards against (issue 55): restarting the store without
+// tokens served tokened results to anyone.
+func TestTokenResultsNeedTokensBinary(t *testing.T) {
+	t.Parallel()
+	store := "sqlite:" + filepath.Join(t.TempDir(), "results.db")
+	const token = "token-a-0123456789"
+	bearer := map[string]string{"Authorization": "Bearer " + token}
+	withTokens := startInstanceEnv(t, []string{"DATASF_REST_TOKEN=" + token}, "--store", store)
+	a := newRawClient(t, withTokens.base, "127.0.0.1")
+	if r := a.initialize(bearer); r.status != http.StatusOK {
+		t.Fatalf("initialize = %d %s", r.status, r.body)
+	}
+	tokened := storeQuery(t, a, bearer, 1)
+	withTokens.kill()
+
+	without := startInstance(t, "--store", store)
+	b := newRawClient(t, without.base, "127.0.0.1")
+	if r := b.initialize(nil); r.status != http.StatusOK {
+		t.Fatalf("initialize = %d %s", r.status, r.body)
+	}
+	own := storeQuery(t, b, nil, 2)
+	hc := &http.Client{Timeout: 10 * time.Second}
+	// The tokened result's link, on the server without tokens.
+	path := tokened[strings.Index(tokened, "/resources/"):]
+	if got := httpStatus(t, hc, http.MethodGet, without.base+path); got != http.StatusNotFound {
+		t.Errorf("GET of a tokened result on the same store without tokens = %d; want 404", got)
+	}
+	if got := httpStatus(t, hc, http.MethodGet, own); got != http.StatusOK {
+		t.Errorf("GET of the tokenless server's own result = %d; want 200", got)
+	}
+	// Nor through a tool of an MCP client without a token.
+	an := b.call(nil, "analyze_results", map[string]any{"sql": "SELECT count(*) AS n FROM t", "results": map[string]any{"t": without.base + path}})
+	if !an.IsError || !strings.Contains(an.text(), "no stored result") {
+		t.Errorf("analyze_results of a tokened result without a token: isError %v, %.300q; want no stored result", an.IsError, an.text())
+	}
+}

@@ -197,6 +197,7 @@ func (s *Server) Handler(mcpServer *server.MCPServer, rest http.Handler) (handle
 				}
 				return ctx
 			}
+			ctx = dualresp.Unauthenticated(ctx)
 			if key := r.Header.Get(ClientKeyHeader); key != "" {
 				return withClientKey(ctx, key) // checked by mcpHandler
 			}
