@@ -525,7 +525,7 @@ func fromNull(v sql.NullInt64) time.Time {
 func privateFiles(path string) error {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
-		return err
+		return fmt.Errorf("unable to open database file: %w", err) // SQLite's words for it
 	}
 	_ = f.Close()
 	for _, p := range []string{path, path + "-wal", path + "-shm"} {
