@@ -1,6 +1,7 @@
 package datasf
 
 import (
+	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -43,7 +44,10 @@ type landingInfo struct {
 	// hold a password): instances with the same one serve each other's
 	// links.
 	Store string `json:"store"`
-	Links struct {
+	// StoreProof answers a StoreChallengeHeader: StoreProof of the
+	// challenge with Config.StoreSecret.
+	StoreProof string `json:"store_proof,omitempty"`
+	Links      struct {
 		MCP     string `json:"mcp,omitempty"`
 		REST    string `json:"rest"`
 		Metrics string `json:"metrics"`
@@ -61,12 +65,28 @@ func StoreID(spec string) string {
 	return hex.EncodeToString(sum[:8])
 }
 
+// StoreChallengeHeader carries a challenge (a random nonce) to the landing
+// page, which answers it with store_proof when it has a StoreSecret.
+const StoreChallengeHeader = "X-Datasf-Store-Challenge"
+
+// StoreProof is the proof, keyed with the store's secret, that an instance
+// serves the store spec: HMAC-SHA-256 of the challenge and the store's id.
+// Only a process that can read the secret (the user's own) can make it.
+func StoreProof(secret, spec, challenge string) string {
+	m := hmac.New(sha256.New, []byte(secret))
+	m.Write([]byte("datasf-store-proof\x00" + StoreID(spec) + "\x00" + challenge))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
 // landing serves GET /: HTML to browsers, JSON to anything else.
 func (s *Service) landing(w http.ResponseWriter, r *http.Request) {
 	info := landingInfo{Version: s.cfg.Version, Domain: s.client.Domain(), URL: s.url,
 		MCP: s.cfg.StreamableHTTP, Tokens: len(s.cfg.RESTTokens) > 0, Store: StoreID(s.cfg.Store)}
 	if info.Version == "" {
 		info.Version = Version
+	}
+	if c := r.Header.Get(StoreChallengeHeader); c != "" && len(c) <= 128 && s.cfg.StoreSecret != "" {
+		info.StoreProof = StoreProof(s.cfg.StoreSecret, s.cfg.Store, c)
 	}
 	if info.MCP {
 		info.Links.MCP = s.url + "/mcp"

@@ -78,6 +78,13 @@ type Config struct {
 	// Store names the result store: "memory" (the default), "sqlite:PATH"
 	// or "redis://HOST:PORT/DB" (see OpenStore).
 	Store string
+	// StoreSecret, when set, is a secret of the store's user (stdio keeps
+	// it in the user's 0700 cache directory): the landing page proves with
+	// it, to whoever sends a challenge (StoreChallengeHeader), that this
+	// instance serves the store, so that another instance gives links on
+	// this one's address only when it is truly one of the user's
+	// instances, not a process of another user squatting the port.
+	StoreSecret string
 	// MaxResources bounds the memory store (dualresp's default when zero).
 	MaxResources int
 	// MaxPinnedPerOwner is the pin quota: the most pinned results one

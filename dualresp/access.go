@@ -30,10 +30,35 @@ func OwnerFrom(ctx context.Context) (string, bool) {
 	return o, ok
 }
 
-// visible reports whether the caller of ctx may see r.
+// visible reports whether the caller of ctx may see r. A record of a
+// token's owner (TokenOwner) is that owner's only, also on a REST API
+// without Authenticate: a store that a server with bearer tokens filled,
+// opened again by one without them, does not serve their results to
+// anyone who asks.
 func visible(ctx context.Context, r *Record) bool {
 	owner, ok := OwnerFrom(ctx)
-	return !ok || r.Owner == "" || r.Owner == owner
+	if !ok {
+		return !(unauthenticated(ctx) && strings.HasPrefix(r.Owner, tokenOwnerPrefix))
+	}
+	return r.Owner == "" || r.Owner == owner
+}
+
+type unauthenticatedKey struct{}
+
+// Unauthenticated returns a context marking its caller as one that no
+// credentials identified (a server without bearer tokens): records of a
+// token's owner are not found for it (see WithOwner). The REST handler
+// marks its requests so when Options.Authenticate is nil; a server that
+// reads results for such callers by other ways (MCP tools) marks their
+// contexts with it.
+func Unauthenticated(ctx context.Context) context.Context {
+	return context.WithValue(ctx, unauthenticatedKey{}, true)
+}
+
+// unauthenticated reports whether ctx is marked by Unauthenticated.
+func unauthenticated(ctx context.Context) bool {
+	v, _ := ctx.Value(unauthenticatedKey{}).(bool)
+	return v
 }
 
 // ErrUnauthorized is returned by an Authenticate function for a request
@@ -80,8 +105,11 @@ func BearerToken(r *http.Request) (string, bool) {
 // the token itself.
 func TokenOwner(token string) string {
 	sum := sha256.Sum256([]byte("dualresp-owner\x00" + token))
-	return "token:" + hex.EncodeToString(sum[:12])
+	return tokenOwnerPrefix + hex.EncodeToString(sum[:12])
 }
+
+// tokenOwnerPrefix starts every TokenOwner.
+const tokenOwnerPrefix = "token:"
 
 // withAccess wraps the REST handler with authentication and CORS.
 func (s *Server) withAccess(next http.Handler) http.Handler {
@@ -108,6 +136,8 @@ func (s *Server) withAccess(next http.Handler) http.Handler {
 				return
 			}
 			r = r.WithContext(WithOwner(r.Context(), owner))
+		} else {
+			r = r.WithContext(Unauthenticated(r.Context()))
 		}
 		next.ServeHTTP(w, r)
 	})

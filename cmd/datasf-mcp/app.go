@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"time"
@@ -98,7 +101,7 @@ func newService(ctx context.Context, cfg config, ln net.Listener, log *slog.Logg
 	if c.Store == "" {
 		c.Store = "memory"
 		if cfg.Command == "" {
-			c.Store, c.PublicURL = stdioStore(cfg, ln, log)
+			c.Store, c.PublicURL, c.StoreSecret = stdioStore(cfg, ln, log)
 			c.KeepExpired = stdioKeepExpired
 			if !cfg.ExpirationSet && strings.HasPrefix(c.Store, "sqlite:") {
 				c.Expiration = stdioExpiration
@@ -126,37 +129,94 @@ const stdioKeepExpired = 7 * 24 * time.Hour
 // (another one serves it) gives links on it all the same: the instance
 // there reads the same file. Without a cache directory, links live in
 // memory, as long as the process.
-func stdioStore(cfg config, ln net.Listener, log *slog.Logger) (store, publicURL string) {
+func stdioStore(cfg config, ln net.Listener, log *slog.Logger) (store, publicURL, secret string) {
 	publicURL = cfg.PublicURL
 	dir, err := os.UserCacheDir()
 	if err == nil {
 		dir = filepath.Join(dir, "datasf-mcp")
-		err = os.MkdirAll(dir, 0o700)
+		err = privateDir(dir, log)
+	}
+	if err == nil {
+		secret, err = storeSecret(filepath.Join(dir, "store.secret"))
 	}
 	if err != nil {
 		log.Warn("no cache directory for the result store; links end with this process", "error", err.Error())
-		return "memory", publicURL
+		return "memory", publicURL, ""
 	}
 	store = "sqlite:" + filepath.Join(dir, "results.db")
 	if publicURL == "" && ln != nil && !cfg.RESTAddrSet && ln.Addr().String() != cfg.RESTAddr {
-		if servesStore(cfg.RESTAddr, store) {
+		if servesStore(cfg.RESTAddr, store, secret) {
 			publicURL = "http://" + cfg.RESTAddr
 			log.Info("links name the default REST address: the instance there serves the same result store", "rest", publicURL)
+		} else {
+			log.Info("the default REST address is held by a process that does not prove it serves this user's result store; links name this instance's own address", "busy", cfg.RESTAddr)
 		}
 	}
-	return store, publicURL
+	return store, publicURL, secret
+}
+
+// privateDir makes dir, or makes an existing one, readable by its owner
+// only (0700): it holds the user's queries and the store's secret. A
+// looser directory is tightened, and the log says so.
+func privateDir(dir string, log *slog.Logger) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	st, err := os.Stat(dir)
+	if err != nil {
+		return err
+	}
+	if mode := st.Mode().Perm(); mode&0o077 != 0 && runtime.GOOS != "windows" {
+		if err := os.Chmod(dir, 0o700); err != nil {
+			return fmt.Errorf("the cache directory %s is open to other users (mode %o) and cannot be made private: %w", dir, mode, err)
+		}
+		log.Warn("the cache directory was open to other users; made it private (0700)", "dir", dir, "was", fmt.Sprintf("%o", mode))
+	}
+	return nil
+}
+
+// storeSecret reads the secret of stdio's result store from path, or makes
+// one there (0600, in the 0700 cache directory): a process of another
+// user cannot read it, so it cannot prove to serve the store (StoreProof).
+func storeSecret(path string) (string, error) {
+	if b, err := os.ReadFile(path); err == nil && len(strings.TrimSpace(string(b))) >= 32 {
+		return strings.TrimSpace(string(b)), nil
+	}
+	secret := rand.Text() + rand.Text()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, os.ErrExist) {
+		// Another instance made it meanwhile (or left it empty): read it
+		// again, else replace it.
+		if b, rerr := os.ReadFile(path); rerr == nil && len(strings.TrimSpace(string(b))) >= 32 {
+			return strings.TrimSpace(string(b)), nil
+		}
+		f, err = os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	}
+	if err != nil {
+		return "", fmt.Errorf("the store's secret: %w", err)
+	}
+	if _, err := f.WriteString(secret + "\n"); err != nil {
+		f.Close()
+		return "", fmt.Errorf("the store's secret: %w", err)
+	}
+	return secret, f.Close()
 }
 
 // servesStore reports whether the datasf-mcp at addr serves the result
-// store spec (its landing page names the store's datasf.StoreID).
-func servesStore(addr, spec string) bool {
+// store spec: its landing page answers a random challenge with the proof
+// (datasf.StoreProof) that only a process knowing the store's secret can
+// make. The store's id alone, which the landing page shows anyone, would
+// let any local process that took the address first receive every link.
+func servesStore(addr, spec, secret string) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/", nil)
-	if err != nil {
+	if err != nil || secret == "" {
 		return false
 	}
+	challenge := rand.Text()
 	req.Header.Set("Accept", "application/json")
+	req.Header.Set(datasf.StoreChallengeHeader, challenge)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return false
@@ -164,11 +224,13 @@ func servesStore(addr, spec string) bool {
 	defer resp.Body.Close()
 	var landing struct {
 		Store string `json:"store"`
+		Proof string `json:"store_proof"`
 	}
 	if resp.StatusCode != http.StatusOK || json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(&landing) != nil {
 		return false
 	}
-	return landing.Store != "" && landing.Store == datasf.StoreID(spec)
+	want := datasf.StoreProof(secret, spec, challenge)
+	return landing.Store == datasf.StoreID(spec) && hmac.Equal([]byte(landing.Proof), []byte(want))
 }
 
 // takeOverDefault serves the REST API on the default address too once the

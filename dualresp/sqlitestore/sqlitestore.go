@@ -25,6 +25,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -79,9 +80,17 @@ var (
 
 // Open opens the SQLite database at path, creating the file and the schema
 // when missing. The directory must exist. Close the Store when done.
+//
+// The file holds every stored query and its owner: Open creates it, and
+// its WAL and shared-memory files, readable by their owner only (0600),
+// and makes an existing one so (SQLite would make them as the umask says,
+// 0644 as a rule, and makes its WAL files with the database's mode).
 func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if err := checkPath(path); err != nil {
 		return nil, err
+	}
+	if err := privateFiles(path); err != nil {
+		return nil, fmt.Errorf("sqlitestore: open %s: %w", path, err)
 	}
 	busy := opts.BusyTimeout
 	if busy == 0 {
@@ -509,4 +518,29 @@ func fromNull(v sql.NullInt64) time.Time {
 		return time.Time{}
 	}
 	return time.Unix(0, v.Int64).UTC()
+}
+
+// privateFiles creates the database file at path when missing, and makes it
+// and its WAL and shared-memory files, those that exist, 0600.
+func privateFiles(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("unable to open database file: %w", err) // SQLite's words for it
+	}
+	_ = f.Close()
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		st, err := os.Stat(p)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if st.Mode().Perm()&0o077 != 0 {
+			if err := os.Chmod(p, 0o600); err != nil {
+				return fmt.Errorf("make %s readable by its owner only: %w", p, err)
+			}
+		}
+	}
+	return nil
 }

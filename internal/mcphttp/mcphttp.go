@@ -171,7 +171,7 @@ const (
 // address must name a loopback host (or the PublicURL's host) in Host, so
 // that DNS rebinding cannot reach the server from a browser. On /mcp, a
 // browser request's Origin must be the server's own or one of CORSOrigins
-// (403 otherwise); bodies are bounded by MaxMCPRequestBody (413); sessions
+// (403 otherwise), as on the REST API's changes (PUT, DELETE, POST); bodies are bounded by MaxMCPRequestBody (413); sessions
 // are issued by initialize, refused when unknown, and end on DELETE or when
 // idle; a JSON-RPC batch is accepted where the negotiated protocol version
 // (2025-03-26) has them and answered -32600 where it does not. With
@@ -197,6 +197,7 @@ func (s *Server) Handler(mcpServer *server.MCPServer, rest http.Handler) (handle
 				}
 				return ctx
 			}
+			ctx = dualresp.Unauthenticated(ctx)
 			if key := r.Header.Get(ClientKeyHeader); key != "" {
 				return withClientKey(ctx, key) // checked by mcpHandler
 			}
@@ -260,7 +261,7 @@ func (s *Server) Handler(mcpServer *server.MCPServer, rest http.Handler) (handle
 	})
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", mcpHandler)
-	mux.Handle("/", rest)
+	mux.Handle("/", s.changesFromOwnOrigin(rest))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"status":"ok"}`))
@@ -424,6 +425,26 @@ func (s *Server) allowedOrigin(r *http.Request) bool {
 		own = true
 	}
 	return own
+}
+
+// changesFromOwnOrigin refuses, with 403, a request to the REST API that
+// changes something (any method but GET, HEAD and OPTIONS: a pin, a
+// DELETE, a page by POST) from a browser page of a foreign Origin, as /mcp
+// does: such a page may send the request (a simple DELETE needs no
+// preflight to be sent), even when CORS keeps the answer from it.
+func (s *Server) changesFromOwnOrigin(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.Method {
+		case http.MethodGet, http.MethodHead, http.MethodOptions:
+		default:
+			if !s.allowedOrigin(r) {
+				writeHTTPJSON(w, http.StatusForbidden, "forbidden_origin",
+					fmt.Sprintf("Origin %q is not allowed to change results; allowed: requests without Origin, the server's own origin and --cors-origins", r.Header.Get("Origin")))
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // readBounded reads r's body, at most limit bytes, and puts it back for the
