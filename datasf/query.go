@@ -35,13 +35,19 @@ type QueryInput struct {
 	SampleSize  *int   `json:"sample_size,omitempty" validate:"omitnil,min=1,max=100"`
 	Domain      string `json:"domain,omitempty" validate:"omitempty,cleantext"`
 	Format      string `json:"format,omitempty" validate:"omitempty,oneof=auto json markdown"`
+	Image       *bool  `json:"image,omitempty"`
 }
 
 func (in QueryInput) format() string { return in.Format }
 
 // queryAnswer is query_datasf's output: a dual response, whose structured
 // content (dualresp.Structured) may also carry hints (package hints).
-type queryAnswer struct{ resp *dualresp.Response }
+type queryAnswer struct {
+	resp *dualresp.Response
+	// png and pictureText are the picture asked for with image (image.go).
+	png         []byte
+	pictureText string
+}
 
 func (a queryAnswer) response() *dualresp.Response { return a.resp }
 
@@ -49,7 +55,7 @@ func queryTool(s *toolServer) tool {
 	return newTool[QueryInput](toolDef{
 		name:        "query_datasf",
 		title:       "Query a dataset",
-		description: "Run SoQL on a dataset. Returns a SAMPLE of the rows, the exact total (metadata.total_count) and resource.url, the complete result for the user. Answer with aggregates (GROUP BY, count(*), sum); never page through results yourself. SoQL has no FROM; text comparison is case-sensitive; quote dates ('2024-01-01').",
+		description: "Run SoQL on a dataset. Returns a SAMPLE of rows, the exact total (metadata.total_count) and resource.url, the complete result for the user. Answer with aggregates (GROUP BY, count(*), sum); never page through results. No FROM; text comparison is case-sensitive; quote dates ('2024-01-01').",
 		openWorld:   true,
 	}, s.query)
 }
@@ -166,7 +172,11 @@ func (s *toolServer) query(ctx context.Context, _ mcp.CallToolRequest, in QueryI
 	if plan.Stale() {
 		resp = resp.WithHints(newStaleHint(p.Domain))
 	}
-	return queryAnswer{resp}, nil
+	out := queryAnswer{resp: resp}
+	if in.Image != nil && *in.Image {
+		out.png, out.pictureText = s.drawPicture(ctx, resp, stable.String())
+	}
+	return out, nil
 }
 
 // namesUnknownColumn reports whether one of q's column references names no

@@ -168,9 +168,9 @@ func outputSchemaOf[Out any]() json.RawMessage {
 func render(format string, out any) *mcp.CallToolResult {
 	if d, ok := out.(dualAnswer); ok {
 		if format == formatJSON {
-			return mcpgo.CallToolResultJSON(d.response())
+			return withPicture(mcpgo.CallToolResultJSON(d.response()), out)
 		}
-		return mcpgo.CallToolResult(d.response())
+		return withPicture(mcpgo.CallToolResult(d.response()), out)
 	}
 	var text string
 	if format == formatJSON {

@@ -44,6 +44,12 @@ try {
       await page.click("#pin");
       await page.waitForFunction(() => document.body.dataset.pinned === "true" || document.querySelector("#error").textContent, null, { timeout: 20000 });
     }
+    // A click on a map's first mark shows its row.
+    let clicked = "";
+    if (await page.$("#chart .map [data-row]")) {
+      await page.click("#chart .map circle.point, #chart .map path.valued", { force: true });
+      clicked = await page.textContent("#chart .chart-row");
+    }
     const fig = await page.evaluate(() => {
       const svg = document.querySelector("#chart svg");
       const attr = (sel, a) => [...document.querySelectorAll(sel)].map((e) => e.getAttribute(a));
@@ -71,7 +77,7 @@ try {
     });
     await page.screenshot({ path: `${dir}/${name}.png`, fullPage: false });
     if (errors.length) throw new Error(`${name}: page errors: ${errors.join("; ")}`);
-    out[name] = fig;
+    out[name] = { ...fig, clicked };
     await page.close();
   }
   console.log(JSON.stringify(out));

@@ -39,6 +39,7 @@ type chartFigures struct {
 	MapSwapped int       `json:"map_swapped"`
 	Areas      [][2]any  `json:"areas"`
 	NullCells  int       `json:"null_cells"`
+	Clicked    string    `json:"clicked"`
 }
 
 // analysisNeighborhoods are the 41 names of the viewer's bundled
@@ -231,6 +232,9 @@ func TestViewerChartsInChromium(t *testing.T) {
 		inside+swapped, outside, swapped, missing); pts.Label != want {
 		t.Errorf("points map's aria-label %q; want %q", pts.Label, want)
 	}
+	if !strings.Contains(pts.Clicked, "truck: truck 0") {
+		t.Errorf("a click on the map's first point shows %q; want its row (truck: truck 0)", pts.Clicked)
+	}
 	if !slices.Contains(pts.Links, "geojson") {
 		t.Errorf("download links %v of a result with points; want a geojson one", pts.Links)
 	}
@@ -245,6 +249,9 @@ func TestViewerChartsInChromium(t *testing.T) {
 		if v, _ := a[1].(float64); v != wantAreas[name] {
 			t.Errorf("area %q drawn with %v; the data has %v", name, a[1], wantAreas[name])
 		}
+	}
+	if want := fmt.Sprintf("%s: %v", names[0], wantAreas[names[0]]); areas.Clicked != want {
+		t.Errorf("a click on the map's first area shows %q; want %q", areas.Clicked, want)
 	}
 	if want := fmt.Sprintf("map of n by analysis_neighborhood, %d areas; 2 groups naming no area", len(names)); areas.Label != want {
 		t.Errorf("areas map's aria-label %q; want %q", areas.Label, want)

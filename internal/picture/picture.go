@@ -346,7 +346,8 @@ func drawBars(p *plot.Plot, spec Spec, rows []map[string]any) (string, error) {
 			names[i] = names[i][:27] + "…"
 		}
 	}
-	bc, err := plotter.NewBarChart(values, vg.Points(9))
+	// Bars about two thirds of their row, at most 24pt thick.
+	bc, err := plotter.NewBarChart(values, min(vg.Points(24), (height-vg.Inch)/vg.Length(len(bars))*2/3))
 	if err != nil {
 		return "", err
 	}
@@ -355,6 +356,7 @@ func drawBars(p *plot.Plot, spec Spec, rows []map[string]any) (string, error) {
 	bc.LineStyle.Width = 0
 	p.Add(bc)
 	p.NominalY(names...)
+	p.Y.Min, p.Y.Max = -0.7, float64(len(bars))-0.3 // half a row around the bars
 	p.X.Label.Text = spec.Value
 	p.X.Min = 0
 	return fmt.Sprintf("bar chart of %s by %s, %s", spec.Value, spec.Label, plural(len(bars), "bar")), nil

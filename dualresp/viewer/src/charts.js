@@ -7,7 +7,8 @@
 //
 // chooseChart looks at a result's columns, its first rows and its query;
 // the draw functions take the rows the viewer read for the picture and the
-// width to draw at, and return {svg, note}.
+// width to draw at, and return {svg, note}. A map's marks carry their row's
+// text (data-row), shown on hover (title) and on a click (viewer.js).
 import neighborhoods from "./sf_analysis_neighborhoods.geojson";
 
 const NS = "http://www.w3.org/2000/svg";
@@ -325,8 +326,9 @@ export function drawPoints(rows, spec, W, total) {
   for (const f of AREAS) svg.append(titled(el("path", { class: "area", d: areaPath(f.geometry, xy) }), f.properties.name));
   for (const [p, r] of dots) {
     const [cx, cy] = xy(p.lon, p.lat);
-    svg.append(titled(el("circle", { class: "point" + (p.where === "swapped" ? " swapped" : ""), cx: cx.toFixed(1), cy: cy.toFixed(1), r: drawn > 500 ? 2 : 3.5 }),
-      rowText(r, spec.point)));
+    const text = rowText(r, spec.point);
+    svg.append(titled(el("circle", { class: "point" + (p.where === "swapped" ? " swapped" : ""), cx: cx.toFixed(1), cy: cy.toFixed(1), r: drawn > 500 ? 2 : 3.5, "data-row": text }),
+      text));
   }
   return { svg, note: off.length ? off.join("; ") + "." : "", figures: { kind: "points", points: drawn, ...tally } };
 }
@@ -359,7 +361,8 @@ export function drawAreas(rows, spec, W) {
       attrs["data-value"] = v;
       attrs["fill-opacity"] = (0.2 + 0.2 * cls).toFixed(1);
     }
-    svg.append(titled(el("path", attrs), `${f.properties.name}: ${v === undefined ? "no rows" : count(v)}`));
+    attrs["data-row"] = `${f.properties.name}: ${v === undefined ? "no rows" : count(v)}`;
+    svg.append(titled(el("path", attrs), attrs["data-row"]));
   }
   // The legend: the five classes' shades and bounds, and the unshaded.
   const legend = el("g", { class: "legend" });

@@ -245,6 +245,19 @@ export function createViewer(host = {}) {
     if (spec.kind === "bars") body.dataset.chartBars = String(out.figures.bars);
   }
 
+  // A click on a map's point or area shows its row under the map (a
+  // hover shows it as the mark's title).
+  $("chart").addEventListener("click", (e) => {
+    const mark = e.target.closest && e.target.closest("[data-row]");
+    if (!mark) return;
+    let shown = $("chart").querySelector(".chart-row");
+    if (!shown) {
+      shown = Object.assign(document.createElement("pre"), { className: "chart-row" });
+      $("chart").appendChild(shown);
+    }
+    shown.textContent = mark.dataset.row;
+  });
+
   new ResizeObserver(() => {
     if (view && view.picture && Math.floor($("chart").clientWidth) !== view.chartWidth) drawPicture(view);
   }).observe(document.documentElement);
