@@ -288,7 +288,8 @@ func TestQueryResultsAreObjects(t *testing.T) {
 // true and the sample has exactly the sample size, unless the byte budget
 // rule reduced it; the byte budget rule: the structured content's JSON is at
 // most dualresp.DefaultByteBudget bytes, and a sample with fewer rows than
-// min(total, sample size) is marked sample_reduced. sample_count always
+// min(total, sample size) is marked sample_reduced (at most
+// dualresp.DefaultWholeByteBudget when the sample asked is the whole result). sample_count always
 // counts the rows shown and total_count is the exact total.
 func TestQuerySampleSize(t *testing.T) {
 	t.Parallel()
@@ -297,12 +298,16 @@ func TestQuerySampleSize(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		q, sc, parsed, size := queryCase(t, e)
 		b, _ := json.Marshal(sc)
-		if len(b) > dualresp.DefaultByteBudget {
-			t.Fatalf("query_datasf(%q): structured content is %d bytes; budget %d", q, len(b), dualresp.DefaultByteBudget)
-		}
 		meta, _ := sc["metadata"].(map[string]any)
-		items, _ := sc["results"].([]any)
 		total := parsed.TotalCount
+		budget := dualresp.DefaultByteBudget
+		if int64(size) >= total {
+			budget = dualresp.DefaultWholeByteBudget // the sample asked is the whole result
+		}
+		if len(b) > budget {
+			t.Fatalf("query_datasf(%q, sample %d of %d): structured content is %d bytes; budget %d", q, size, total, len(b), budget)
+		}
+		items, _ := sc["results"].([]any)
 		n := int64(len(items))
 		if got, _ := meta["sample_count"].(float64); int64(got) != n {
 			t.Fatalf("query_datasf(%q): sample_count %v with %d rows", q, meta["sample_count"], n)

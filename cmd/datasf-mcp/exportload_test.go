@@ -215,3 +215,88 @@ func TestExportsFinishBinary(t *testing.T) {
 		t.Logf("server log:\n%s", inst.stderr)
 	}
 }
+
+// maxTwoExportsRSS bounds the built binary's peak RSS while two readers
+// export the whole 250,000-row SELECT * of wg3w-h783 at once, offline, as
+// CSV (issue 52: 242 MiB, 220 before pages were fetched several at once).
+const maxTwoExportsRSS = 220 << 20
+
+// TestTwoExportsMemory runs two complete CSV exports of the offline
+// incidents' SELECT * (250,000 rows each) at once through the built binary
+// and checks the server's peak RSS (VmHWM, over its whole life: start,
+// query and exports) against maxTwoExportsRSS. It runs with
+// DATASF_BENCH_EXPORTS=1 only: the bound is not met yet (issue 52, item
+// 7; 225 to 310 MiB measured on a loaded two-core machine, most of it
+// outside the Go heap, whose live part stays near 67 MB).
+func TestTwoExportsMemory(t *testing.T) {
+	t.Parallel()
+	if os.Getenv("DATASF_BENCH_EXPORTS") != "1" {
+		t.Skip("the two 250,000-row exports run with DATASF_BENCH_EXPORTS=1")
+	}
+	inst := startInstance(t)
+	sc := inst.query(t, "wg3w-h783", "SELECT *")
+	url, _ := sc["resource"].(map[string]any)["url"].(string)
+	const rows = 250_000
+	if total := sc["metadata"].(map[string]any)["total_count"]; total != float64(rows) {
+		t.Fatalf("total_count = %v; want %d", total, rows)
+	}
+	t.Logf("before the exports: RSS %.1f MiB", float64(procStatus(t, inst.cmd.Process.Pid, "VmRSS"))/(1<<20))
+	sampler := samplePeak(t, inst.cmd.Process.Pid)
+	var maxAnon, maxFile int64
+	stopX, doneX := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(doneX)
+		for {
+			a, _ := readProcStatus(inst.cmd.Process.Pid, "RssAnon")
+			f, _ := readProcStatus(inst.cmd.Process.Pid, "RssFile")
+			maxAnon, maxFile = max(maxAnon, a), max(maxFile, f)
+			select {
+			case <-stopX:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}()
+	start := time.Now()
+	lines := make([]int, 2)
+	errs := make([]error, 2)
+	var wg sync.WaitGroup
+	for i := range lines {
+		wg.Go(func() {
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, url+"/export?format=csv", nil)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			defer resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				errs[i] = fmt.Errorf("HTTP %d", resp.StatusCode)
+				return
+			}
+			sc := bufio.NewScanner(resp.Body)
+			sc.Buffer(make([]byte, 1<<20), 1<<20)
+			for sc.Scan() {
+				lines[i]++
+			}
+			errs[i] = sc.Err()
+		})
+	}
+	wg.Wait()
+	sampled := sampler.end()
+	hwm := procStatus(t, inst.cmd.Process.Pid, "VmHWM")
+	close(stopX)
+	<-doneX
+	t.Logf("peaks during the exports: RssAnon %.1f MiB, RssFile %.1f MiB", float64(maxAnon)/(1<<20), float64(maxFile)/(1<<20))
+	for i := range lines {
+		// A header line, then a line a row (no value of these rows spans lines).
+		if errs[i] != nil || lines[i] != rows+1 {
+			t.Errorf("export %d: %d lines, err %v; want %d", i, lines[i], errs[i], rows+1)
+		}
+	}
+	t.Logf("two concurrent CSV exports of %d rows: %s; server peak RSS %.1f MiB (VmHWM), %.1f MiB sampled during the exports (bound %d MiB)",
+		rows, time.Since(start).Round(time.Millisecond), float64(hwm)/(1<<20), float64(sampled)/(1<<20), maxTwoExportsRSS>>20)
+	if peak := max(hwm, sampled); peak > maxTwoExportsRSS {
+		t.Errorf("peak RSS during two concurrent 250,000-row exports = %.1f MiB; want at most %d MiB\n%s", float64(peak)/(1<<20), maxTwoExportsRSS>>20, inst.stderr)
+	}
+}

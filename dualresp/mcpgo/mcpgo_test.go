@@ -79,7 +79,7 @@ func TestCallToolResult(t *testing.T) {
 	if !ok {
 		t.Fatalf("content[1] is %T; want mcp.ResourceLink", res.Content[1])
 	}
-	if link.Type != "resource_link" || link.URI != resp.URI() || link.Name != "Letters" || link.MIMEType != "application/json" || !strings.Contains(link.Description, resp.URL()) {
+	if link.Type != "resource_link" || link.URI != resp.URI() || link.Name != "Letters" || link.MIMEType != "application/json" || link.Description != resp.Link().Description || strings.Contains(link.Description, resp.URL()) {
 		t.Errorf("resource link = %+v", link)
 	}
 

@@ -1,6 +1,13 @@
 // Package sampledata generates the product's built-in offline sample data: a
 // few datasets shaped like real DataSF ones (same ids, names, categories and
-// column field names), filled with deterministic synthetic rows. The
+// column field names), filled with deterministic made-up rows. Each row is a
+// whole real DataSF row (public domain, ODC-PDDL; data/*.json.gz, whose
+// sources testdata/SOURCES.md names), so its columns agree with each other
+// (a film's director directed that film, an incident's code, category and
+// description belong together, a place's neighborhood is where its point
+// is); what is made up is the row's ids and dates, spread over the years and
+// to the sizes the product is tested at (250,000 incidents from 1,000 real
+// ones), and the films' points, which the real rows lack. The
 // product's --offline mode serves them from a local portal
 // ([github.com/datasf-mcp/datasf-mcp/localportal.StartOffline]) so that every
 // tool, the REST endpoint and paging work without a network; the benchmark
@@ -12,8 +19,16 @@
 package sampledata
 
 import (
+	"bytes"
+	"compress/gzip"
+	"embed"
+	"encoding/json"
 	"fmt"
+	"hash/fnv"
+	"io"
 	"math/rand/v2"
+	"strconv"
+	"sync"
 	"time"
 
 	"github.com/datasf-mcp/datasf-mcp/socrata"
@@ -22,7 +37,7 @@ import (
 // Version names the generated data: change it whenever a dataset's rows,
 // columns or metadata change, so that caches of an older version are built
 // again.
-const Version = "2026-11-1"
+const Version = "2026-11-29-real-rows"
 
 // Dataset is one generated dataset.
 type Dataset struct {
@@ -64,6 +79,84 @@ func Datasets(opts Options) []Dataset {
 	}
 }
 
+// realData holds the real rows each dataset's rows are drawn from, the
+// columns it uses of them only (testdata/SOURCES.md: "Offline snapshot").
+//
+//go:embed data/*.json.gz
+var realData embed.FS
+
+// realRowsOf caches the decoded real rows of each dataset.
+var realRowsOf sync.Map // dataset id -> func() []map[string]any
+
+// RealRows returns the real rows dataset id's rows are drawn from: JSON
+// objects as the Resource API gives them (strings, booleans), the
+// columns the generator uses.
+func RealRows(id string) []map[string]any {
+	f, _ := realRowsOf.LoadOrStore(id, sync.OnceValue(func() []map[string]any {
+		b, err := realData.ReadFile("data/" + id + ".json.gz")
+		if err != nil {
+			panic("sampledata: no real rows for " + id + ": " + err.Error())
+		}
+		zr, err := gzip.NewReader(bytes.NewReader(b))
+		if err != nil {
+			panic("sampledata: " + id + ": " + err.Error())
+		}
+		raw, err := io.ReadAll(zr)
+		if err != nil {
+			panic("sampledata: " + id + ": " + err.Error())
+		}
+		var rows []map[string]any
+		if err := json.Unmarshal(raw, &rows); err != nil || len(rows) == 0 {
+			panic(fmt.Sprintf("sampledata: %s: %d rows, %v", id, len(rows), err))
+		}
+		return rows
+	}))
+	return f.(func() []map[string]any)()
+}
+
+// str is a real row's text value, and whether it has one.
+func str(src map[string]any, k string) (string, bool) {
+	v, ok := src[k].(string)
+	return v, ok && v != ""
+}
+
+// copyText copies the real row's text fields to row.
+func copyText(row, src map[string]any, keys ...string) {
+	for _, k := range keys {
+		if v, ok := str(src, k); ok {
+			row[k] = v
+		}
+	}
+}
+
+// num returns a real row's number (given as a string) as a float64.
+func num(src map[string]any, k string) (float64, bool) {
+	v, ok := str(src, k)
+	if !ok {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	return f, err == nil
+}
+
+// realTime parses a real row's floating timestamp (with or without
+// milliseconds).
+func realTime(src map[string]any, k string) (time.Time, bool) {
+	v, ok := str(src, k)
+	if !ok {
+		return time.Time{}, false
+	}
+	for _, layout := range []string{tsLayout, "2006-01-02T15:04:05"} {
+		if t, err := time.Parse(layout, v); err == nil {
+			return t, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// timeOfDay is how far into its day t is.
+func timeOfDay(t time.Time) time.Duration { return t.Sub(t.Truncate(24 * time.Hour)) }
+
 // col is a column of a display name, field name, Views dataTypeName and
 // description.
 func col(name, fieldName, dataType, description string) socrata.Column {
@@ -74,8 +167,6 @@ func col(name, fieldName, dataType, description string) socrata.Column {
 func rng(seed uint64, i int) *rand.Rand {
 	return rand.New(rand.NewPCG(seed, uint64(i)))
 }
-
-func pick[T any](r *rand.Rand, xs []T) T { return xs[r.IntN(len(xs))] }
 
 // sfPoint returns a point inside San Francisco's bounding box.
 func sfPoint(r *rand.Rand) (lat, lon float64) {
@@ -94,51 +185,15 @@ const tsLayout = "2006-01-02T15:04:05.000"
 
 func ts(t time.Time) string { return t.Format(tsLayout) }
 
-var neighborhoods = []string{
-	"Mission", "Tenderloin", "South of Market", "Financial District/South Beach", "Bayview Hunters Point",
-	"Outer Richmond", "Sunset/Parkside", "Castro/Upper Market", "Nob Hill", "Western Addition",
-	"Hayes Valley", "North Beach", "Chinatown", "Marina", "Potrero Hill", "Excelsior", "Noe Valley",
-	"Haight Ashbury", "Pacific Heights", "Bernal Heights",
-}
-
-var districts = []string{"Central", "Southern", "Bayview", "Mission", "Northern", "Park", "Richmond", "Ingleside", "Taraval", "Tenderloin"}
-
-var streets = []string{"MARKET ST", "MISSION ST", "VALENCIA ST", "GEARY BLVD", "BROADWAY", "CALIFORNIA ST",
-	"3RD ST", "FOLSOM ST", "HOWARD ST", "POLK ST", "VAN NESS AVE", "DIVISADERO ST", "IRVING ST", "TARAVAL ST"}
-
-func address(r *rand.Rand) string {
-	return fmt.Sprintf("%d %s", 1+r.IntN(3000), pick(r, streets))
-}
-
-type incidentKind struct{ category, subcategory, description, code string }
-
-var incidentKinds = []incidentKind{
-	{"Larceny Theft", "Larceny - From Vehicle", "Theft, From Locked Vehicle, >$950", "06244"},
-	{"Larceny Theft", "Larceny Theft - Other", "Theft, Other Property, $50-$200", "06374"},
-	{"Larceny Theft", "Larceny Theft - Shoplifting", "Theft, Shoplifting, $50-$200", "06364"},
-	{"Malicious Mischief", "Vandalism", "Malicious Mischief, Vandalism to Property", "28150"},
-	{"Assault", "Simple Assault", "Battery", "04134"},
-	{"Assault", "Aggravated Assault", "Assault, Aggravated, W/ Other Weapon", "04014"},
-	{"Burglary", "Burglary - Residential", "Burglary, Residence, Forcible Entry", "05011"},
-	{"Motor Vehicle Theft", "Motor Vehicle Theft", "Vehicle, Stolen, Auto", "07021"},
-	{"Non-Criminal", "Other", "Lost Property", "71000"},
-	{"Fraud", "Fraud", "Fraud, Access Card", "09320"},
-	{"Robbery", "Robbery - Street", "Robbery, W/ Force", "03401"},
-	{"Drug Offense", "Drug Violation", "Methamphetamine, Possession", "16620"},
-	{"Warrant", "Warrant", "Warrant Arrest, Enroute To Outside Jurisdiction", "62050"},
-	{"Other Miscellaneous", "Other", "Trespassing", "27170"},
-}
-
-var resolutions = []string{"Open or Active", "Open or Active", "Open or Active", "Cite or Arrest Adult", "Unfounded", "Exceptional Adult"}
-
 func incidents(rows int) Dataset {
 	const seed = 0x783
 	base := time.Date(2018, 1, 1, 0, 0, 0, 0, time.UTC)
-	span := int64(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC).Sub(base) / time.Minute)
+	days := int(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC).Sub(base) / (24 * time.Hour))
+	real := RealRows("wg3w-h783")
 	return Dataset{
 		ID:          "wg3w-h783",
 		Name:        "Police Department Incident Reports: 2018 to Present",
-		Description: "Incident reports filed by the San Francisco Police Department since 2018, one row per incident code (synthetic offline snapshot shaped like the real dataset).",
+		Description: "Incident reports filed by the San Francisco Police Department since 2018, one row per incident code (offline snapshot: real incidents of 2018-2019 with made-up ids and dates).",
 		Category:    "Public Safety",
 		UpdatedAt:   time.Date(2025, 1, 1, 17, 46, 42, 0, time.UTC),
 		Columns: []socrata.Column{
@@ -167,54 +222,53 @@ func incidents(rows int) Dataset {
 		},
 		Rows: rows,
 		Row: func(i int) map[string]any {
+			// A whole real incident, on a day spread over the years (its
+			// time of day and the delay of its report kept), with ids of
+			// its own.
 			r := rng(seed, i)
-			at := base.Add(time.Duration(r.Int64N(span)) * time.Minute)
-			k := pick(r, incidentKinds)
-			incidentID := 600000 + i
-			row := map[string]any{
-				"incident_datetime":       ts(at),
-				"incident_date":           ts(at.Truncate(24 * time.Hour)),
-				"incident_year":           fmt.Sprint(at.Year()),
-				"incident_day_of_week":    at.Weekday().String(),
-				"report_datetime":         ts(at.Add(time.Duration(r.IntN(72*60)) * time.Minute)),
-				"row_id":                  fmt.Sprintf("%d%s", incidentID, k.code),
-				"incident_id":             fmt.Sprint(incidentID),
-				"incident_number":         fmt.Sprintf("%d%06d", at.Year()%100, r.IntN(1_000_000)),
-				"report_type_description": pick(r, []string{"Initial", "Initial", "Coplogic Initial", "Vehicle Initial", "Initial Supplement"}),
-				"filed_online":            r.IntN(10) == 0,
-				"incident_code":           k.code,
-				"incident_category":       k.category,
-				"incident_subcategory":    k.subcategory,
-				"incident_description":    k.description,
-				"resolution":              pick(r, resolutions),
-				"police_district":         pick(r, districts),
+			src := real[r.IntN(len(real))]
+			t0, _ := realTime(src, "incident_datetime")
+			at := base.AddDate(0, 0, r.IntN(days)).Add(timeOfDay(t0))
+			delay := time.Duration(0)
+			if rep, ok := realTime(src, "report_datetime"); ok && rep.After(t0) {
+				delay = rep.Sub(t0)
 			}
-			if r.IntN(20) != 0 { // about 5% of real incidents have no location
-				lat, lon := sfPoint(r)
-				row["intersection"] = pick(r, streets) + " \\ " + pick(r, streets)
-				row["analysis_neighborhood"] = pick(r, neighborhoods)
-				row["supervisor_district"] = float64(1 + r.IntN(11))
-				row["latitude"] = lat
-				row["longitude"] = lon
-				row["point"] = geo(lat, lon)
+			incidentID := 600000 + i
+			code, _ := str(src, "incident_code")
+			row := map[string]any{
+				"incident_datetime":    ts(at),
+				"incident_date":        ts(at.Truncate(24 * time.Hour)),
+				"incident_year":        fmt.Sprint(at.Year()),
+				"incident_day_of_week": at.Weekday().String(),
+				"report_datetime":      ts(at.Add(delay)),
+				"row_id":               fmt.Sprintf("%d%s", incidentID, code),
+				"incident_id":          fmt.Sprint(incidentID),
+				"incident_number":      fmt.Sprintf("%02d%07d", at.Year()%100, i),
+			}
+			copyText(row, src, "report_type_description", "incident_code", "incident_category", "incident_subcategory",
+				"incident_description", "resolution", "intersection", "police_district", "analysis_neighborhood")
+			if b, ok := src["filed_online"].(bool); ok {
+				row["filed_online"] = b
+			}
+			if d, ok := num(src, "supervisor_district"); ok {
+				row["supervisor_district"] = d
+			}
+			lat, okLat := num(src, "latitude")
+			lon, okLon := num(src, "longitude")
+			if okLat && okLon {
+				row["latitude"], row["longitude"], row["point"] = lat, lon, geo(lat, lon)
 			}
 			return row
 		},
 	}
 }
 
-var vendors = []string{"Senor Sisig", "The Chai Cart", "Off the Grid Services", "Tacos El Primo", "Halal Cart of SF",
-	"Curry Up Now", "Kettle Corn Star", "Bay Area Dogs", "Natan's Catering", "Brazuca Grill", "Philz Truck", "May Catering"}
-
-var foods = []string{"Tacos: burritos: quesadillas: soda", "Filipino fusion: sisig: rice plates", "Hot dogs: pretzels: soda: water",
-	"Chai: coffee: pastries", "Kettle corn: lemonade", "Cold truck: sandwiches: chips: candy: drinks", "Indian street food: curry: naan"}
-
 func foodTrucks(rows int) Dataset {
-	const seed = 0x5fa7
+	real := RealRows("rqzj-sfat")
 	return Dataset{
 		ID:          "rqzj-sfat",
 		Name:        "Mobile Food Facility Permit",
-		Description: "Mobile food facility (food truck and push cart) permits issued by Public Works (synthetic offline snapshot shaped like the real dataset).",
+		Description: "Mobile food facility (food truck and push cart) permits issued by Public Works (offline snapshot: real permits of 2022 with made-up ids).",
 		Category:    "Economy and Community",
 		UpdatedAt:   time.Date(2024, 12, 18, 16, 8, 36, 0, time.UTC),
 		Columns: []socrata.Column{
@@ -234,52 +288,30 @@ func foodTrucks(rows int) Dataset {
 		},
 		Rows: rows,
 		Row: func(i int) map[string]any {
-			r := rng(seed, i)
-			lat, lon := sfPoint(r)
-			approved := time.Date(2021, 1, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, r.IntN(900))
-			row := map[string]any{
-				"objectid":            float64(1_500_000 + i),
-				"applicant":           pick(r, vendors),
-				"facilitytype":        pick(r, []string{"Truck", "Truck", "Truck", "Push Cart"}),
-				"locationdescription": pick(r, streets) + ": " + pick(r, streets),
-				"address":             address(r),
-				"permit":              fmt.Sprintf("%02dMFF-%05d", 21+r.IntN(3), r.IntN(100000)),
-				"status":              pick(r, []string{"APPROVED", "APPROVED", "REQUESTED", "EXPIRED", "SUSPEND", "ISSUED"}),
-				"fooditems":           pick(r, foods),
-				"latitude":            lat,
-				"longitude":           lon,
-				"location":            geo(lat, lon),
-			}
-			if r.IntN(4) != 0 {
-				row["approved"] = ts(approved)
-				row["expirationdate"] = ts(approved.AddDate(1, 0, 0))
+			// The real permits in turn, with ids of their own.
+			src := real[i%len(real)]
+			row := map[string]any{"objectid": float64(1_500_000 + i)}
+			copyText(row, src, "applicant", "facilitytype", "locationdescription", "address", "permit", "status",
+				"fooditems", "approved", "expirationdate")
+			lat, okLat := num(src, "latitude")
+			lon, okLon := num(src, "longitude")
+			if okLat && okLon {
+				row["latitude"], row["longitude"], row["location"] = lat, lon, geo(lat, lon)
 			}
 			return row
 		},
 	}
 }
 
-var services = []struct{ name, subtype, agency string }{
-	{"Street and Sidewalk Cleaning", "Bulky Items", "Recology_Abandoned"},
-	{"Street and Sidewalk Cleaning", "General Cleaning", "DPW Ops Queue"},
-	{"Graffiti", "Graffiti on Building_commercial", "DPW Ops Queue"},
-	{"Encampments", "Encampment Reports", "HSOC Queue"},
-	{"Abandoned Vehicle", "Abandoned Vehicle - Car4door", "DPT Abandoned Vehicles Low Queue"},
-	{"Parking Enforcement", "Blocking_Driveway_Cite_Only", "DPT Parking Queue"},
-	{"Streetlights", "Streetlight - Light_Burnt_Out", "PUC Streetlights Queue"},
-	{"Sewer Issues", "Sewage_back_up", "PUC Sewer Ops"},
-	{"Tree Maintenance", "Overgrown_Tree", "DPW BUF Queue"},
-	{"Noise Report", "other_excessive_noise", "Entertainment Commission"},
-}
-
 func cases311(rows int) Dataset {
 	const seed = 0x311
 	base := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
-	span := int64(5 * 365 * 24 * 60)
+	days := 5 * 365
+	real := RealRows("vw6y-z8j6")
 	return Dataset{
 		ID:          "vw6y-z8j6",
 		Name:        "311 Cases",
-		Description: "Cases created by SF311 from calls, the app and the web: street cleaning, graffiti, encampments and more (synthetic offline snapshot shaped like the real dataset).",
+		Description: "Cases created by SF311 from calls, the app and the web: street cleaning, graffiti, encampments and more (offline snapshot: real cases of 2020 with made-up ids and dates).",
 		Category:    "City Infrastructure",
 		UpdatedAt:   time.Date(2025, 1, 1, 16, 58, 39, 0, time.UTC),
 		Columns: []socrata.Column{
@@ -301,47 +333,41 @@ func cases311(rows int) Dataset {
 		},
 		Rows: rows,
 		Row: func(i int) map[string]any {
+			// A whole real case, opened on a day spread over the years (its
+			// time of day and how long it stayed open kept), with an id
+			// of its own.
 			r := rng(seed, i)
-			s := pick(r, services)
-			opened := base.Add(time.Duration(r.Int64N(span)) * time.Minute)
-			lat, lon := sfPoint(r)
+			src := real[r.IntN(len(real))]
+			t0, _ := realTime(src, "requested_datetime")
+			opened := base.AddDate(0, 0, r.IntN(days)).Add(timeOfDay(t0))
 			row := map[string]any{
-				"service_request_id":              float64(12_000_000 + i),
-				"requested_datetime":              ts(opened),
-				"status_description":              "Open",
-				"agency_responsible":              s.agency,
-				"service_name":                    s.name,
-				"service_subtype":                 s.subtype,
-				"address":                         address(r) + ", SAN FRANCISCO, CA",
-				"supervisor_district":             float64(1 + r.IntN(11)),
-				"neighborhoods_sffind_boundaries": pick(r, neighborhoods),
-				"police_district":                 pick(r, districts),
-				"source":                          pick(r, []string{"Phone", "Mobile/Open311", "Mobile/Open311", "Web"}),
-				"lat":                             lat,
-				"long":                            lon,
-				"point_geom":                      geo(lat, lon),
+				"service_request_id": float64(12_000_000 + i),
+				"requested_datetime": ts(opened),
 			}
-			if r.IntN(5) != 0 {
-				row["status_description"] = "Closed"
-				row["closed_date"] = ts(opened.Add(time.Duration(1+r.IntN(30*24*60)) * time.Minute))
+			if closed, ok := realTime(src, "closed_date"); ok && !closed.Before(t0) {
+				row["closed_date"] = ts(opened.Add(closed.Sub(t0)))
+			}
+			copyText(row, src, "status_description", "agency_responsible", "service_name", "service_subtype", "address",
+				"neighborhoods_sffind_boundaries", "police_district", "source")
+			if d, ok := num(src, "supervisor_district"); ok {
+				row["supervisor_district"] = d
+			}
+			lat, okLat := num(src, "lat")
+			lon, okLon := num(src, "long")
+			if okLat && okLon {
+				row["lat"], row["long"], row["point_geom"] = lat, lon, geo(lat, lon)
 			}
 			return row
 		},
 	}
 }
 
-var filmTitles = []string{"Vertigo", "Bullitt", "The Rock", "Mrs. Doubtfire", "Dirty Harry", "Milk", "Zodiac",
-	"The Pursuit of Happyness", "Blue Jasmine", "Ant-Man", "Sense8", "The Matrix Resurrections", "Venom", "Always Be My Maybe"}
-
-var filmPlaces = []string{"Golden Gate Bridge", "Coit Tower", "Alcatraz Island", "Lombard Street", "City Hall",
-	"Ferry Building", "Palace of Fine Arts", "Chinatown", "Fisherman's Wharf", "Twin Peaks", "Embarcadero Center"}
-
 func films(rows int) Dataset {
-	const seed = 0xf11
+	real := RealRows("yitu-d5am")
 	return Dataset{
 		ID:          "yitu-d5am",
 		Name:        "Film Locations in San Francisco",
-		Description: "Places in San Francisco where films and TV series were shot (synthetic offline snapshot shaped like the real dataset).",
+		Description: "Places in San Francisco where films and TV series were shot (offline snapshot: the real locations of 2015, each place with a made-up point).",
 		Category:    "Culture and Recreation",
 		UpdatedAt:   time.Date(2024, 12, 18, 22, 30, 50, 0, time.UTC),
 		Columns: []socrata.Column{
@@ -356,19 +382,22 @@ func films(rows int) Dataset {
 		},
 		Rows: rows,
 		Row: func(i int) map[string]any {
-			r := rng(seed, i)
-			lat, lon := sfPoint(r)
-			t := r.IntN(len(filmTitles))
-			return map[string]any{
-				"title":              filmTitles[t],
-				"release_year":       float64(1958 + (t*5)%66),
-				"locations":          pick(r, filmPlaces),
-				"production_company": pick(r, []string{"Paramount Pictures", "Warner Bros.", "Netflix", "Focus Features", "Marvel Studios"}),
-				"director":           pick(r, []string{"Alfred Hitchcock", "Peter Yates", "Michael Bay", "Don Siegel", "Gus Van Sant", "David Fincher"}),
-				"actor_1":            pick(r, []string{"James Stewart", "Steve McQueen", "Sean Connery", "Robin Williams", "Clint Eastwood", "Sean Penn"}),
-				"latitude":           lat,
-				"longitude":          lon,
+			// The real film locations in turn. The real rows have no
+			// coordinates: a place's point is made up from its name, the
+			// same for every row of that place.
+			src := real[i%len(real)]
+			row := map[string]any{}
+			copyText(row, src, "title", "locations", "production_company", "director", "actor_1")
+			if y, ok := num(src, "release_year"); ok {
+				row["release_year"] = y
 			}
+			if place, ok := str(src, "locations"); ok {
+				h := fnv.New64a()
+				h.Write([]byte(place))
+				lat, lon := sfPoint(rand.New(rand.NewPCG(h.Sum64(), 0)))
+				row["latitude"], row["longitude"] = lat, lon
+			}
+			return row
 		},
 	}
 }
