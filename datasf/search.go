@@ -232,8 +232,8 @@ func datasetItems(ds []socrata.Dataset, limit int, domain string) []datasetItem 
 // field names and what matched.
 const (
 	searchTokenBudget = 1200
-	searchDescription = 160
-	searchFields      = 5
+	searchDescription = 120
+	searchFields      = 4
 )
 
 // searchItems are the first limit hits as search answers.

@@ -20,7 +20,7 @@ import (
 // rows, a message object served with 200, display-name keys, missing
 // fields; and SODA 2.1 answering that it is gone.
 
-// soda3PageSizes returns the pageSize of every SODA3 request logged.
+// soda3Requests counts the SODA3 requests in the server's log.
 func soda3Requests(srv *socratatest.Server) int {
 	n := 0
 	for _, r := range srv.Requests() {
