@@ -63,11 +63,11 @@ type schemaColumn struct {
 // left out), enough for the notes and summary a query needs; the
 // dataset's page has the rest. DataSF's descriptions run to several KB of
 // HTML (the police incident reports': 2,428 characters).
-const maxSchemaDescription = 400
+const maxSchemaDescription = 300
 
 // maxColumnDescription bounds each column's description in get_schema: a
 // sentence says what a column holds; DataSF's longest run to paragraphs.
-const maxColumnDescription = 100
+const maxColumnDescription = 80
 
 func (s *toolServer) schema(ctx context.Context, req mcp.CallToolRequest, in SchemaInput) (schemaResult, error) {
 	p, err := s.portals.Get(ctx, strings.TrimSpace(in.Domain))

@@ -97,11 +97,11 @@ func TestSchema(t *testing.T) {
 }
 
 // columnDescription is a column's description as get_schema gives it: on
-// one line, and at most 100 characters, the cut marked.
+// one line, and at most 80 characters, the cut marked.
 func columnDescription(s string) string {
 	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > 100 {
-		return strings.TrimSpace(string(r[:99])) + "…"
+	if r := []rune(s); len(r) > 80 {
+		return strings.TrimSpace(string(r[:79])) + "…"
 	}
 	return s
 }

@@ -232,8 +232,8 @@ func datasetItems(ds []socrata.Dataset, limit int, domain string) []datasetItem 
 // field names and what matched.
 const (
 	searchTokenBudget = 1200
-	searchDescription = 120
-	searchFields      = 4
+	searchDescription = 100
+	searchFields      = 3
 )
 
 // searchItems are the first limit hits as search answers.
@@ -243,9 +243,12 @@ func searchItems(hits []rankedHit, limit int, domain string) []datasetItem {
 		if len(items) == limit {
 			break
 		}
-		it := datasetItem{ID: h.ID, Name: h.Name, Description: clipText(cleanDescription(h.Description), searchDescription), Category: h.Category}
+		it := datasetItem{ID: h.ID, Name: h.Name, Description: clipText(cleanDescription(h.Description), searchDescription)}
 		if domain != "" {
+			// Another portal's, or several portals': the table names each
+			// one's domain and category.
 			it.Domain = cmp.Or(strings.ToLower(h.Domain), domain)
+			it.Category = h.Category
 		}
 		if !h.UpdatedAt.IsZero() {
 			it.UpdatedAt = h.UpdatedAt.UTC().Format(time.DateOnly)
@@ -358,7 +361,7 @@ func matchedWords(h rankedHit) []string {
 	if len(out) == 0 {
 		return weak
 	}
-	return out
+	return out[:min(len(out), 3)]
 }
 
 // compactCount is n for a person skimming: 950, 12k, 1.3M; "" for 0.
