@@ -233,15 +233,26 @@ func (s *Portal) LoadCatalogFrom(ctx context.Context, name string, r io.Reader) 
 		if text == "" {
 			continue
 		}
-		var raw map[string]any
-		if err := json.Unmarshal([]byte(text), &raw); err != nil {
-			return fmt.Errorf("localportal: LoadCatalog %s line %d: %w", jsonlPath, line, err)
-		}
+		// One decoding of the line: the scalar fields as any (a catalog may
+		// give a number or null where a string is usual), the columns typed.
 		var e struct {
-			Tags      []string `json:"tags"`
-			PageViews float64  `json:"page_views_total"`
-			Downloads float64  `json:"download_count"`
-			Columns   []struct {
+			Endpoint             any      `json:"endpoint"`
+			ID                   any      `json:"id"`
+			Title                any      `json:"title"`
+			Name                 any      `json:"name"`
+			Description          any      `json:"description"`
+			Category             any      `json:"category"`
+			DomainCategory       any      `json:"domain_category"`
+			PublishingDepartment any      `json:"publishing_department"`
+			Department           any      `json:"department"`
+			RowsUpdatedAt        any      `json:"rows_updated_at"`
+			UpdatedAt            any      `json:"updatedAt"`
+			URL                  any      `json:"url"`
+			Link                 any      `json:"link"`
+			Tags                 []string `json:"tags"`
+			PageViews            float64  `json:"page_views_total"`
+			Downloads            float64  `json:"download_count"`
+			Columns              []struct {
 				Name         string `json:"name"`
 				FieldName    string `json:"fieldName"`
 				DataTypeName string `json:"dataTypeName"`
@@ -250,34 +261,33 @@ func (s *Portal) LoadCatalogFrom(ctx context.Context, name string, r io.Reader) 
 			} `json:"columns"`
 		}
 		if err := json.Unmarshal([]byte(text), &e); err != nil {
-			return fmt.Errorf("localportal: LoadCatalog %s line %d: columns: %w", jsonlPath, line, err)
+			return fmt.Errorf("localportal: LoadCatalog %s line %d: %w", jsonlPath, line, err)
 		}
-		str := func(keys ...string) string {
-			for _, k := range keys {
-				if v, ok := raw[k]; ok && v != nil {
+		str := func(vals ...any) string {
+			for _, v := range vals {
+				if v != nil {
 					return strings.TrimSpace(fmt.Sprint(v))
 				}
 			}
 			return ""
 		}
-		id := str("endpoint", "id")
+		id := str(e.Endpoint, e.ID)
 		if !isDatasetID(id) {
 			skipped++
 			s.log.Warn("localportal: catalog line skipped: endpoint is not a 4x4 dataset id", "file", jsonlPath, "line", line, "endpoint", id)
 			continue
 		}
-		schema := Schema{ID: id, Name: str("title", "name"), Description: str("description"),
-			Category: str("category"), Department: str("publishing_department", "department")}
-		schema.Category = cmp.Or(schema.Category, str("domain_category"))
+		schema := Schema{ID: id, Name: str(e.Title, e.Name), Description: str(e.Description),
+			Category: cmp.Or(str(e.Category), str(e.DomainCategory)), Department: str(e.PublishingDepartment, e.Department)}
 		schema.Signals = Signals{Tags: e.Tags, PageViews: int64(e.PageViews), Downloads: int64(e.Downloads)}
-		if t, err := time.Parse(time.RFC3339, str("rows_updated_at", "updatedAt")); err == nil {
+		if t, err := time.Parse(time.RFC3339, str(e.RowsUpdatedAt, e.UpdatedAt)); err == nil {
 			schema.UpdatedAt = t
 		}
 		sort.SliceStable(e.Columns, func(i, j int) bool { return e.Columns[i].Position < e.Columns[j].Position })
 		for _, c := range e.Columns {
 			schema.Columns = append(schema.Columns, socrata.Column{Name: c.Name, FieldName: c.FieldName, DataType: c.DataTypeName, Description: c.Description})
 		}
-		entries = append(entries, &catalogEntry{schema: schema, link: str("url", "link")})
+		entries = append(entries, &catalogEntry{schema: schema, link: str(e.URL, e.Link)})
 	}
 	if err := sc.Err(); err != nil {
 		return fmt.Errorf("localportal: LoadCatalog %s: %w", jsonlPath, err)
