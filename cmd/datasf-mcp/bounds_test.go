@@ -137,7 +137,11 @@ func cpuTime(t *testing.T, pid int) int64 {
 // context, so the answer came at the upstream timeout and a core stayed
 // busy after it.
 func TestWorkStopsWithRequestBinary(t *testing.T) {
-	t.Parallel()
+	// Not parallel: with the other binary tests of this package at once,
+	// the server was seen using 70-480 ms of CPU a second for up to 5 s
+	// after an answer whose requests the portal had logged cancelled (the
+	// Go runtime returning a heap that grew while GC lagged, it seems, not
+	// the query): measured alone, it is idle within a second.
 	inst := startInstance(t, "--upstream-timeout", "5s")
 	pid := inst.cmd.Process.Pid
 	c := newRawClient(t, inst.base, "127.0.0.1")
