@@ -128,6 +128,12 @@ func (s *toolServer) search(ctx context.Context, req mcp.CallToolRequest, in Sea
 	}
 	out.Count = len(out.Results)
 	sum := summary{facts: fmt.Sprintf("%d datasets match %q, best first.", out.Count, in.Query)}
+	switch out.Count {
+	case 0:
+		sum.facts = fmt.Sprintf("No dataset matches %q.", in.Query)
+	case 1:
+		sum.facts = fmt.Sprintf("1 dataset matches %q.", in.Query)
+	}
 	switch {
 	case out.Count == 0 && domain == "":
 		sum.next, sum.code = "Try other or fewer words, or list_datasf to browse.", NextBrowse
@@ -142,6 +148,9 @@ func (s *toolServer) search(ctx context.Context, req mcp.CallToolRequest, in Sea
 		sum.next, sum.code = "Call get_schema with a dataset id and its domain to see its columns.", NextSchema
 	default:
 		sum.next, sum.code = "Call get_schema with a dataset id to see its columns.", NextSchema
+	}
+	if note := s.catalogOnlyNote(cmp.Or(domain, s.portals.Default().Domain), out.Results); note != "" {
+		sum.facts += " " + note
 	}
 	out.Summary, out.next = sum.forCall(req)
 	out.Summary = s.sourceNotes(out.Summary, moved)

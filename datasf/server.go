@@ -59,6 +59,10 @@ type toolServerOptions struct {
 	// Offline, when set, is the sentence answers say in place of a live
 	// portal's URL: where the local portal's data comes from.
 	Offline string
+	// CatalogOnly, offline, reports whether a dataset of a domain has no
+	// data: only the catalog (--catalog) describes it, and its queries
+	// answer no rows. Nil online.
+	CatalogOnly func(domain, id string) bool
 }
 
 // toolServer holds the tool handlers and the mcp-go server they are
@@ -77,6 +81,8 @@ type toolServer struct {
 	// valueStats keeps column statistics computed by queries (colvalues.go).
 	valueStats *valueStats
 	offline    string // toolServerOptions.Offline
+	// catalogOnly is toolServerOptions.CatalogOnly (nil online).
+	catalogOnly func(domain, id string) bool
 
 	// categories keeps the portal's categories (key "") for answers
 	// without hits, categoriesTTL long.
@@ -104,6 +110,8 @@ func newToolServer(opts toolServerOptions) (*toolServer, error) {
 		sample:  opts.DefaultSampleSize,
 		log:     opts.Logger,
 		offline: opts.Offline,
+
+		catalogOnly: opts.CatalogOnly,
 	}
 	s.categories = expiring.New[string, []categoryCount](1, categoriesTTL)
 	if s.log == nil {

@@ -485,7 +485,7 @@ func (s *Server) serveExport(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if params.offset > max(rec.TotalCount, 0) {
-		s.writeError(w, r, badRequest("offset %d is past the end of the result (%d rows)", params.offset, rec.TotalCount))
+		s.writeError(w, r, badRequest("offset %d is past the end of the result (%s)", params.offset, nouns(rec.TotalCount, "row")))
 		return
 	}
 	ew := &exportWriter{w: w, out: &clientWriter{w: w}, format: format, ctype: ctype, id: id, cols: columnNames(rec.Columns),
