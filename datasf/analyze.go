@@ -76,13 +76,16 @@ func (s *toolServer) analyzeResults(ctx context.Context, req mcp.CallToolRequest
 	if out.Columns == nil {
 		out.Columns = []string{}
 	}
-	out.Summary = fmt.Sprintf("%d rows.", out.RowCount)
+	out.Summary = nouns(int64(out.RowCount), "row", "") + "."
+	if out.RowCount == 0 {
+		out.Summary = emptyAnalysis(res.Tables)
+	}
 	if out.Truncated {
 		cut := res.Cut
 		if cut == "" {
 			cut = "the answer is bounded"
 		}
-		out.Summary = fmt.Sprintf("The first %d rows (more were cut: %s; aggregate, select fewer or shorter columns, or add LIMIT).", out.RowCount, cut)
+		out.Summary = fmt.Sprintf("The first %s (more were cut: %s; aggregate, select fewer or shorter columns, or add LIMIT).", nouns(int64(out.RowCount), "row", ""), cut)
 	}
 	return out, nil
 }
@@ -144,6 +147,10 @@ func analyzeError(err error) *toolError {
 		return &toolError{Reason: fmt.Sprintf("result %q (table %s) has expired;", re.Ref, re.Table), Next: "run its query again with query_datasf", Type: errNotFound, Code: "result_expired"}
 	case errors.As(err, &re) && errors.Is(err, dualresp.ErrNotFound):
 		return &toolError{Reason: fmt.Sprintf("no stored result %q (table %s);", re.Ref, re.Table), Next: "list_results shows this session's results", Type: errNotFound, Code: "result_not_found"}
+	case errors.As(err, &re) && errors.Is(err, analyze.ErrInvalid):
+		return &toolError{Reason: fmt.Sprintf("table %s names %q, which is no stored result: results takes a result id (32 hex digits), its resource:// URI or its URL, as query_datasf returns them;", re.Table, re.Ref),
+			Next: "list_results shows this session's results", Type: errValidation, Code: "result_ref_invalid",
+			Details: map[string]any{"table": re.Table, "result": re.Ref}}
 	case errors.Is(err, analyze.ErrNotReadOnly):
 		return &toolError{Reason: err.Error() + ". Only one SELECT (or WITH … SELECT) statement is allowed.", Type: errValidation, Code: "sql_not_read_only"}
 	case errors.Is(err, analyze.ErrInvalid):
@@ -162,4 +169,28 @@ func analyzeError(err error) *toolError {
 		return &toolError{Reason: err.Error(), Type: errAPI, Code: "result_load_failed"}
 	}
 	return &toolError{Reason: "the analysis failed: " + err.Error(), Type: errAPI}
+}
+
+// emptyAnalysis is the summary of an analysis without rows: the tables'
+// sizes, so that an empty table (a stored result of no rows) is seen as
+// the reason, or else the SQL's conditions.
+func emptyAnalysis(tables []analyze.TableInfo) string {
+	var sizes, empty []string
+	for _, t := range tables {
+		sizes = append(sizes, t.Name+" has "+thousandsRows(t.Rows))
+		if t.Rows == 0 {
+			empty = append(empty, t.Name)
+		}
+	}
+	switch {
+	case len(tables) == 0:
+		return "No rows."
+	case len(empty) == len(tables) && len(empty) == 1:
+		return fmt.Sprintf("No rows: table %s is empty (its stored result has no rows).", empty[0])
+	case len(empty) == 1:
+		return fmt.Sprintf("No rows: table %s is empty (its stored result has no rows); %s.", empty[0], strings.Join(sizes, ", "))
+	case len(empty) > 1:
+		return fmt.Sprintf("No rows: tables %s are empty (their stored results have no rows); %s.", strings.Join(empty, ", "), strings.Join(sizes, ", "))
+	}
+	return fmt.Sprintf("No rows: %s, and the SQL selects none of them (check its WHERE, JOIN and HAVING).", strings.Join(sizes, ", "))
 }

@@ -36,7 +36,7 @@ type hintsOut struct {
 // portal, queries whose text literals match nothing as written: the answer
 // carries hints with the values that match ignoring case (and their row
 // counts from the fixture), or the closest values; at most two extra
-// upstream requests, and none when rows match.
+// upstream requests for them, and none when rows match.
 func TestQueryZeroResultHints(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, harnessOptions{}) // its own: the test counts requests
@@ -118,14 +118,23 @@ func TestQueryZeroResultHints(t *testing.T) {
 	})
 	t.Run("starts_with and another condition", func(t *testing.T) {
 		out, _ := call(t, "SELECT incident_id WHERE starts_with(police_district, 'tender') AND supervisor_district = -1")
-		if len(out.Hints) != 1 || len(out.Hints[0].Matches) != 1 || out.Hints[0].Matches[0].Value != "Tenderloin" {
-			t.Fatalf("hints = %+v; want starts_with 'tender' matching Tenderloin", out.Hints)
+		// The text literal, and the number out of the column's range.
+		if len(out.Hints) != 2 || len(out.Hints[0].Matches) != 1 || out.Hints[0].Matches[0].Value != "Tenderloin" ||
+			!strings.HasPrefix(out.Hints[1].Message, "supervisor_district = -1 matches no row: supervisor_district runs from") {
+			t.Fatalf("hints = %+v; want starts_with 'tender' matching Tenderloin, then supervisor_district's range", out.Hints)
 		}
 	})
 	t.Run("no text literal", func(t *testing.T) {
+		// A number out of the column's range: one request, for its range.
 		out, n := call(t, "SELECT incident_id WHERE supervisor_district = -1")
-		if out.Metadata.TotalCount != 0 || out.Hints != nil || n != base {
-			t.Errorf("total %d, hints %+v, %d requests; want 0 rows, no hints, %d requests", out.Metadata.TotalCount, out.Hints, n, base)
+		if out.Metadata.TotalCount != 0 || len(out.Hints) != 1 || !strings.Contains(out.Hints[0].Message, "supervisor_district runs from") || n != base+1 {
+			t.Errorf("total %d, hints %+v, %d requests; want 0 rows, the column's range, %d requests", out.Metadata.TotalCount, out.Hints, n, base+1)
+		}
+	})
+	t.Run("rows match", func(t *testing.T) {
+		out, n := call(t, "SELECT incident_id WHERE supervisor_district = 3")
+		if out.Metadata.TotalCount == 0 || out.Hints != nil || n != base {
+			t.Errorf("total %d, hints %+v, %d requests; want rows, no hints, %d requests", out.Metadata.TotalCount, out.Hints, n, base)
 		}
 	})
 }

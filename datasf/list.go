@@ -54,9 +54,16 @@ func (s *toolServer) list(ctx context.Context, req mcp.CallToolRequest, in ListI
 	out := catalogResult{Category: in.Category, Domain: domain, Results: datasetItems(ds, limit, domain)}
 	out.Count = len(out.Results)
 	var sum summary
-	if in.Category != "" {
+	switch {
+	case out.Count == 1 && in.Category != "":
+		sum.facts = fmt.Sprintf("The most recently updated dataset in category %q.", in.Category)
+	case out.Count == 1:
+		sum.facts = "The most recently updated dataset."
+	case in.Category != "":
 		sum.facts = fmt.Sprintf("The %d most recently updated datasets in category %q.", out.Count, in.Category)
-	} else {
+	case out.Count == 0:
+		sum.facts = "The portal lists no dataset."
+	default:
 		sum.facts = fmt.Sprintf("The %d most recently updated datasets.", out.Count)
 	}
 	if out.Count == 0 && in.Category != "" && domain != "" {
@@ -67,6 +74,9 @@ func (s *toolServer) list(ctx context.Context, req mcp.CallToolRequest, in ListI
 		if out.Categories = s.noHits(ctx); out.Categories != nil {
 			sum.next, sum.code = "The portal's categories are below: call list_datasf with one of them.", NextCategory
 		}
+	}
+	if note := s.catalogOnlyNote(p.Domain, out.Results); note != "" {
+		sum.facts += " " + note
 	}
 	out.Summary, out.next = sum.forCall(req)
 	out.Summary = s.sourceNotes(out.Summary, moved)
@@ -101,7 +111,7 @@ func (s *toolServer) listPortals(ctx context.Context, req mcp.CallToolRequest, l
 		}
 	}
 	out.Count = len(out.Portals)
-	out.Summary, out.next = summary{facts: fmt.Sprintf("%d portals, most datasets first.", out.Count),
+	out.Summary, out.next = summary{facts: nouns(int64(out.Count), "portal", "") + ", most datasets first.",
 		next: "Pass one as domain to search_datasf, list_datasf, get_schema and query_datasf.", code: NextDomain}.forCall(req)
 	return out, nil
 }

@@ -107,12 +107,18 @@ func (s *toolServer) listResults(ctx context.Context, req mcp.CallToolRequest, i
 		out.Summary, out.next = summary{facts: "This connection has no session and no bearer token, so no results are listed to it",
 			next: "use the links that query_datasf returned.", code: NextLinks, clause: true}.forCall(req)
 	case out.NextOffset != nil:
-		out.Summary, out.next = summary{facts: fmt.Sprintf("Results %d-%d of %d stored results of this session, newest first.", offset+1, offset+out.Count, out.Total),
+		out.Summary, out.next = summary{facts: fmt.Sprintf("Results %d-%d of %s of this session, newest first.", offset+1, offset+out.Count, nouns(int64(out.Total), "stored result", "")),
 			next: fmt.Sprintf("More: offset %d.", *out.NextOffset), code: NextOffset}.forCall(req)
 	case offset == 0:
-		out.Summary = fmt.Sprintf("%d stored results in this session, newest first.", out.Total)
+		out.Summary = nouns(int64(out.Total), "stored result", "") + " in this session, newest first."
+		if out.Total == 1 {
+			out.Summary = "1 stored result in this session."
+		}
+		if out.Total == 0 {
+			out.Summary = "No stored result in this session: query_datasf stores each result it answers."
+		}
 	default:
-		out.Summary = fmt.Sprintf("%d stored results in this session; %d shown from offset %d.", out.Total, out.Count, offset)
+		out.Summary = fmt.Sprintf("%s in this session; %d shown from offset %d.", nouns(int64(out.Total), "stored result", ""), out.Count, offset)
 	}
 	return out, nil
 }

@@ -11,10 +11,11 @@ import (
 
 // startOffline starts the local portal that Config.Offline describes and
 // returns its URL, the transport that reaches it, whether it serves a
-// domain, and how to stop it. The portal's loopback listener requires a
+// domain, whether a dataset of a domain has no data (a catalog entry
+// only: Portal.CatalogOnly), and how to stop it. The portal's loopback listener requires a
 // secret of this process's (the transport sends it), so that it is no way
 // around the bearer tokens, nor open to other local users or to browsers.
-func startOffline(ctx context.Context, domain string, cfg OfflineConfig, log *slog.Logger) (url string, transport http.RoundTripper, served func(string) bool, closePortal func() error, err error) {
+func startOffline(ctx context.Context, domain string, cfg OfflineConfig, log *slog.Logger) (url string, transport http.RoundTripper, served func(string) bool, catalogOnly func(domain, id string) bool, closePortal func() error, err error) {
 	catalog := cfg.Catalog
 	if catalog == NoCatalog {
 		catalog = ""
@@ -33,8 +34,8 @@ func startOffline(ctx context.Context, domain string, cfg OfflineConfig, log *sl
 		Logger:        log,
 	})
 	if err != nil {
-		return "", nil, nil, nil, err
+		return "", nil, nil, nil, nil, err
 	}
 	served = func(d string) bool { _, ok := portal.DomainPortal(d); return ok }
-	return portal.URL(), portal.Client().Transport, served, func() error { portal.Close(); return nil }, nil
+	return portal.URL(), portal.Client().Transport, served, portal.CatalogOnly, func() error { portal.Close(); return nil }, nil
 }

@@ -146,6 +146,11 @@ func (s *toolServer) query(ctx context.Context, _ mcp.CallToolRequest, in QueryI
 	// requests) on the resolved portal with the parsed tree, and the
 	// sample's response headers give the columns.
 	plan := &portal.Query{Portal: p, DatasetID: in.DatasetID, Tree: stable}
+	keys, countCol := groupKeys(parsed)
+	var keyCols []string
+	for _, k := range keys {
+		keyCols = append(keyCols, k.name)
+	}
 	resp, err := s.results.CreateResponse(ctx, dualresp.Spec{
 		Name:        name,
 		Description: stable.String(),
@@ -157,6 +162,7 @@ func (s *toolServer) query(ctx context.Context, _ mcp.CallToolRequest, in QueryI
 		Notes:       notes,
 		Footer:      footer,
 		QueryStated: true,
+		Keys:        keyCols, // a null group is null in the text (nulls.go)
 	})
 	var store *dualresp.StorageError
 	switch {
@@ -166,7 +172,14 @@ func (s *toolServer) query(ctx context.Context, _ mcp.CallToolRequest, in QueryI
 		return queryAnswer{}, queryError(err, datasetName(p, in.DatasetID), sc)
 	}
 	s.session.add(ctx, resp.ID())
-	if hints.Empty(resp, parsed) {
+	if note := topNullNote(ctx, p.Client, in.DatasetID, parsed, keys, countCol, resp, s.log); note != "" {
+		resp = resp.WithNotes(note)
+	}
+	switch h := s.catalogOnlyHint(p.Domain, in.DatasetID); {
+	case h != nil:
+		// No data offline: the conditions are not what made it empty.
+		resp = resp.WithHints(*h)
+	case hints.Empty(resp, parsed):
 		resp = resp.WithHints(hints.Find(ctx, p.Client, in.DatasetID, parsed, sc, s.log)...)
 	}
 	if plan.Stale() {

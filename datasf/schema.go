@@ -109,11 +109,14 @@ func (s *toolServer) schema(ctx context.Context, req mcp.CallToolRequest, in Sch
 		}
 		out.Columns = append(out.Columns, col)
 	}
-	sum := summary{facts: fmt.Sprintf("%s (%s): %d columns, %d rows.", portalWords(sc.Name), in.DatasetID, len(out.Columns), sc.RowCount),
+	sum := summary{facts: fmt.Sprintf("%s (%s): %s, %s.", portalWords(sc.Name), in.DatasetID, nouns(int64(len(out.Columns)), "column", ""), nouns(sc.RowCount, "row", "")),
 		next: "Use the fieldName values in query_datasf.", code: NextQuery}
 	if out.Domain != "" {
-		sum.facts = fmt.Sprintf("%s (%s on %s): %d columns, %d rows.", portalWords(sc.Name), in.DatasetID, out.Domain, len(out.Columns), sc.RowCount)
+		sum.facts = fmt.Sprintf("%s (%s on %s): %s, %s.", portalWords(sc.Name), in.DatasetID, out.Domain, nouns(int64(len(out.Columns)), "column", ""), nouns(sc.RowCount, "row", ""))
 		sum.next = fmt.Sprintf("Use the fieldName values in query_datasf, with domain %s.", out.Domain)
+	}
+	if s.isCatalogOnly(p.Domain, in.DatasetID) {
+		sum.facts += " " + catalogOnlyWords(in.DatasetID)
 	}
 	out.Summary, out.next = sum.forCall(req)
 	out.Summary = s.sourceNotes(out.Summary, moved)

@@ -143,6 +143,9 @@ func (s *toolServer) search(ctx context.Context, req mcp.CallToolRequest, in Sea
 	default:
 		sum.next, sum.code = "Call get_schema with a dataset id to see its columns.", NextSchema
 	}
+	if note := s.catalogOnlyNote(cmp.Or(domain, s.portals.Default().Domain), out.Results); note != "" {
+		sum.facts += " " + note
+	}
 	out.Summary, out.next = sum.forCall(req)
 	out.Summary = s.sourceNotes(out.Summary, moved)
 	s.offlineLinks(out.Results)
@@ -391,7 +394,15 @@ const (
 // shows, and, when the search is broad or its top hits close, a line that
 // says so and names the most used of them.
 func searchFacts(query string, shown int, found rankedHits) string {
-	facts := fmt.Sprintf("%d %s %q, best first.", shown, nounFor(shown, "dataset matches", "datasets match"), query)
+	var facts string
+	switch shown {
+	case 0:
+		return fmt.Sprintf("No dataset matches %q.", query)
+	case 1:
+		facts = fmt.Sprintf("1 dataset matches %q.", query)
+	default:
+		facts = fmt.Sprintf("%d datasets match %q, best first.", shown, query)
+	}
 	hits := found.hits[:min(len(found.hits), shown)]
 	if len(hits) > 0 && weakMatch(hits[0]) {
 		// No hit has the words where a dataset is named: the search may
@@ -454,10 +465,3 @@ func covers(name string, terms []string) bool {
 	return true
 }
 
-// nounFor is one when n is 1, else many.
-func nounFor(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}

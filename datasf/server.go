@@ -63,6 +63,10 @@ type toolServerOptions struct {
 	// SearchValues and SearchValuesDir are Config's.
 	SearchValues    bool
 	SearchValuesDir string
+	// CatalogOnly, offline, reports whether a dataset of a domain has no
+	// data: only the catalog (built in, or --catalog) describes it, and its queries
+	// answer no rows. Nil online.
+	CatalogOnly func(domain, id string) bool
 }
 
 // toolServer holds the tool handlers and the mcp-go server they are
@@ -81,6 +85,8 @@ type toolServer struct {
 	// valueStats keeps column statistics computed by queries (colvalues.go).
 	valueStats *valueStats
 	offline    string // toolServerOptions.Offline
+	// catalogOnly is toolServerOptions.CatalogOnly (nil online).
+	catalogOnly func(domain, id string) bool
 
 	// categories keeps the portal's categories (key "") for answers
 	// without hits, categoriesTTL long.
@@ -108,6 +114,8 @@ func newToolServer(opts toolServerOptions) (*toolServer, error) {
 		sample:  opts.DefaultSampleSize,
 		log:     opts.Logger,
 		offline: opts.Offline,
+
+		catalogOnly: opts.CatalogOnly,
 	}
 	s.categories = expiring.New[string, []categoryCount](1, categoriesTTL)
 	if s.log == nil {

@@ -294,9 +294,12 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 		return svc, err
 	}
 	svc.closers = append(svc.closers, store.Close)
-	var served func(string) bool
+	var (
+		served      func(string) bool
+		catalogOnly func(domain, id string) bool
+	)
 	if cfg.Offline != nil {
-		url, transport, isServed, closePortal, err := startOffline(ctx, copts.Domain, *cfg.Offline, svc.log)
+		url, transport, isServed, isCatalogOnly, closePortal, err := startOffline(ctx, copts.Domain, *cfg.Offline, svc.log)
 		if err != nil {
 			return svc, err
 		}
@@ -308,7 +311,7 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 		}
 		hc.Transport = transport
 		copts.HTTPClient = hc
-		served = isServed
+		served, catalogOnly = isServed, isCatalogOnly
 	}
 	limits := cfg.Upstream.limits().Resolve(cfg.Offline != nil)
 	rdb, err := sharedRedis(cfg.Store)
@@ -371,6 +374,7 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 		Offline:           offlineNote(svc.portals.Default().Domain, cfg.Offline),
 		SearchValues:      cfg.SearchValues,
 		SearchValuesDir:   cfg.SearchValuesDir,
+		CatalogOnly:       catalogOnly,
 	})
 	if err != nil {
 		return svc, err

@@ -95,38 +95,38 @@ func TestNextStepLeftOutOnRequest(t *testing.T) {
 		{
 			name: "search hits", c: h.mcp, tool: "search_datasf", args: map[string]any{"query": "mobile food facility permit"},
 			model: func(m map[string]any) string {
-				return fmt.Sprintf("%d datasets match %q, best first. Call get_schema with a dataset id to see its columns.", num(m, "count"), "mobile food facility permit")
+				return matchFacts(num(m, "count"), "mobile food facility permit") + " Call get_schema with a dataset id to see its columns."
 			},
 			facts: func(m map[string]any) string {
-				return fmt.Sprintf("%d datasets match %q, best first.", num(m, "count"), "mobile food facility permit")
+				return matchFacts(num(m, "count"), "mobile food facility permit")
 			},
 			code: datasf.NextSchema,
 		},
 		{
 			name: "search hits on a portal", c: e.env.MCP, tool: "search_datasf", args: map[string]any{"query": "311", "domain": chiDomain},
 			model: func(m map[string]any) string {
-				return fmt.Sprintf("%d dataset matches %q, best first. Call get_schema with a dataset id and its domain to see its columns.", num(m, "count"), "311")
+				return matchFacts(num(m, "count"), "311") + " Call get_schema with a dataset id and its domain to see its columns."
 			},
 			facts: func(m map[string]any) string {
-				return fmt.Sprintf("%d dataset matches %q, best first.", num(m, "count"), "311")
+				return matchFacts(num(m, "count"), "311")
 			},
 			code: datasf.NextSchema,
 		},
 		{
 			name: "search nothing, with categories", c: h.mcp, tool: "search_datasf", args: map[string]any{"query": "qqxzq vwkjj"},
 			model: func(map[string]any) string {
-				return `0 datasets match "qqxzq vwkjj", best first. Try other or fewer words, or list_datasf to browse. ` +
+				return `No dataset matches "qqxzq vwkjj". Try other or fewer words, or list_datasf to browse. ` +
 					"The portal's categories are below: list_datasf with one of them shows its datasets."
 			},
-			facts: func(map[string]any) string { return `0 datasets match "qqxzq vwkjj", best first.` },
+			facts: func(map[string]any) string { return `No dataset matches "qqxzq vwkjj".` },
 			code:  datasf.NextCategory,
 		},
 		{
 			name: "search nothing on a portal", c: e.env.MCP, tool: "search_datasf", args: map[string]any{"query": "qqxzq vwkjj", "domain": chiDomain},
 			model: func(map[string]any) string {
-				return `0 datasets match "qqxzq vwkjj", best first. Try other or fewer words, another domain, or list_datasf to browse.`
+				return `No dataset matches "qqxzq vwkjj". Try other or fewer words, another domain, or list_datasf to browse.`
 			},
-			facts: func(map[string]any) string { return `0 datasets match "qqxzq vwkjj", best first.` },
+			facts: func(map[string]any) string { return `No dataset matches "qqxzq vwkjj".` },
 			code:  datasf.NextBrowse,
 		},
 		{
@@ -249,4 +249,16 @@ func TestNextStepLeftOutOnRequest(t *testing.T) {
 			t.Errorf("%s: %s(%v): the answer apart differs beyond its summary (-model +apart):\n%s", tt.name, tt.tool, tt.args, diff)
 		}
 	}
+}
+
+// matchFacts is search_datasf's first sentence for n datasets found,
+// in the number n takes.
+func matchFacts(n int, query string) string {
+	switch n {
+	case 0:
+		return fmt.Sprintf("No dataset matches %q.", query)
+	case 1:
+		return fmt.Sprintf("1 dataset matches %q.", query)
+	}
+	return fmt.Sprintf("%d datasets match %q, best first.", n, query)
 }

@@ -495,7 +495,7 @@ func (s *Server) serveExport(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if params.offset > max(rec.TotalCount, 0) {
-		s.writeError(w, r, badRequest("offset %d is past the end of the result (%d rows)", params.offset, rec.TotalCount))
+		s.writeError(w, r, badRequest("offset %d is past the end of the result (%s)", params.offset, nouns(rec.TotalCount, "row")))
 		return
 	}
 	if err := exportable(format, rec, params.offset); err != nil {

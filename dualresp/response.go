@@ -34,6 +34,7 @@ type Response struct {
 	queryStated bool     // the metadata states the query (Spec.QueryStated)
 	hints       []Hint   // advice for the next call (WithHints)
 	hintsJSON   []json.RawMessage
+	keys        []string // the columns whose nulls the table writes as null (Spec.Keys)
 
 	once sync.Once
 	st   *buildState       // what fits in the budget, decided once
@@ -62,13 +63,33 @@ func (r *Response) WithHints(hints ...Hint) *Response {
 	if len(hints) == 0 {
 		return r
 	}
-	h := newResponse(r.rec, r.url, r.uri, r.budget, r.executedAt)
-	h.notes, h.footer, h.queryStated = r.notes, r.footer, r.queryStated
+	h := r.clone()
 	h.hints = append(slices.Clip(r.hints), hints...)
 	h.hintsJSON = make([]json.RawMessage, len(h.hints))
 	for i, x := range h.hints {
 		h.hintsJSON[i] = mustJSON(x)
 	}
+	return h
+}
+
+// WithNotes returns the response with more notes (see Spec.Notes): known
+// only once the sample is in (the top group of a grouped count is null,
+// say). They count in the byte budget, as Spec.Notes do. Use it before
+// rendering r.
+func (r *Response) WithNotes(notes ...string) *Response {
+	if len(notes) == 0 {
+		return r
+	}
+	h := r.clone()
+	h.notes = append(slices.Clip(r.notes), notes...)
+	return h
+}
+
+// clone is r not yet rendered: its budget is fitted again.
+func (r *Response) clone() *Response {
+	h := newResponse(r.rec, r.url, r.uri, r.budget, r.executedAt)
+	h.notes, h.footer, h.queryStated, h.keys = r.notes, r.footer, r.queryStated, r.keys
+	h.hints, h.hintsJSON = r.hints, r.hintsJSON
 	return h
 }
 
@@ -164,7 +185,7 @@ func (st *buildState) link(n int) ResourceLink {
 	if int64(n) < r.rec.TotalCount {
 		// A partial answer says what the link is; its URL and the
 		// download are the summary's, said once.
-		l.Description = fmt.Sprintf("The complete result, %d rows", r.rec.TotalCount)
+		l.Description = fmt.Sprintf("The complete result, %s", nouns(r.rec.TotalCount, "row"))
 	}
 	return l
 }
@@ -216,6 +237,12 @@ func (r *Response) fit() *buildState {
 		meta["query"] = r.rec.Query.Text
 	}
 	st := &buildState{r: r, meta: meta, columns: r.rec.Columns, name: r.name(), tableCols: r.columnNames(), fitting: true}
+	if len(r.keys) > 0 {
+		st.keys = make(map[string]bool, len(r.keys))
+		for _, k := range r.keys {
+			st.keys[k] = true
+		}
+	}
 	defer func() { st.fitting = false }()
 
 	// First make the fixed part (everything but rows) fit with room to spare.
@@ -277,12 +304,13 @@ type buildState struct {
 	name      string // the link's
 	meta      map[string]any
 	columns   []Column
-	tableCols []string // the columns of the text's table
-	valuesCut bool     // a value (row or metadata) was cut
-	reduced   bool     // sample rows were dropped
-	colsCut   bool     // the column list was cut
-	metaCut   bool     // caller metadata was dropped
-	fitting   bool     // fit is measuring: the hints, outside the budget, are left out
+	tableCols []string        // the columns of the text's table
+	keys      map[string]bool // the table's columns whose nulls it writes as null
+	valuesCut bool            // a value (row or metadata) was cut
+	reduced   bool            // sample rows were dropped
+	colsCut   bool            // the column list was cut
+	metaCut   bool            // caller metadata was dropped
+	fitting   bool            // fit is measuring: the hints, outside the budget, are left out
 }
 
 // fitFixed shrinks caller metadata, name and columns until what the model
@@ -439,6 +467,14 @@ func DownloadLine(url string) string {
 	return "Download: " + url + "/export?format=csv (or format=ndjson, json, parquet)."
 }
 
+// nouns is n and its noun in the number n takes: "1 row", "2 rows".
+func nouns(n int64, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
 func rowsPhrase(total int64) string {
 	switch total {
 	case 0:
@@ -554,7 +590,7 @@ func (st *buildState) table(rows []any) string {
 		sb.WriteString(st.tableRow(row))
 	}
 	if more := len(st.tableCols) - tableMaxColumns; more > 0 {
-		fmt.Fprintf(&sb, "\n\n(%d more columns not shown)", more)
+		fmt.Fprintf(&sb, "\n\n(%s not shown)", nouns(int64(more), "more column"))
 	}
 	return sb.String()
 }
@@ -586,7 +622,11 @@ func (st *buildState) tableRow(row any) string {
 	var sb strings.Builder
 	sb.WriteString("\n|")
 	for _, c := range st.shownColumns() {
-		sb.WriteString(" " + cell(m[c]) + " |")
+		v := cell(m[c])
+		if m[c] == nil && st.keys[c] {
+			v = "null" // a group of rows without a value, named
+		}
+		sb.WriteString(" " + v + " |")
 	}
 	return sb.String()
 }

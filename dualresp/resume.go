@@ -188,7 +188,7 @@ func (s *splicer) read(resp *http.Response, u string) error {
 			// incomplete export comes only at a clean end): keep it.
 			s.writeLast()
 			return &FetchError{Method: http.MethodGet, URL: u, StatusCode: resp.StatusCode, noRetry: true, broken: s.werr == nil,
-				Err: fmt.Errorf("download broken after %d rows: %w", s.rows, rerr)}
+				Err: fmt.Errorf("download broken after %s: %w", nouns(s.rows, "row"), rerr)}
 		}
 	}
 	if resp.Trailer.Get(TrailerExportStatus) == "incomplete" {

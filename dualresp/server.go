@@ -414,6 +414,11 @@ type Spec struct {
 	// structured content says it in its metadata). It is outside the byte
 	// budget, and not stored.
 	Footer string
+	// Keys are the result's columns that label its rows (a grouped
+	// query's group keys): the text's table writes a null among them as
+	// null, not as an empty cell a reader would take for a label or skip.
+	// Other columns' nulls stay empty cells. They are not stored.
+	Keys []string
 }
 
 // CreateResponse counts the query's rows and fetches its sample
@@ -538,6 +543,7 @@ func (s *Server) saveResponse(ctx context.Context, spec Spec, total int64, sampl
 	r.notes = slices.Clone(spec.Notes)
 	r.footer = spec.Footer
 	r.queryStated = spec.QueryStated
+	r.keys = slices.Clone(spec.Keys)
 	return r, nil
 }
 

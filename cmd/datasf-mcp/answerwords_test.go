@@ -34,8 +34,8 @@ func TestAnswersSpeakToAPerson(t *testing.T) {
 		args []string
 		want []string // what the answer found, and the hint
 	}{
-		{[]string{"search", "trees"}, []string{`1 dataset matches "trees", best first.`, "hint: run `datasf-mcp schema ID` with a dataset's id to see its columns"}},
-		{[]string{"search", "qqxzq"}, []string{`0 datasets match "qqxzq", best first.`, "| Environment | 1 |",
+		{[]string{"search", "trees"}, []string{`1 dataset matches "trees".`, "hint: run `datasf-mcp schema ID` with a dataset's id to see its columns"}},
+		{[]string{"search", "qqxzq"}, []string{`No dataset matches "qqxzq".`, "| Environment | 1 |",
 			"hint: try other or fewer words, or run `datasf-mcp list --category NAME` with one of the categories above to see its datasets"}},
 		{[]string{"schema", "abcd-1234"}, []string{"“Street Trees” (abcd-1234): 2 columns, 3 rows.", "hint: run `datasf-mcp query abcd-1234 'SELECT ...'` using the fieldName column above"}},
 		{[]string{"list", "--category", "Nope"}, []string{`No dataset is in category "Nope".`, "hint: run `datasf-mcp list --category NAME` with one of the categories above"}},

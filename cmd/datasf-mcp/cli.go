@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -157,7 +158,9 @@ as printed by query --server or shown to the model) to stdout or -o FILE, in the
 format --format or the file's name says (x.csv, x.ndjson, x.json, x.parquet,
 x.geojson, x.xlsx, x.csv.gz ...; a name of another format is refused). The download is compressed
 on the wire; one broken midway is resumed from its last complete row, and
---resume FILE continues a partial file left by an earlier fetch. With
+-o FILE is written as FILE.part, renamed to FILE once complete. Stopped
+before (Ctrl-C, SIGTERM), fetch exits 130 or 143 and prints the rows
+written and the command that continues FILE.part: --resume FILE.part. With
 DATASF_REST_TOKEN set, its first token is sent as the bearer token.`,
 		example: `datasf-mcp fetch http://127.0.0.1:8080/resources/ID --format csv -o result.csv`,
 		args:    exactArgs(1, "URL"),
@@ -165,28 +168,23 @@ DATASF_REST_TOKEN set, its first token is sent as the bearer token.`,
 			group(cmd, groupOutput, func(fs *pflag.FlagSet) {
 				fs.StringVar(&p.cfg.Format, "format", p.env("DATASF_FORMAT", ""), "download as `FORMAT`: csv, ndjson, json, parquet, geojson, xlsx, csv.gz, ndjson.gz or json.gz (default from the file's name, else csv; env DATASF_FORMAT)")
 				fs.StringVarP(&p.cfg.Output, "output", "o", p.env("DATASF_OUTPUT", ""), "write to `FILE` instead of stdout (env DATASF_OUTPUT)")
-				fs.StringVar(&p.cfg.Resume, "resume", "", "continue the partial download `FILE` (csv, ndjson or json) from its last complete row")
+				fs.StringVar(&p.cfg.Resume, "resume", "", "continue the partial download `FILE.part` (csv, ndjson or json) that an interrupted fetch left, from its last complete row; it becomes FILE when complete")
 				fs.StringVar(&p.cfg.LogLevel, "log-level", p.env("DATASF_LOG_LEVEL", "info"), "log at `LEVEL`: debug, info, warn or error (env DATASF_LOG_LEVEL)")
 			})
 			completeWords(cmd, "format", "csv", "ndjson", "json", "parquet", "geojson", "xlsx", "csv.gz", "ndjson.gz", "json.gz")
 		},
 		check: func(p *parser, cmd *cobra.Command, args []string) error {
 			p.cfg.Args = args
-			output := p.cfg.Output
-			if p.cfg.Resume != "" {
-				if output != "" && output != p.cfg.Resume {
-					return usage(cmd, fmt.Errorf("--resume %s writes to that file: drop -o %s", p.cfg.Resume, output))
-				}
-				output = p.cfg.Resume
+			err := resumeCheck(&p.cfg)
+			if err == nil {
+				p.cfg.Format, err = exportFormat(p.cfg.Format, p.cfg.Output)
 			}
-			format, err := exportFormat(p.cfg.Format, output)
+			if err == nil && p.cfg.Resume != "" && resumableFormat(p.cfg.Format) == "" {
+				err = fmt.Errorf("--resume continues csv, ndjson and json files; a partial %s file cannot be continued: fetch it again", p.cfg.Format)
+			}
 			if err != nil {
 				return usage(cmd, err)
 			}
-			if p.cfg.Resume != "" && format != "csv" && format != "ndjson" && format != "json" {
-				return usage(cmd, fmt.Errorf("--resume continues csv, ndjson and json files; a partial %s file cannot be continued: fetch it again", format))
-			}
-			p.cfg.Format = format
 			return nil
 		},
 		run: runFetch,
@@ -253,7 +251,7 @@ lists).`,
 			if len(args) == 1 {
 				c, rest, err := target.Find(args)
 				if err != nil || c == target || len(rest) > 0 {
-					return usage(cmd, fmt.Errorf("unknown command %q; commands: %s", args[0], commandNames(target)))
+					return usage(cmd, unknownCommand(target, args[0]))
 				}
 				target = c
 			}
@@ -308,7 +306,8 @@ func (p *parser) toolCommand(cmd *cobra.Command, c command) func(*parser, *cobra
 		if c.exports {
 			formats = append(formats, "csv", "ndjson")
 			formatHelp += "; with --all also csv or ndjson (default from -o's extension, else csv)"
-			fs.BoolVar(&p.cfg.All, "all", false, "write the complete result (not the sample) to stdout, or to -o FILE and the answer to stdout; with a progress bar")
+			fs.BoolVar(&p.cfg.All, "all", false, "write the complete result (not the sample) to stdout, or to -o FILE (through FILE.part until complete) and the answer to stdout; with a progress bar")
+			fs.StringVar(&p.cfg.Resume, "resume", "", "with --all, continue `FILE.part`, left by an interrupted --all -o FILE, from its last complete row (csv, ndjson or json): the query runs again and the rows after it are added")
 		}
 		fs.StringVar(&p.render, "format", "", formatHelp)
 		fs.BoolVar(&p.json, "json", false, "print JSON (the structured result) even on a terminal; same as --format json")
@@ -468,6 +467,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (conf
 	if !p.ran {
 		return p.cfg, errHelp
 	}
+	p.cfg.Argv = slices.Clone(args)
 	return p.cfg, nil
 }
 
@@ -483,6 +483,15 @@ func commandTree(getenv func(string) string) (*cobra.Command, map[*cobra.Command
 		switch c.name {
 		case "":
 			root = cmd
+			// A word that is no command is a mistyped one, most often:
+			// it is said with the command meant (cobra's own suggestion
+			// does not run when a command declares its arguments).
+			root.Args = func(cmd *cobra.Command, args []string) error {
+				if len(args) > 0 {
+					return usage(cmd, unknownCommand(cmd, args[0]))
+				}
+				return nil
+			}
 			root.Version = versionString()
 			root.SilenceErrors, root.SilenceUsage = true, true
 			root.SetVersionTemplate("{{.Version}}\n")

@@ -54,6 +54,7 @@ var errDoctor = errors.New("doctor: a check failed (see the FAIL lines above)")
 type seen struct {
 	mu         sync.Mutex
 	requests   int
+	answered   int         // requests the portal answered (any HTTP status)
 	throttled  map[int]int // status: count, for 425, 429 and 503
 	retryAfter []string
 }
@@ -69,6 +70,7 @@ func (s *seen) roundTrip(next http.RoundTripper, host string) http.RoundTripper 
 		defer s.mu.Unlock()
 		s.requests++
 		if resp != nil {
+			s.answered++
 			switch resp.StatusCode {
 			case http.StatusTooEarly, http.StatusTooManyRequests, http.StatusServiceUnavailable:
 				s.throttled[resp.StatusCode]++
@@ -128,7 +130,7 @@ func runDoctor(ctx context.Context, cfg config, log *slog.Logger) error {
 		case len(private) > 0:
 			add("name", "FAIL", domain+" resolves to "+strings.Join(private, ", ")+", not a public address; datasf-mcp refuses it", "use the portal's public name")
 		default:
-			add("name", "ok", fmt.Sprintf("%s resolves to %d public addresses", domain, len(addrs)), "")
+			add("name", "ok", fmt.Sprintf("%s resolves to %s", domain, nouns(int64(len(addrs)), "public address", "public addresses")), "")
 		}
 	}
 
@@ -202,7 +204,7 @@ func runDoctor(ctx context.Context, cfg config, log *slog.Logger) error {
 		if socrata.KnownMove(cfg.Domain) == "" {
 			add("moved", "ok", domain+" answered itself (no redirect)", "")
 		}
-		add("schema", "ok", fmt.Sprintf("%s (%s): %d columns", sc.Name, dataset, len(sc.Columns)), "")
+		add("schema", "ok", fmt.Sprintf("%s (%s): %s", sc.Name, dataset, nouns(int64(len(sc.Columns)), "column", "")), "")
 	}
 
 	// 6. A small query and a count.
@@ -214,9 +216,9 @@ func runDoctor(ctx context.Context, cfg config, log *slog.Logger) error {
 		case err != nil:
 			add("query", "FAIL", "SELECT * LIMIT 1 on "+dataset+": "+trimPrefix(err), fixFor(err, domain))
 		case res.Stale:
-			add("query", "ok", fmt.Sprintf("%d row; the replica says its data is out of date (X-SODA2-Data-Out-Of-Date)", len(res.Rows)), "")
+			add("query", "ok", nouns(int64(len(res.Rows)), "row", "")+"; the replica says its data is out of date (X-SODA2-Data-Out-Of-Date)", "")
 		default:
-			add("query", "ok", fmt.Sprintf("%d row, %d fields", len(res.Rows), len(res.Fields)), "")
+			add("query", "ok", nouns(int64(len(res.Rows)), "row", "")+", "+nouns(int64(len(res.Fields)), "field", ""), "")
 		}
 		res, err = c.Query(ctx, dataset, "SELECT count(*) AS n")
 		if qerr == nil {
@@ -226,7 +228,11 @@ func runDoctor(ctx context.Context, cfg config, log *slog.Logger) error {
 		case err != nil:
 			add("count", "FAIL", "SELECT count(*) on "+dataset+": "+trimPrefix(err), fixFor(err, domain))
 		case len(res.Rows) == 1:
-			add("count", "ok", fmt.Sprintf("%v rows (sent as %T)", res.Rows[0]["n"], res.Rows[0]["n"]), "")
+			rows := "rows"
+			if fmt.Sprint(res.Rows[0]["n"]) == "1" {
+				rows = "row"
+			}
+			add("count", "ok", fmt.Sprintf("%v %s (sent as %T)", res.Rows[0]["n"], rows, res.Rows[0]["n"]), "")
 		default:
 			add("count", "FAIL", fmt.Sprintf("the count query answered %d rows, want 1", len(res.Rows)), "report it: the portal's answer is not Socrata's")
 		}
@@ -241,7 +247,8 @@ func finishDoctor(cfg config, rec *seen, add func(name, status, detail, fix stri
 	var api *socrata.APIError
 	switch {
 	case token == "":
-		add("token", "ok", "none set: anonymous requests, which portals throttle harder", "")
+		// Nothing to check: skip, not ok (a check that did not run never says ok).
+		add("token", "skip", "none set: anonymous requests, which portals throttle harder", "")
 	case errors.As(err, &api) && (api.Code == "permission_denied" || strings.Contains(strings.ToLower(api.Message), "app_token")):
 		add("token", "FAIL", "the portal refused the app token: "+api.Message, "check SOCRATA_APP_TOKEN (or DATASF_APP_TOKENS) for "+domain)
 	case err == nil:
@@ -265,17 +272,20 @@ func finishDoctor(cfg config, rec *seen, add func(name, status, detail, fix stri
 	if len(rec.retryAfter) > 0 {
 		retry = "Retry-After " + strings.Join(rec.retryAfter, ", ")
 	}
-	requests := rec.requests
+	requests, answered := rec.requests, rec.answered
 	rec.mu.Unlock()
 	var rl *socrata.RateLimitError
 	switch {
+	case answered == 0:
+		// No answer, no throttling seen: that says nothing of the limits.
+		add("limits", "skip", fmt.Sprintf("%s; not known: the portal answered none of %s", detail, nouns(int64(requests), "request", "")), "")
 	case errors.As(err, &rl):
-		add("limits", "FAIL", fmt.Sprintf("%s; the portal kept refusing: %s of %d requests, %s", detail, strings.Join(throttled, " and "), requests, retry),
+		add("limits", "FAIL", fmt.Sprintf("%s; the portal kept refusing: %s of %s, %s", detail, strings.Join(throttled, " and "), nouns(int64(requests), "request", ""), retry),
 			"wait a minute and run again; lower --upstream-rate (DataSF answers bursts with 425, token or not)")
 	case len(throttled) > 0:
-		add("limits", "ok", fmt.Sprintf("%s; the portal answered %s of %d requests, retried (%s)", detail, strings.Join(throttled, " and "), requests, retry), "")
+		add("limits", "ok", fmt.Sprintf("%s; the portal answered %s of %s, retried (%s)", detail, strings.Join(throttled, " and "), nouns(int64(requests), "request", ""), retry), "")
 	default:
-		add("limits", "ok", fmt.Sprintf("%s; no throttling in %d requests", detail, requests), "")
+		add("limits", "ok", fmt.Sprintf("%s; no throttling in %s", detail, nouns(int64(answered), "answered request", "")), "")
 	}
 }
 

@@ -2,13 +2,13 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
-	"os"
 	"slices"
 	"strings"
 
@@ -20,9 +20,9 @@ import (
 
 // runFetch downloads a full result from its resource URL, streaming the
 // export to stdout or --o, with a progress bar on stderr. With
-// DATASF_REST_TOKEN set, the first token is sent as the bearer token. With
-// --resume FILE it continues the partial download FILE from its last
-// complete row.
+// DATASF_REST_TOKEN set, the first token is sent as the bearer token. -o
+// FILE is written as FILE.part until complete; --resume FILE.part
+// continues it from its last complete row (see download).
 func runFetch(ctx context.Context, cfg config, log *slog.Logger) error {
 	url := cfg.Args[0]
 	client, err := dualresp.NewClient(dualresp.ClientOptions{Header: serverHeader(cfg)})
@@ -45,67 +45,33 @@ func runFetch(ctx context.Context, cfg config, log *slog.Logger) error {
 		return fmt.Errorf("fetch %s: %w", url, err)
 	}
 
-	var (
-		out      io.Writer
-		closeOut func() error
-		from     dualresp.ExportOptions
-	)
-	if cfg.Resume != "" {
-		f, rows, err := openPartial(cfg.Resume, cfg.Format)
-		if err != nil {
-			return fmt.Errorf("fetch --resume %s: %w", cfg.Resume, err)
-		}
-		out, closeOut = f, f.Close
-		from = dualresp.ExportOptions{Offset: rows, Continue: rows > 0}
-		log.Info("continuing a partial download", "file", cfg.Resume, "complete_rows", rows, "of", info.TotalCount)
-	} else if out, closeOut, err = openOutput(cfg); err != nil {
+	d, err := openDownload(cfg)
+	if err != nil {
 		return err
 	}
-	n, err := exportWithProgress(ctx, cfg, parsed, info.Columns, info.TotalCount, out, from, log)
-	if cerr := closeOut(); err == nil {
-		err = cerr
+	if d.from > 0 {
+		log.Info("continuing a partial download", "file", d.part, "complete_rows", d.from, "of", info.TotalCount)
 	}
-	if err != nil {
+	n, rows, err := exportWithProgress(ctx, cfg, parsed, info.Columns, info.TotalCount, d.w, d.options(), log)
+	if err = d.finish(ctx, cfg, info.TotalCount, rows, err); err != nil {
+		var stopped *stoppedError
+		if errors.As(err, &stopped) {
+			return err
+		}
 		return fmt.Errorf("fetch %s: %w", url, err)
 	}
-	to := cfg.Output
-	if cfg.Resume != "" {
-		to = cfg.Resume
-	}
-	log.Info("fetched", "rows", info.TotalCount, "bytes", n, "format", cfg.Format, "to", to)
+	log.Info("fetched", "rows", info.TotalCount, "bytes", n, "format", cfg.Format, "to", cmp.Or(d.final, "stdout"))
 	return nil
-}
-
-// openPartial opens a partial download to continue it: it counts the
-// file's complete rows, cuts off what follows the last one, and returns
-// the file positioned at its end.
-func openPartial(name, format string) (*os.File, int64, error) {
-	f, err := os.OpenFile(name, os.O_RDWR, 0)
-	if err != nil {
-		return nil, 0, err
-	}
-	rows, end, err := dualresp.ScanRows(f, format)
-	if err == nil {
-		err = f.Truncate(end)
-	}
-	if err == nil {
-		_, err = f.Seek(end, io.SeekStart)
-	}
-	if err != nil {
-		f.Close()
-		return nil, 0, err
-	}
-	return f, rows, nil
 }
 
 // exportWithProgress writes the result of parsed, of total rows, to out in
 // cfg.Format from row from.Offset on, with a progress bar on stderr, and
-// returns the bytes written. A download broken midway is resumed from its
+// returns the bytes and the rows written. A download broken midway is resumed from its
 // last complete row (said on the log). The .gz formats are compressed here;
 // parquet, geojson and xlsx are written here from the NDJSON rows, typed
 // by the columns' types (so that a broken download resumes as NDJSON's
 // does).
-func exportWithProgress(ctx context.Context, cfg config, parsed *dualresp.Parsed, cols []dualresp.Column, total int64, out io.Writer, from dualresp.ExportOptions, log *slog.Logger) (int64, error) {
+func exportWithProgress(ctx context.Context, cfg config, parsed *dualresp.Parsed, cols []dualresp.Column, total int64, out io.Writer, from dualresp.ExportOptions, log *slog.Logger) (n, rows int64, err error) {
 	bar := progressbar.NewOptions64(total,
 		progressbar.OptionSetWriter(cfg.Stderr),
 		progressbar.OptionSetDescription("rows"),
@@ -138,7 +104,7 @@ func exportWithProgress(ctx context.Context, cfg config, parsed *dualresp.Parsed
 		opts.Format = "ndjson"
 	case "geojson":
 		if dualresp.GeometryColumn(cols) == "" && slices.ContainsFunc(cols, func(c dualresp.Column) bool { return c.Type != "" }) {
-			return 0, fmt.Errorf("a GeoJSON file needs a column of locations (a point, multipolygon or location column, ...); this result's columns are %s: select one, or download another format", columnList(cols))
+			return 0, 0, fmt.Errorf("a GeoJSON file needs a column of locations (a point, multipolygon or location column, ...); this result's columns are %s: select one, or download another format", columnList(cols))
 		}
 		gw := dualresp.NewGeoJSONWriter(sink, cols)
 		sink = &lineRows{write: func(row []byte) error { return gw.WriteRow(row) }}
@@ -151,11 +117,11 @@ func exportWithProgress(ctx context.Context, cfg config, parsed *dualresp.Parsed
 		opts.Format = "ndjson"
 	case "xlsx":
 		if total-from.Offset > dualresp.XLSXMaxRows {
-			return 0, fmt.Errorf("an XLSX file holds at most %d rows (%d sheets); this result has %d: download CSV or Parquet instead, or narrow the query", dualresp.XLSXMaxRows, dualresp.XLSXMaxSheets, total-from.Offset)
+			return 0, 0, fmt.Errorf("an XLSX file holds at most %d rows (%d sheets); this result has %d: download CSV or Parquet instead, or narrow the query", dualresp.XLSXMaxRows, dualresp.XLSXMaxSheets, total-from.Offset)
 		}
 		xw, err := dualresp.NewXLSXWriter(sink, cols)
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		defer xw.Discard()
 		xw.SetRows(total - from.Offset)
@@ -163,7 +129,7 @@ func exportWithProgress(ctx context.Context, cfg config, parsed *dualresp.Parsed
 		finish = append([]func() error{xw.Close}, finish...)
 		opts.Format = "ndjson"
 	}
-	_, err := parsed.ExportWith(ctx, &rowCounter{w: sink, bar: bar, format: opts.Format, header: opts.Continue}, opts)
+	res, err := parsed.ExportWith(ctx, &rowCounter{w: sink, bar: bar, format: opts.Format, header: opts.Continue}, opts)
 	if err == nil {
 		for _, f := range finish {
 			if err = f(); err != nil {
@@ -172,7 +138,7 @@ func exportWithProgress(ctx context.Context, cfg config, parsed *dualresp.Parsed
 		}
 	}
 	_ = bar.Finish()
-	return counted.n, err
+	return counted.n, res.Rows, err
 }
 
 // countWriter counts the bytes written through it.

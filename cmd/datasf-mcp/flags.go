@@ -344,6 +344,14 @@ func (p *parser) outputCheck(cmd *cobra.Command) error {
 		}
 		return fail("--format must be auto, json or markdown; got %q", render)
 	}
+	if c.Resume != "" {
+		if !c.All {
+			return fail("--resume %s continues the complete result of an interrupted --all: add --all", c.Resume)
+		}
+		if err := resumeCheck(c); err != nil {
+			return fail("%v", err)
+		}
+	}
 	if c.All {
 		if c.Format == "" && render == renderJSON {
 			c.Format = "json"
@@ -354,6 +362,9 @@ func (p *parser) outputCheck(cmd *cobra.Command) error {
 		var err error
 		if c.Format, err = exportFormat(c.Format, c.Output); err != nil {
 			return fail("%v", err)
+		}
+		if c.Resume != "" && resumableFormat(c.Format) == "" {
+			return fail("--resume continues csv, ndjson and json files; a partial %s file cannot be continued: run the query again", c.Format)
 		}
 	}
 	return nil
@@ -530,4 +541,94 @@ func commandNames(root *cobra.Command) string {
 		}
 	}
 	return strings.Join(names, ", ")
+}
+
+// unknownCommand is the error of a word that is no command of root: with
+// the command it most likely misspells ("serch": did you mean search?),
+// else the list of commands.
+func unknownCommand(root *cobra.Command, word string) error {
+	if meant := meantCommands(root, word); len(meant) > 0 {
+		return fmt.Errorf("unknown command %q: did you mean %s? (commands: %s)", word, strings.Join(meant, " or "), commandNames(root))
+	}
+	return fmt.Errorf("unknown command %q; commands: %s", word, commandNames(root))
+}
+
+// meantCommands are the commands of root that word most likely misspells:
+// those nearest it in edits (at most 2, ignoring case), else those it
+// begins ("sch" for schema).
+func meantCommands(root *cobra.Command, word string) []string {
+	w := strings.ToLower(word)
+	best, nearest := 3, []string(nil)
+	var prefixed []string
+	for _, c := range root.Commands() {
+		if !c.IsAvailableCommand() && c.Name() != "help" {
+			continue
+		}
+		name := c.Name()
+		d := editDistance(w, name)
+		for _, a := range c.Aliases { // search_datasf is search
+			d = min(d, editDistance(w, a))
+		}
+		switch {
+		case d > 2:
+		case d < best:
+			best, nearest = d, []string{name}
+		case d == best:
+			nearest = append(nearest, name)
+		}
+		if len(w) >= 2 && strings.HasPrefix(name, w) {
+			prefixed = append(prefixed, name)
+		}
+	}
+	if len(nearest) > 0 {
+		return nearest
+	}
+	return prefixed
+}
+
+// editDistance is the Damerau-Levenshtein distance of a and b (optimal
+// string alignment: a swap of two neighbours is one edit, "qeury").
+func editDistance(a, b string) int {
+	x, y := []rune(a), []rune(b)
+	d := make([][]int, len(x)+1)
+	for i := range d {
+		d[i] = make([]int, len(y)+1)
+		d[i][0] = i
+	}
+	for j := range y {
+		d[0][j+1] = j + 1
+	}
+	for i := 1; i <= len(x); i++ {
+		for j := 1; j <= len(y); j++ {
+			cost := 1
+			if x[i-1] == y[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && x[i-1] == y[j-2] && x[i-2] == y[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(x)][len(y)]
+}
+
+// resumeCheck completes --resume FILE.part: the file it becomes, FILE, is
+// the output; an -o given too must name it (FILE or FILE.part), so that
+// the command an interrupted download prints, -o and all, runs.
+func resumeCheck(c *config) error {
+	if c.Resume == "" {
+		return nil
+	}
+	final := strings.TrimSuffix(c.Resume, partSuffix)
+	switch {
+	case final == "" || c.Resume == "-":
+		return fmt.Errorf("--resume wants the partial file to continue, FILE.part; got %q", c.Resume)
+	case c.Output == "-":
+		return fmt.Errorf("--resume %s writes %s, not stdout: drop -o -", c.Resume, final)
+	case c.Output != "" && strings.TrimSuffix(c.Output, partSuffix) != final:
+		return fmt.Errorf("--resume %s continues %s: drop -o %s", c.Resume, final, c.Output)
+	}
+	c.Output = final
+	return nil
 }

@@ -35,7 +35,7 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signalContext()
 	defer stop()
 	cfg, err := parseConfig(os.Args[1:], os.Getenv, os.Stdout)
 	if errors.Is(err, errHelp) {
@@ -51,10 +51,82 @@ func main() {
 		os.Exit(2)
 	}
 	cfg.Stdin, cfg.Stdout, cfg.Stderr = os.Stdin, os.Stdout, os.Stderr
-	if err := run(ctx, cfg); err != nil && !errors.Is(err, context.Canceled) {
+	err = run(ctx, cfg)
+	// A command stopped by SIGINT or SIGTERM before it finished says so
+	// and exits 128 + the signal's number (130, 143), as a shell reports a
+	// command the signal killed: a script never takes its output for a
+	// whole one. The servers shut down cleanly on a signal: that is how
+	// they end.
+	var sig signalCause
+	if err != nil && errors.As(context.Cause(ctx), &sig) && !servingCommand(cfg.Command) {
+		var stopped *stoppedError
+		if errors.As(err, &stopped) {
+			fmt.Fprintln(os.Stderr, "datasf-mcp:", err)
+		} else {
+			fmt.Fprintf(os.Stderr, "datasf-mcp: %s before the command finished\n", sig)
+		}
+		os.Exit(sig.exitCode())
+	}
+	if err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintln(os.Stderr, "datasf-mcp:", err)
 		os.Exit(1)
 	}
+}
+
+// signalCause is the cause of main's context when SIGINT or SIGTERM
+// stopped the command.
+type signalCause struct{ sig syscall.Signal }
+
+func (s signalCause) Error() string { return "interrupted by " + signalName(s.sig) }
+
+// exitCode is the shell's status of a command the signal ended: 128 + its
+// number.
+func (s signalCause) exitCode() int { return 128 + int(s.sig) }
+
+func signalName(s syscall.Signal) string {
+	switch s {
+	case syscall.SIGINT:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	}
+	return s.String()
+}
+
+// signalContext is a context cancelled by the first SIGINT or SIGTERM,
+// with the signal as its cause (signalCause). A second signal ends the
+// process at once, with the same status a shell gives.
+func signalContext() (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		for n := 0; ; n++ {
+			select {
+			case <-done:
+				return
+			case s := <-sigs:
+				sc := signalCause{sig: s.(syscall.Signal)}
+				if n > 0 {
+					fmt.Fprintf(os.Stderr, "datasf-mcp: %s again: stopping now\n", sc)
+					os.Exit(sc.exitCode())
+				}
+				cancel(sc)
+			}
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(sigs)
+		close(done)
+		cancel(context.Canceled)
+	}
+}
+
+// servingCommand reports whether command serves until it is stopped
+// (stdio, serve): a signal is its normal end.
+func servingCommand(command string) bool {
+	return command == "" || command == "serve"
 }
 
 // config is everything run needs. parseConfig builds it from flags and env.
@@ -103,8 +175,13 @@ type config struct {
 	CORSOrigins   string
 	Format        string // download format of fetch and query --all: csv, ndjson, json, parquet, geojson, xlsx or csv/ndjson/json.gz
 	Output        string // -o FILE
-	Resume        string // fetch --resume FILE: the partial download to continue
-	Expiration    time.Duration
+	// Resume is fetch's and query --all's --resume FILE: the partial file
+	// to continue (FILE.part, left by an interrupted download).
+	Resume string
+	// Argv is the command line as given (without the program's name): an
+	// interrupted download says the command that continues it.
+	Argv       []string
+	Expiration time.Duration
 	// ExpirationSet is whether --expiration (or its env) was given: stdio's
 	// default differs from serve's.
 	ExpirationSet bool

@@ -99,18 +99,21 @@ func runTool(ctx context.Context, cfg config, c *client.Client, svc *datasf.Serv
 		args["results"] = results
 	}
 
-	out, closeOut, err := openOutput(cfg)
-	if err != nil {
-		return err
-	}
-	// The answer prints to out; with --all the complete result goes there,
-	// and the answer to stdout when out is a file.
-	printTo := out
-	if cfg.All {
-		printTo = nil
-		if cfg.Output != "" && cfg.Output != "-" {
-			printTo = cfg.Stdout
+	// The answer prints to out; with --all the complete result goes there
+	// (exportAll opens it: a file is made only once there is a result to
+	// write), and the answer to stdout when out is a file.
+	var (
+		printTo  io.Writer
+		closeOut = func() error { return nil }
+	)
+	if !cfg.All {
+		out, closeFile, err := openOutput(cfg)
+		if err != nil {
+			return err
 		}
+		printTo, closeOut = out, closeFile
+	} else if cfg.Output != "" && cfg.Output != "-" {
+		printTo = cfg.Stdout
 	}
 	markdown := printTo != nil && (cfg.Render == renderMarkdown || cfg.Render == renderAuto && isTerminal(printTo))
 	if markdown {
@@ -122,7 +125,7 @@ func runTool(ctx context.Context, cfg config, c *client.Client, svc *datasf.Serv
 		return err
 	}
 	if cfg.All {
-		err = exportAll(ctx, cfg, svc, res, out)
+		err = exportAll(ctx, cfg, svc, res)
 	}
 	if err == nil && printTo != nil {
 		err = printResult(cfg, res, printTo, markdown)
@@ -259,6 +262,9 @@ func nextStep(cfg config, e *toolCallError) string {
 		return "run its query again: `datasf-mcp query " + id + " SOQL`"
 	case e.code == "result_not_found":
 		return "`datasf-mcp results` lists the stored results that are still available (add --server for a server's)"
+	case e.code == "result_ref_invalid":
+		table, _ := e.details["table"].(string)
+		return "`datasf-mcp results` lists the stored results (add --server for a server's): pass one's id as --results " + cmp.Or(table, "NAME") + "=ID, or run its query with --query " + cmp.Or(table, "NAME") + "=DATASET_ID:SOQL"
 	case e.code == "dataset_not_found" && e.tool != "result_page":
 		return "run `datasf-mcp search WORDS" + domain + "` to find the dataset's id"
 	case e.tool == "analyze_results" && e.code == "result_too_large":
@@ -417,9 +423,12 @@ const linkNote = "The link above was served by this command only, and ended with
 	"Save the complete result with --all -o FILE, or start datasf-mcp serve --http 8080 and pass --server http://127.0.0.1:8080 for links that stay valid."
 
 // exportAll writes the complete result of a query_datasf answer in
-// cfg.Format, with a progress bar on stderr: through the REST API of the
-// server at --server, or of svc in this process.
-func exportAll(ctx context.Context, cfg config, svc *datasf.Service, res *mcp.CallToolResult, out io.Writer) error {
+// cfg.Format to stdout or -o FILE (through FILE.part, see download), with
+// a progress bar on stderr: through the REST API of the server at
+// --server, or of svc in this process. With --resume it continues the
+// partial file from its last complete row: the query ran again, and its
+// stable order puts the same rows after it.
+func exportAll(ctx context.Context, cfg config, svc *datasf.Service, res *mcp.CallToolResult) error {
 	opts := dualresp.ClientOptions{Header: serverHeader(cfg), Timeout: -1}
 	if svc != nil {
 		opts.HTTPClient = &http.Client{Transport: handlerTransport{h: svc.RESTHandler()}}
@@ -442,15 +451,27 @@ func exportAll(ctx context.Context, cfg config, svc *datasf.Service, res *mcp.Ca
 		}
 		cols = info.Columns
 	}
-	n, err := exportWithProgress(ctx, cfg, parsed, cols, parsed.TotalCount, out, dualresp.ExportOptions{}, slog.New(slog.NewTextHandler(cfg.Stderr, nil)))
+	d, err := openDownload(cfg)
 	if err != nil {
+		return err
+	}
+	log := slog.New(slog.NewTextHandler(cfg.Stderr, nil))
+	if d.from > 0 {
+		log.Info("continuing a partial download", "file", d.part, "complete_rows", d.from, "of", parsed.TotalCount)
+	}
+	n, rows, err := exportWithProgress(ctx, cfg, parsed, cols, parsed.TotalCount, d.w, d.options(), log)
+	if err = d.finish(ctx, cfg, parsed.TotalCount, rows, err); err != nil {
+		var stopped *stoppedError
+		if errors.As(err, &stopped) {
+			return err
+		}
 		return fmt.Errorf("writing the complete result: %w", err)
 	}
-	where := "stdout"
-	if cfg.Output != "" {
-		where = cfg.Output
+	where := cmp.Or(d.final, "stdout")
+	if fi, err := os.Stat(d.final); d.final != "" && err == nil {
+		n = fi.Size() // the whole file's, a continued one's too
 	}
-	fmt.Fprintf(cfg.Stderr, "datasf-mcp: %d rows (%s, %d bytes) written to %s\n", parsed.TotalCount, cfg.Format, n, where)
+	fmt.Fprintf(cfg.Stderr, "datasf-mcp: %s (%s, %s) written to %s\n", nouns(parsed.TotalCount, "row", ""), cfg.Format, nouns(n, "byte", ""), where)
 	return nil
 }
 

@@ -444,7 +444,8 @@ func (a *Analyzer) check(req Request) ([]table, error) {
 		seen[low] = name
 		id, err := ResourceID(ref)
 		if err != nil {
-			return nil, fmt.Errorf("%w: table %s: %w", ErrInvalid, name, err)
+			// The reference is named, as a result that is not found is.
+			return nil, &ResourceError{Table: name, Ref: ref, Err: fmt.Errorf("%w: %w", ErrInvalid, err)}
 		}
 		tables = append(tables, table{name: name, ref: ref, id: id})
 	}

@@ -27,7 +27,7 @@ import (
 	"github.com/datasf-mcp/datasf-mcp/socrata"
 )
 
-// Zero-result hints. When a query matches no row and its WHERE compares
+// Zero-result hints (zeros.go has the others). When a query matches no row and its WHERE compares
 // text columns with literals (=, IN, LIKE, starts_with), the answer carries
 // "hints" (dualresp.Response.WithHints renders them with the rest): for each literal, the values that match it case-insensitively,
 // with their row counts (police_district = 'MISSION' finds nothing; the
@@ -282,11 +282,45 @@ func (t hintTerm) matcher() func(v string) bool {
 	return func(v string) bool { return strings.EqualFold(v, t.literal) }
 }
 
-// Find makes at most maxHintColumns requests to client for the dataset
-// whose schema is sc, and returns the hints for q's literals (nil when
-// there is nothing to say). A failed request only means fewer hints; it is
-// logged to log at debug level.
+// Find returns the hints that explain an empty answer of q on the
+// dataset whose schema is sc (nil when there is nothing to say): a dataset
+// without rows, with no request; the text literals' values (at most
+// maxHintColumns requests, see textHints); the spatial filters' and
+// comparisons' extents and ranges (one request, see profile); and, when
+// no condition explains the zero alone, OFFSET, HAVING or the conditions
+// counted apart (at most maxFallbackAsks requests, see fallbacks). A
+// failed request only means fewer hints; it is logged to log at debug
+// level.
 func Find(ctx context.Context, client *socrata.Client, datasetID string, q *soql.Query, sc *socrata.Schema, log *slog.Logger) []dualresp.Hint {
+	if sc.RowCount == 0 {
+		return []dualresp.Hint{emptyDataset(datasetID)}
+	}
+	ctx, cancel := context.WithTimeout(ctx, hintTimeout)
+	defer cancel()
+	hints := textHints(ctx, client, datasetID, q, sc, log)
+	if spatial, ranges := spatialAndRangeTerms(q, sc); len(spatial)+len(ranges) > 0 {
+		hints = append(hints, profile(ctx, client, datasetID, sc, spatial, ranges, log)...)
+	}
+	for _, h := range hints {
+		if explains(h) {
+			return hints
+		}
+	}
+	return append(hints, fallbacks(ctx, client, datasetID, q, log)...)
+}
+
+// explains reports whether a hint says which condition matches no row (a
+// text literal found ignoring case matches rows by itself: it does not).
+func explains(h dualresp.Hint) bool {
+	if t, ok := h.(Hint); ok {
+		return !strings.Contains(t.Message, "matches rows by itself")
+	}
+	return true
+}
+
+// textHints makes at most maxHintColumns requests for the text literals
+// of q's WHERE, and returns their hints.
+func textHints(ctx context.Context, client *socrata.Client, datasetID string, q *soql.Query, sc *socrata.Schema, log *slog.Logger) []dualresp.Hint {
 	terms := hintTerms(q, sc)
 	if len(terms) == 0 {
 		return nil
@@ -302,8 +336,6 @@ func Find(ctx context.Context, client *socrata.Client, datasetID string, q *soql
 		}
 		byColumn[t.column] = append(byColumn[t.column], t)
 	}
-	ctx, cancel := context.WithTimeout(ctx, hintTimeout)
-	defer cancel()
 	var hints []dualresp.Hint
 	for _, col := range columns {
 		res, err := client.Query(ctx, datasetID, hintQuery(col, byColumn[col]))
@@ -344,7 +376,7 @@ func makeHint(t hintTerm, values []hintValue) Hint {
 		var parts []string
 		exact := false
 		for _, m := range h.Matches {
-			parts = append(parts, fmt.Sprintf("'%s' (%s rows)", m.Value, thousands(m.Count)))
+			parts = append(parts, fmt.Sprintf("'%s' (%s)", m.Value, rowCount(m.Count)))
 			exact = exact || (t.op != "LIKE" && t.op != "starts_with" && m.Value == t.literal)
 		}
 		if exact {
@@ -360,7 +392,7 @@ func makeHint(t hintTerm, values []hintValue) Hint {
 		for _, v := range values {
 			if key != "" && wordsKey(v.Value) == key && len(h.WrittenAs) < maxHintValues {
 				h.WrittenAs = append(h.WrittenAs, hintValue{clip(v.Value, maxHintValueLen), v.Count})
-				parts = append(parts, fmt.Sprintf("'%s' (%s rows)", v.Value, thousands(v.Count)))
+				parts = append(parts, fmt.Sprintf("'%s' (%s)", v.Value, rowCount(v.Count)))
 			}
 		}
 		if len(parts) > 0 {
@@ -389,7 +421,7 @@ func makeHint(t hintTerm, values []hintValue) Hint {
 	}
 	var parts []string
 	for _, c := range h.Closest {
-		parts = append(parts, fmt.Sprintf("'%s' (%s rows)", c.Value, thousands(c.Count)))
+		parts = append(parts, fmt.Sprintf("'%s' (%s)", c.Value, rowCount(c.Count)))
 	}
 	h.Message = fmt.Sprintf("%s matches no row, even ignoring case. Closest values of %s: %s.", lit, t.column, strings.Join(parts, ", "))
 	return h
@@ -404,6 +436,14 @@ func wordsKey(s string) string {
 		words[i] = rank.Stem(w)
 	}
 	return strings.Join(words, " ")
+}
+
+// rowCount is n rows, with comma separators: "1 row", "2,553 rows".
+func rowCount(n int64) string {
+	if n == 1 {
+		return "1 row"
+	}
+	return thousands(n) + " rows"
 }
 
 // thousands writes n with comma separators: 2,553.

@@ -321,3 +321,22 @@ func nonNil(s []string) []string {
 	}
 	return s
 }
+
+// CatalogOnly reports whether id is a dataset of this portal (or of the
+// portal it serves for domain, see DomainPortal) that only the catalog
+// describes: no data is loaded or waiting to load for it, so its queries
+// answer no rows (see LoadCatalog). An answer built on it must say so:
+// its zero says nothing of the live dataset.
+func (s *Portal) CatalogOnly(domain, id string) bool {
+	p := s
+	if domain != "" {
+		var ok bool
+		if p, ok = s.DomainPortal(domain); !ok {
+			return false
+		}
+	}
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	_, described := p.catalog[id]
+	return described && p.datasets[id] == nil && p.pending[id] == nil
+}

@@ -1,0 +1,116 @@
+package hints
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/datasf-mcp/datasf-mcp/internal/soql"
+	"github.com/datasf-mcp/datasf-mcp/socrata"
+)
+
+// sf is roughly the extent of San Francisco's points; paris of points in
+// Paris, where latitude and longitude swapped are both valid.
+var (
+	sf    = Extent{MinLatitude: 37.70, MaxLatitude: 37.83, MinLongitude: -122.52, MaxLongitude: -122.35}
+	paris = Extent{MinLatitude: 48.81, MaxLatitude: 48.90, MinLongitude: 2.22, MaxLongitude: 2.47}
+)
+
+var testSchema = &socrata.Schema{RowCount: 10, Columns: []socrata.Column{
+	{FieldName: "point", DataType: "point"},
+	{FieldName: "n", DataType: "number"},
+	{FieldName: "day", DataType: "calendar_date"},
+	{FieldName: "name", DataType: "text"},
+}}
+
+func terms(t *testing.T, where string) ([]spatialTerm, []rangeTerm) {
+	t.Helper()
+	q, err := soql.Parse("SELECT name WHERE " + where)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return spatialAndRangeTerms(q, testSchema)
+}
+
+func TestSpatialHints(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		where  string
+		extent *Extent
+		kind   string // "" for no hint
+		fix    string
+	}{
+		// A latitude past 90: swapped, with or without the extent.
+		{"within_circle(point, -122.4075, 37.788, 500)", nil, "spatial_swapped", "within_circle(point, 37.788, -122.4075, 500)"},
+		{"within_circle(point, -122.4075, 37.788, 500)", &sf, "spatial_swapped", "within_circle(point, 37.788, -122.4075, 500)"},
+		{"within_box(point, -122.42, 37.79, -122.40, 37.77)", &sf, "spatial_swapped", "within_box(point, 37.79, -122.42, 37.77, -122.40)"},
+		{"within_polygon(point, 'POLYGON ((37.78 -122.42, 37.79 -122.42, 37.79 -122.40, 37.78 -122.42))')", nil, "spatial_swapped",
+			"within_polygon(point, 'POLYGON ((-122.42 37.78, -122.42 37.79, -122.40 37.79, -122.42 37.78))')"},
+		// Right as written: nothing to say.
+		{"within_circle(point, 37.788, -122.4075, 500)", &sf, "", ""},
+		{"within_polygon(point, 'POLYGON ((-122.42 37.78, -122.42 37.79, -122.40 37.79, -122.42 37.78))')", &sf, "", ""},
+		// Both readings valid: the extent tells.
+		{"within_circle(point, 2.35, 48.85, 1000)", &paris, "spatial_swapped", "within_circle(point, 48.85, 2.35, 1000)"},
+		{"within_circle(point, 2.35, 48.85, 1000)", nil, "", ""},
+		// Far from the data, either way.
+		{"within_circle(point, 40.7128, -74.0060, 500)", &sf, "spatial_outside", ""},
+		// Under NOT, or not literal: not read.
+		{"NOT within_circle(point, -122.4075, 37.788, 500)", &sf, "", ""},
+		{"within_circle(point, n, 37.788, 500)", &sf, "", ""},
+	} {
+		spatial, _ := terms(t, tc.where)
+		var h *ZeroHint
+		if len(spatial) == 1 {
+			h = spatialHint(spatial[0], tc.extent)
+		}
+		switch {
+		case tc.kind == "" && h != nil:
+			t.Errorf("%s (extent %v): hint %+v; want none", tc.where, tc.extent, h)
+		case tc.kind == "":
+		case h == nil:
+			t.Errorf("%s (extent %v): no hint; want %s", tc.where, tc.extent, tc.kind)
+		case h.Kind != tc.kind || h.Fix != tc.fix || (tc.fix != "" && !strings.Contains(h.Message, "Swapped: "+tc.fix)):
+			t.Errorf("%s (extent %v): %s, fix %q: %s; want %s, fix %q", tc.where, tc.extent, h.Kind, h.Fix, h.Message, tc.kind, tc.fix)
+		}
+	}
+}
+
+func TestRangeHints(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		where, lo, hi string
+		hint          bool
+	}{
+		{"n = -1", "1", "11", true},
+		{"n = 5", "1", "11", false},
+		{"n > 11", "1", "11", true},
+		{"n >= 11", "1", "11", false},
+		{"-1 > n", "1", "11", true}, // the literal first
+		{"n BETWEEN 20 AND 30", "1", "11", true},
+		{"n BETWEEN 9 AND 3", "1", "11", true}, // the ends swapped
+		{"day > '2030-01-01'", "2018-01-01T00:00:00.000", "2024-12-31T23:53:00.000", true},
+		{"day > '2024'", "2018-01-01T00:00:00.000", "2024-12-31T23:53:00.000", false},
+		{"day < '2018-01-01'", "2018-01-01T00:00:00.000", "2024-12-31T23:53:00.000", true},
+		{"day <= '2018-01-01'", "2018-01-01T00:00:00.000", "2024-12-31T23:53:00.000", false},
+	} {
+		_, ranges := terms(t, tc.where)
+		if len(ranges) != 1 {
+			t.Fatalf("%s: %d range terms; want 1", tc.where, len(ranges))
+		}
+		if h := rangeHint(ranges[0], tc.lo, tc.hi); (h != nil) != tc.hint {
+			t.Errorf("%s within [%s, %s]: hint %+v; want one: %v", tc.where, tc.lo, tc.hi, h, tc.hint)
+		}
+	}
+}
+
+func TestReadExtent(t *testing.T) {
+	t.Parallel()
+	geo := map[string]any{"type": "MultiPolygon", "coordinates": []any{[]any{[]any{
+		[]any{-122.51, 37.70}, []any{-122.36, 37.70}, []any{-122.36, 37.81}, []any{-122.51, 37.81}, []any{-122.51, 37.70}}}}}
+	e := readExtent(geo)
+	if e == nil || *e != (Extent{MinLatitude: 37.70, MaxLatitude: 37.81, MinLongitude: -122.51, MaxLongitude: -122.36}) {
+		t.Errorf("readExtent = %+v", e)
+	}
+	if readExtent(nil) != nil {
+		t.Error("readExtent(nil) is not nil")
+	}
+}
