@@ -103,6 +103,7 @@ type config struct {
 	CORSOrigins   string
 	Format        string // download format of fetch and query --all: csv, ndjson, json, parquet, geojson, xlsx or csv/ndjson/json.gz
 	Output        string // -o FILE
+	ImageOut      string // query --image: where the PNG is written (see imageOutput)
 	Resume        string // fetch --resume FILE: the partial download to continue
 	Expiration    time.Duration
 	// ExpirationSet is whether --expiration (or its env) was given: stdio's
