@@ -43,6 +43,7 @@ const GROUP_SOQL = "SELECT police_district, count(*) AS count GROUP BY police_di
 const MONTH_SOQL = "SELECT date_trunc_ym(incident_date) AS month, count(*) AS n GROUP BY month ORDER BY n DESC";
 const POINT_SOQL = "SELECT incident_id, incident_category, point WHERE point IS NOT NULL LIMIT 300";
 const AREA_SOQL = "SELECT analysis_neighborhood, count(*) AS n GROUP BY analysis_neighborhood";
+const DISTRICT_SOQL = "SELECT supervisor_district, count(*) AS n GROUP BY supervisor_district";
 const PAGE = 100;
 
 const bundle = await esbuild.build({
@@ -231,6 +232,11 @@ try {
   const areasMap = await picture(AREA_SOQL, "app-map-areas.png");
   check(areasMap.kind === "areas" && areasMap.areas === areasMap.figures.areas && areasMap.areas + areasMap.figures.unmatched === areasMap.total,
     `areas map: ${areasMap.areas} areas, figures ${JSON.stringify(areasMap.figures)}; ${areasMap.total} groups`);
+  const districtsMap = await picture(DISTRICT_SOQL, "app-map-districts.png");
+  const df = districtsMap.figures;
+  check(districtsMap.kind === "areas" && districtsMap.areas === df.areas && districtsMap.areas + df.unmatched === districtsMap.total && districtsMap.areas > 0 && districtsMap.areas <= 11 &&
+    districtsMap.label.startsWith(`map of n by supervisor_district, ${districtsMap.areas} area`),
+    `supervisor districts map: ${districtsMap.areas} areas (${districtsMap.label}), figures ${JSON.stringify(df)}; ${districtsMap.total} groups`);
 
   // 3. Dark theme from the host, at a phone's width.
   await page.setViewportSize({ width: 420, height: 900 });

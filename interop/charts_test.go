@@ -46,7 +46,13 @@ type chartFigures struct {
 // boundaries (dualresp/viewer/src/sf_analysis_neighborhoods.geojson).
 func analysisNeighborhoods(t *testing.T) []string {
 	t.Helper()
-	b, err := os.ReadFile("../dualresp/viewer/src/sf_analysis_neighborhoods.geojson")
+	return areaNames(t, "../dualresp/viewer/src/sf_analysis_neighborhoods.geojson")
+}
+
+// areaNames are the names of the features of a bundled boundaries' file.
+func areaNames(t *testing.T, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +79,9 @@ func analysisNeighborhoods(t *testing.T) []string {
 // shown as a gap; a grouped count with a null group is bars with a
 // "(null)" bar; rows with points are a map whose points are the data's
 // (outside and swapped ones counted); a count by analysis neighborhood is
-// a choropleth of the data's areas and values. It also pins a result with
+// a choropleth of the data's areas and values, and so is a count by
+// supervisor district (its 11 districts, given as DataSF's columns give
+// them); a count by police district stays bars. It also pins a result with
 // the pin button, and opens an unknown result, whose page must say so
 // rather than "Loading…". Screenshots go to $DATASF_SCREENSHOT_DIR.
 func TestViewerChartsInChromium(t *testing.T) {
@@ -88,7 +96,7 @@ func TestViewerChartsInChromium(t *testing.T) {
 	mux := http.NewServeMux()
 	ts := httptest.NewServer(mux)
 	defer ts.Close()
-	kinds := map[string]*rowsExecutor{"monthly": {}, "bars": {}, "points": {}, "areas": {}}
+	kinds := map[string]*rowsExecutor{"monthly": {}, "bars": {}, "points": {}, "areas": {}, "districts": {}, "police": {}}
 	executors := map[string]dualresp.Executor{}
 	for k, e := range kinds {
 		executors[k] = e
@@ -149,6 +157,22 @@ func TestViewerChartsInChromium(t *testing.T) {
 	kinds["areas"].rows = append(kinds["areas"].rows, map[string]any{"analysis_neighborhood": nil, "n": "5"},
 		map[string]any{"analysis_neighborhood": "Atlantis", "n": "3"})
 
+	// Districts: a count for each supervisor district, as text, numbers,
+	// "03" and "District 5", and two groups naming none ("12", null).
+	districts := areaNames(t, "../dualresp/viewer/src/sf_supervisor_districts.geojson")
+	wantDistricts := map[string]float64{}
+	for i, d := range []any{"1", 2, "03", "4.0", "District 5", "6", "7", "8", "9", "10", 11, "12", nil} {
+		v := float64(100 + 37*i)
+		if i < 11 {
+			wantDistricts[districts[i]] = v
+		}
+		kinds["districts"].rows = append(kinds["districts"].rows, map[string]any{"supervisor_district": d, "n": fmt.Sprint(v)})
+	}
+	// Police districts: no current boundaries found (testdata/SOURCES.md), so bars.
+	for i, d := range []string{"MISSION", "BAYVIEW", "Tenderloin"} {
+		kinds["police"].rows = append(kinds["police"].rows, map[string]any{"police_district": d, "n": fmt.Sprint(50 - i)})
+	}
+
 	specs := map[string]dualresp.Spec{
 		"monthly": {Name: "Incidents by month", Query: dualresp.Query{Kind: "monthly", Text: "SELECT date_trunc_ym(incident_date) AS month, count(*) AS n GROUP BY month ORDER BY n DESC"},
 			Columns: []dualresp.Column{{Name: "month"}, {Name: "n"}}},
@@ -158,14 +182,18 @@ func TestViewerChartsInChromium(t *testing.T) {
 			Columns: []dualresp.Column{{Name: "truck", Type: "text"}, {Name: "location", Type: "point"}}},
 		"areas": {Name: "Incidents by neighborhood", Query: dualresp.Query{Kind: "areas", Text: "SELECT analysis_neighborhood, count(*) AS n GROUP BY analysis_neighborhood"},
 			Columns: []dualresp.Column{{Name: "analysis_neighborhood", Type: "text"}, {Name: "n", Type: "number"}}},
+		"districts": {Name: "Incidents by supervisor district", Query: dualresp.Query{Kind: "districts", Text: "SELECT supervisor_district, count(*) AS n GROUP BY supervisor_district"},
+			Columns: []dualresp.Column{{Name: "supervisor_district"}, {Name: "n"}}},
+		"police": {Name: "Incidents by police district", Query: dualresp.Query{Kind: "police", Text: "SELECT police_district, count(*) AS n GROUP BY police_district"},
+			Columns: []dualresp.Column{{Name: "police_district", Type: "text"}, {Name: "n", Type: "number"}}},
 	}
 	args := []string{"charts.mjs", ""}
-	for _, name := range []string{"monthly", "bars", "points", "areas"} {
+	for _, name := range []string{"monthly", "bars", "points", "areas", "districts", "police"} {
 		resp, err := results.CreateResponse(t.Context(), specs[name])
 		if err != nil {
 			t.Fatal(err)
 		}
-		shot := map[string]string{"monthly": "chart-line", "bars": "chart-bars", "points": "map-points", "areas": "map-areas"}[name]
+		shot := map[string]string{"monthly": "chart-line", "bars": "chart-bars", "points": "map-points", "areas": "map-areas", "districts": "map-districts", "police": "chart-police"}[name]
 		args = append(args, shot+"="+resp.URL())
 		if name == "bars" {
 			args = append(args, "pin-bars="+resp.URL())
@@ -255,6 +283,30 @@ func TestViewerChartsInChromium(t *testing.T) {
 	}
 	if want := fmt.Sprintf("map of n by analysis_neighborhood, %d areas; 2 groups naming no area", len(names)); areas.Label != want {
 		t.Errorf("areas map's aria-label %q; want %q", areas.Label, want)
+	}
+
+	// Districts: the 11 supervisor districts, each with the data's value.
+	dists := figs["map-districts"]
+	if dists.Kind != "areas" || len(dists.Areas) != len(districts) || len(districts) != 11 {
+		t.Errorf("districts map: kind %q, %d areas drawn of %d bundled; want the 11 supervisor districts", dists.Kind, len(dists.Areas), len(districts))
+	}
+	for _, a := range dists.Areas {
+		name, _ := a[0].(string)
+		if v, _ := a[1].(float64); v != wantDistricts[name] {
+			t.Errorf("district %q drawn with %v; the data has %v", name, a[1], wantDistricts[name])
+		}
+	}
+	if want := "map of n by supervisor_district, 11 areas; 2 groups naming no area"; dists.Label != want {
+		t.Errorf("districts map's aria-label %q; want %q", dists.Label, want)
+	}
+	if !strings.Contains(dists.Note, "2 groups naming no supervisor district not drawn: ") || !strings.Contains(dists.Note, "12") || !strings.Contains(dists.Note, "(null)") {
+		t.Errorf("districts map's note %q; want the groups naming no district said", dists.Note)
+	}
+	if dists.Clicked != "District 1: 100" {
+		t.Errorf("a click on the map's first district shows %q; want %q", dists.Clicked, "District 1: 100")
+	}
+	if police := figs["chart-police"]; police.Kind != "bars" || len(police.BarLabels) != 3 {
+		t.Errorf("count by police district: kind %q, bars %v; want 3 bars", police.Kind, police.BarLabels)
 	}
 
 	// The pin button pins the result.

@@ -106,9 +106,26 @@ surely misspelt are corrected, and the answer says so.`,
 			"soql":         "the SoQL query, e.g. \"SELECT incident_category, count(*) AS n GROUP BY incident_category\"",
 			"auto_correct": "correct column names that are surely misspelt (--auto-correct=false: run the query as written)",
 			"sample_size":  "show this many rows of the result (default: the server's --sample-size)",
-			"image":        "also draw the result's chart or map as a PNG, for MCP hosts without the viewer app (here: print the line saying what it shows)",
+			"image":        "also draw the result's chart or map as a PNG (as MCP hosts without the viewer app get it), written to --image-out FILE, else next to -o FILE (its name with .png), else to DATASET_ID.png",
 		},
-		example: `datasf-mcp query rqzj-sfat "SELECT applicant, status WHERE status = 'APPROVED'" --offline --all -o approved.csv`},
+		example: `datasf-mcp query rqzj-sfat "SELECT applicant, status WHERE status = 'APPROVED'" --offline --all -o approved.csv
+datasf-mcp query wg3w-h783 "SELECT supervisor_district, count(*) AS n GROUP BY supervisor_district" --offline --image-out districts.png`,
+		flags: func(p *parser, cmd *cobra.Command) {
+			group(cmd, groupOutput, func(fs *pflag.FlagSet) {
+				fs.StringVar(&p.cfg.ImageOut, "image-out", "", "write the result's chart or map as a PNG to `FILE` (implies --image)")
+			})
+		},
+		check: func(p *parser, cmd *cobra.Command, _ []string) error {
+			if p.cfg.ImageOut != "" {
+				p.cfg.ToolArgs["image"] = true
+			}
+			if on, _ := p.cfg.ToolArgs["image"].(bool); on {
+				p.cfg.ImageOut = imageOutput(p.cfg)
+			} else if cmd.Flags().Changed("image-out") {
+				return usage(cmd, errors.New("--image-out needs a FILE"))
+			}
+			return nil
+		}},
 	{name: "results", tool: "list_results", short: "the stored results of this session (or bearer token) that are still available",
 		long:    "Results lists the stored results of this session (with --server, those of its bearer token) that are still kept, newest first.",
 		argHelp: map[string]string{"limit": "show at most this many results", "offset": "skip this many results (the next_offset of the previous page)"},

@@ -175,6 +175,7 @@ type config struct {
 	CORSOrigins   string
 	Format        string // download format of fetch and query --all: csv, ndjson, json, parquet, geojson, xlsx or csv/ndjson/json.gz
 	Output        string // -o FILE
+	ImageOut      string // query --image: where the PNG is written (see imageOutput)
 	// Resume is fetch's and query --all's --resume FILE: the partial file
 	// to continue (FILE.part, left by an interrupted download).
 	Resume string

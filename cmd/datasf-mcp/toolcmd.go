@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +12,8 @@ import (
 	"maps"
 	"net/http"
 	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/client"
@@ -126,6 +129,9 @@ func runTool(ctx context.Context, cfg config, c *client.Client, svc *datasf.Serv
 	}
 	if cfg.All {
 		err = exportAll(ctx, cfg, svc, res)
+	}
+	if err == nil && cfg.ImageOut != "" {
+		err = writePicture(cfg, res)
 	}
 	if err == nil && printTo != nil {
 		err = printResult(cfg, res, printTo, markdown)
@@ -472,6 +478,57 @@ func exportAll(ctx context.Context, cfg config, svc *datasf.Service, res *mcp.Ca
 		n = fi.Size() // the whole file's, a continued one's too
 	}
 	fmt.Fprintf(cfg.Stderr, "datasf-mcp: %s (%s, %s) written to %s\n", nouns(parsed.TotalCount, "row", ""), cfg.Format, nouns(n, "byte", ""), where)
+	return nil
+}
+
+var datasetID = regexp.MustCompile(`[a-z0-9]{4}-[a-z0-9]{4}`)
+
+// imageOutput is where query --image writes the PNG: --image-out FILE,
+// else next to -o FILE (its name with .png for its extension), else
+// DATASET_ID.png in the current directory.
+func imageOutput(cfg config) string {
+	switch {
+	case cfg.ImageOut != "":
+		return cfg.ImageOut
+	case cfg.Output != "" && cfg.Output != "-":
+		name := strings.TrimSuffix(cfg.Output, ".gz")
+		return strings.TrimSuffix(name, filepath.Ext(name)) + ".png"
+	}
+	id, _ := cfg.ToolArgs["dataset_id"].(string)
+	if m := datasetID.FindString(id); m != "" {
+		return m + ".png"
+	}
+	return "picture.png"
+}
+
+// writePicture writes the PNG of a query_datasf answer asked for with
+// image to cfg.ImageOut, and says on stderr what it shows; a result with no
+// picture is said, and nothing is written.
+func writePicture(cfg config, res *mcp.CallToolResult) error {
+	var png []byte
+	var said string
+	for _, ct := range res.Content {
+		switch c := ct.(type) {
+		case mcp.ImageContent:
+			if c.MIMEType == "image/png" {
+				b, err := base64.StdEncoding.DecodeString(c.Data)
+				if err != nil {
+					return fmt.Errorf("the answer's picture: %w", err)
+				}
+				png = b
+			}
+		case mcp.TextContent:
+			said = strings.TrimPrefix(strings.TrimSpace(c.Text), "The picture: ") // the picture's line is the last text
+		}
+	}
+	if png == nil {
+		fmt.Fprintf(cfg.Stderr, "datasf-mcp: no picture written to %s: %s\n", cfg.ImageOut, said)
+		return nil
+	}
+	if err := os.WriteFile(cfg.ImageOut, png, 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(cfg.Stderr, "datasf-mcp: picture (%d bytes) written to %s: %s\n", len(png), cfg.ImageOut, said)
 	return nil
 }
 

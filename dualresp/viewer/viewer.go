@@ -32,6 +32,16 @@ var neighborhoods []byte
 // whose features have the property "name".
 func Neighborhoods() []byte { return neighborhoods }
 
+//go:embed src/sf_supervisor_districts.geojson
+var supervisorDistricts []byte
+
+// SupervisorDistricts returns the boundaries of San Francisco's 11
+// supervisor districts of 2022 (DataSF f2zs-jevy, public domain; see
+// testdata/SOURCES.md), clipped to the city's neighborhoods' box and
+// simplified, as a GeoJSON FeatureCollection whose features' "name" is the
+// district's number ("1" to "11").
+func SupervisorDistricts() []byte { return supervisorDistricts }
+
 // Page returns the viewer page's HTML.
 func Page() []byte { return page }
 

@@ -2,10 +2,11 @@
 // hosts that cannot show the result viewer app (query_datasf's image
 // argument). It chooses the picture as the viewer does
 // (dualresp/viewer/src/charts.js): a measure by a time column is a line in
-// time order with its gaps left open; a measure by analysis_neighborhood a
-// choropleth of San Francisco's neighborhoods; a measure by another column
-// bars of the largest groups; rows with a point column points on the
-// neighborhoods. The boundaries are the viewer's (viewer.Neighborhoods).
+// time order with its gaps left open; a measure by analysis_neighborhood or
+// supervisor_district a choropleth of San Francisco's neighborhoods or
+// districts; a measure by another column bars of the largest groups; rows
+// with a point column points on the neighborhoods. The boundaries are the
+// viewer's (viewer.Neighborhoods, viewer.SupervisorDistricts).
 //
 // It draws with gonum.org/v1/plot, the maintained Go plotting library, on
 // its raster backend (vgimg), rather than rasterising by hand. Imported by
@@ -60,14 +61,66 @@ type Spec struct {
 	Kind  string
 	Value string // the measure (line, bars, areas)
 	Label string // the dimension (line, bars, areas)
+	Set   string // the areas' set (areas): an AreaSets key
 	Point string // the point column (points)
 }
 
 var (
 	measure  = regexp.MustCompile(`(?i)^(count|sum|n|total)(_|$)|^(count|sum)`)
 	isoTime  = regexp.MustCompile(`^(\d{4})-(\d{2})(?:-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?)?)?$`)
-	areaName = regexp.MustCompile(`(?i)^analysis_?neighborhoods?$`)
+	district = regexp.MustCompile(`(?i)^(?:(?:supervisor(?:ial)?\s+)?district\s+)?0*(\d{1,2})(?:\.0*)?$`)
 )
+
+// An areaSet is a kind of area a choropleth is drawn for: the columns that
+// name one, its boundaries, and how a group's value is matched to an area's
+// name (nil: no area).
+type areaSet struct {
+	set        string
+	column     *regexp.Regexp
+	noun       string
+	boundaries func() []byte
+	key        func(v any) (string, bool)
+}
+
+// areaSets are the viewer's AREA_SETS (charts.js). Police districts and zip
+// codes are drawn as bars: see testdata/SOURCES.md.
+var areaSets = []areaSet{
+	{"analysis_neighborhood", regexp.MustCompile(`(?i)^(analysis_?neighborhoods?|neighborhoods?_analysis(_boundaries)?)$`),
+		"analysis neighborhood", viewer.Neighborhoods, func(v any) (string, bool) {
+			s, ok := v.(string)
+			return strings.ToLower(strings.TrimSpace(s)), ok
+		}},
+	{"supervisor_district", regexp.MustCompile(`(?i)^(supervisor_?districts?|sup_?dist(rict)?)$`),
+		"supervisor district", viewer.SupervisorDistricts, districtKey},
+}
+
+// districtKey reads a supervisor district's number from 3, "3", "03", "3.0"
+// or "District 3".
+func districtKey(v any) (string, bool) {
+	var s string
+	switch v := v.(type) {
+	case string:
+		s = v
+	case float64:
+		s = strconv.FormatFloat(v, 'f', -1, 64)
+	default:
+		return "", false
+	}
+	m := district.FindStringSubmatch(strings.TrimSpace(s))
+	if m == nil {
+		return "", false
+	}
+	return m[1], true
+}
+
+func setOf(name string) areaSet {
+	for _, a := range areaSets {
+		if a.set == name {
+			return a
+		}
+	}
+	return areaSets[0]
+}
 
 // Choose returns what to draw for a result of the given columns, from its
 // first rows; ok is false when the result has no picture.
@@ -93,8 +146,8 @@ func Choose(columns []string, rows []map[string]any) (Spec, bool) {
 	s := Spec{Value: nums[0], Label: label, Kind: Bars}
 	if v := present(rows, label); len(v) > 0 && !slices.ContainsFunc(v, func(v any) bool { t, ok := v.(string); return !ok || !isoTime.MatchString(t) }) {
 		s.Kind = Line
-	} else if areaName.MatchString(label) {
-		s.Kind = Areas
+	} else if i := slices.IndexFunc(areaSets, func(a areaSet) bool { return a.column.MatchString(label) }); i >= 0 {
+		s.Kind, s.Set = Areas, areaSets[i].set
 	}
 	return s, true
 }
@@ -369,8 +422,12 @@ type area struct {
 	rings []plotter.XYs
 }
 
-// neighborhoods reads the viewer's boundaries.
-func neighborhoods() ([]area, error) {
+// neighborhoods reads the viewer's neighborhoods.
+func neighborhoods() ([]area, error) { return readAreas(viewer.Neighborhoods()) }
+
+// readAreas reads boundaries: a GeoJSON FeatureCollection whose features
+// have the property "name".
+func readAreas(b []byte) ([]area, error) {
 	var fc struct {
 		Features []struct {
 			Properties struct{ Name string } `json:"properties"`
@@ -380,7 +437,7 @@ func neighborhoods() ([]area, error) {
 			} `json:"geometry"`
 		} `json:"features"`
 	}
-	if err := json.Unmarshal(viewer.Neighborhoods(), &fc); err != nil {
+	if err := json.Unmarshal(b, &fc); err != nil {
 		return nil, err
 	}
 	var out []area
@@ -508,7 +565,8 @@ func drawPoints(p *plot.Plot, spec Spec, rows []map[string]any) (string, error) 
 }
 
 func drawAreas(p *plot.Plot, spec Spec, rows []map[string]any) (string, error) {
-	areas, err := neighborhoods()
+	set := setOf(spec.Set)
+	areas, err := readAreas(set.boundaries())
 	if err != nil {
 		return "", err
 	}
@@ -516,11 +574,13 @@ func drawAreas(p *plot.Plot, spec Spec, rows []map[string]any) (string, error) {
 	unmatched := 0
 	names := map[string]string{}
 	for _, a := range areas {
-		names[strings.ToLower(a.name)] = a.name
+		if k, ok := set.key(a.name); ok {
+			names[k] = a.name
+		}
 	}
 	for _, r := range rows {
-		s, _ := r[spec.Label].(string)
-		if name, ok := names[strings.ToLower(strings.TrimSpace(s))]; ok {
+		k, ok := set.key(r[spec.Label])
+		if name, found := names[k]; ok && found {
 			values[name] += number(r[spec.Value])
 		} else {
 			unmatched++

@@ -32,7 +32,12 @@ func TestChoose(t *testing.T) {
 	}{
 		{[]string{"month", "n"}, monthly(), Spec{Kind: Line, Value: "n", Label: "month"}, true},
 		{[]string{"district", "count"}, []map[string]any{{"district": "Mission", "count": "3"}}, Spec{Kind: Bars, Value: "count", Label: "district"}, true},
-		{[]string{"analysis_neighborhood", "n"}, []map[string]any{{"analysis_neighborhood": "Mission", "n": "3"}}, Spec{Kind: Areas, Value: "n", Label: "analysis_neighborhood"}, true},
+		{[]string{"analysis_neighborhood", "n"}, []map[string]any{{"analysis_neighborhood": "Mission", "n": "3"}}, Spec{Kind: Areas, Value: "n", Label: "analysis_neighborhood", Set: "analysis_neighborhood"}, true},
+		{[]string{"supervisor_district", "n"}, []map[string]any{{"supervisor_district": "3", "n": "7"}}, Spec{Kind: Areas, Value: "n", Label: "supervisor_district", Set: "supervisor_district"}, true},
+		{[]string{"count", "supervisor_district"}, []map[string]any{{"supervisor_district": 11.0, "count": "7"}}, Spec{Kind: Areas, Value: "count", Label: "supervisor_district", Set: "supervisor_district"}, true},
+		// No boundaries for these (testdata/SOURCES.md): bars.
+		{[]string{"police_district", "n"}, []map[string]any{{"police_district": "MISSION", "n": "7"}}, Spec{Kind: Bars, Value: "n", Label: "police_district"}, true},
+		{[]string{"zip_code", "n"}, []map[string]any{{"zip_code": "94110", "n": "7"}}, Spec{Kind: Bars, Value: "n", Label: "zip_code"}, true},
 		{[]string{"name", "location"}, []map[string]any{{"name": "a", "location": pt}, {"name": "b", "location": nil}}, Spec{Kind: Points, Point: "location"}, true},
 		{[]string{"name", "status"}, []map[string]any{{"name": "a", "status": "x"}}, Spec{}, false},
 	}
@@ -73,6 +78,12 @@ func TestDraw(t *testing.T) {
 	for i, n := range []string{"Mission", "Tenderloin", "South of Market", "Sunset/Parkside", "Atlantis"} {
 		hoods = append(hoods, map[string]any{"analysis_neighborhood": n, "n": fmt.Sprint(100 * (i + 1))})
 	}
+	// Supervisor districts as DataSF's columns give them (text, numbers,
+	// "District 3"), and two groups naming none.
+	var districts []map[string]any
+	for i, d := range []any{"1", "2", "03", 4.0, "5.0", "District 6", "7", "8", "9", "10", "11", "12", nil} {
+		districts = append(districts, map[string]any{"supervisor_district": d, "n": fmt.Sprint(10 * (i + 1))})
+	}
 	tests := []struct {
 		name  string
 		spec  Spec
@@ -84,6 +95,7 @@ func TestDraw(t *testing.T) {
 		{"image-bars", Spec{Kind: Bars, Value: "count", Label: "district"}, []map[string]any{{"district": "Mission", "count": "30"}, {"district": nil, "count": "12"}}, "bar chart of count by district, 2 bars", [3]uint8{59, 111, 182}},
 		{"image-points", Spec{Kind: Points, Point: "point"}, points, "map of 51 points; 1 point outside San Francisco not drawn; 1 point with latitude and longitude swapped, drawn where they belong; 1 row with no point", [3]uint8{0, 0, 0}},
 		{"image-areas", Spec{Kind: Areas, Value: "n", Label: "analysis_neighborhood"}, hoods, "map of n by analysis_neighborhood, 4 areas; 1 group naming no area", [3]uint8{0, 0, 0}},
+		{"image-districts", Spec{Kind: Areas, Value: "n", Label: "supervisor_district", Set: "supervisor_district"}, districts, "map of n by supervisor_district, 11 areas; 2 groups naming no area", [3]uint8{0, 0, 0}},
 	}
 	for _, tt := range tests {
 		d, err := Draw(tt.spec, tt.rows, "")

@@ -1,15 +1,17 @@
 // The viewer's pictures, chosen by the data: a line over time, bars of a
 // grouped count or sum, points on a map of San Francisco, or a choropleth
-// of a count by analysis neighborhood. Each is an <svg role="img"> whose
-// aria-label says what it shows; nothing is loaded from the network (the
-// neighborhoods' boundaries are bundled, see sf_analysis_neighborhoods.geojson
-// and testdata/SOURCES.md).
+// of a count by analysis neighborhood or supervisor district. Each is an
+// <svg role="img"> whose aria-label says what it shows; nothing is loaded
+// from the network (the areas' boundaries are bundled, see
+// sf_analysis_neighborhoods.geojson, sf_supervisor_districts.geojson and
+// testdata/SOURCES.md).
 //
 // chooseChart looks at a result's columns, its first rows and its query;
 // the draw functions take the rows the viewer read for the picture and the
 // width to draw at, and return {svg, note}. A map's marks carry their row's
 // text (data-row), shown on hover (title) and on a click (viewer.js).
 import neighborhoods from "./sf_analysis_neighborhoods.geojson";
+import supervisorDistricts from "./sf_supervisor_districts.geojson";
 
 const NS = "http://www.w3.org/2000/svg";
 
@@ -23,7 +25,24 @@ export const MAP_MAX_POINTS = 2000; // points drawn (the result's first)
 const MEASURE = /^(count|sum|n|total)(_|$)|^(count|sum)/i;
 const ISO_TIME = /^(\d{4})-(\d{2})(?:-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?)?)?(?:Z|[+-]\d{2}:?\d{2})?$/;
 const TIME_TYPES = new Set(["calendar_date", "floating_timestamp", "fixed_timestamp", "date", "timestamp", "datetime"]);
-const AREA_COLUMN = /^(analysis_?neighborhoods?|neighborhoods?_analysis(_boundaries)?|analysis neighborhood)$/i;
+
+// districtKey reads a supervisor district's number from 3, "3", "03", "3.0"
+// or "District 3"; null when it names none.
+function districtKey(v) {
+  const m = /^(?:(?:supervisor(?:ial)?\s+)?district\s+)?0*(\d{1,2})(?:\.0*)?$/i.exec(String(v ?? "").trim());
+  return m ? m[1] : null;
+}
+
+// The area columns a choropleth is drawn for: the column names, the
+// boundaries (features with the property "name") and how a group's value
+// is matched to a feature's name. Other area columns (police district, zip
+// code) are drawn as bars: see testdata/SOURCES.md for why.
+export const AREA_SETS = [
+  { set: "analysis_neighborhood", column: /^(analysis_?neighborhoods?|neighborhoods?_analysis(_boundaries)?|analysis neighborhood)$/i,
+    noun: "analysis neighborhood", features: neighborhoods.features, key: (v) => (typeof v === "string" ? v.trim().toLowerCase() : null), title: (name) => name },
+  { set: "supervisor_district", column: /^(supervisor_?districts?|supervisor district|sup_?dist(rict)?)$/i,
+    noun: "supervisor district", features: supervisorDistricts.features, key: districtKey, title: (name) => `District ${name}` },
+];
 
 // isPoint reports whether v is a GeoJSON point (as Socrata's point columns give them).
 export function isPoint(v) {
@@ -37,7 +56,7 @@ function present(rows, name) {
 // chooseChart returns what to draw for a result, or null:
 //   {kind: "points", point}                   rows with a point column;
 //   {kind: "line", value, label, period}      a measure by a time dimension;
-//   {kind: "areas", value, label}             a measure by analysis neighborhood;
+//   {kind: "areas", value, label, set}        a measure by an area (AREA_SETS);
 //   {kind: "bars", value, label}              a measure by any other group.
 // columns are {name, type?}; rows are the result's first rows; query its text.
 export function chooseChart(columns, rows, query = "") {
@@ -51,7 +70,8 @@ export function chooseChart(columns, rows, query = "") {
   if (TIME_TYPES.has(String(label.type || "").toLowerCase()) || (vals.length > 0 && vals.every((v) => typeof v === "string" && ISO_TIME.test(v)))) {
     return { kind: "line", value, label: label.name, period: truncation(query) };
   }
-  if (AREA_COLUMN.test(label.name)) return { kind: "areas", value, label: label.name };
+  const areas = AREA_SETS.find((a) => a.column.test(label.name));
+  if (areas) return { kind: "areas", value, label: label.name, set: areas.set };
   return { kind: "bars", value, label: label.name };
 }
 
@@ -333,15 +353,18 @@ export function drawPoints(rows, spec, W, total) {
   return { svg, note: off.length ? off.join("; ") + "." : "", figures: { kind: "points", points: drawn, ...tally } };
 }
 
-// drawAreas shades each neighborhood by its group's value (five classes);
-// groups that name no neighborhood are counted and said.
+// drawAreas shades each area of the spec's set (a neighborhood, a
+// district) by its group's value (five classes); groups that name no area
+// are counted and said.
 export function drawAreas(rows, spec, W) {
-  const byName = new Map(AREAS.map((f) => [f.properties.name.toLowerCase(), f]));
+  const set = AREA_SETS.find((a) => a.set === spec.set) || AREA_SETS[0];
+  const byName = new Map(set.features.map((f) => [set.key(f.properties.name), f]));
   const values = new Map();
   const unmatched = [];
   for (const r of rows) {
     const name = r[spec.label];
-    const f = typeof name === "string" && byName.get(name.trim().toLowerCase());
+    const k = set.key(name);
+    const f = k !== null && byName.get(k);
     if (f) values.set(f, (values.get(f) || 0) + (Number(r[spec.value]) || 0));
     else unmatched.push(groupLabel(name));
   }
@@ -349,11 +372,11 @@ export function drawAreas(rows, spec, W) {
   const { H, xy } = projection(W);
   const maxV = Math.max(...values.values()) || 1;
   let label = `map of ${spec.value} by ${spec.label}, ${plural(values.size, "area")}`;
-  const note = unmatched.length ? `${plural(unmatched.length, "group")} naming no analysis neighborhood not drawn: ${unmatched.slice(0, 5).join(", ")}${unmatched.length > 5 ? ", …" : ""}.` : "";
+  const note = unmatched.length ? `${plural(unmatched.length, "group")} naming no ${set.noun} not drawn: ${unmatched.slice(0, 5).join(", ")}${unmatched.length > 5 ? ", …" : ""}.` : "";
   if (unmatched.length) label += `; ${plural(unmatched.length, "group")} naming no area`;
   const svg = svgOf(W, H, label);
   svg.classList.add("map", "areas-map");
-  for (const f of AREAS) {
+  for (const f of set.features) {
     const v = values.get(f);
     const attrs = { class: "area" + (v === undefined ? "" : " valued"), d: areaPath(f.geometry, xy), "data-name": f.properties.name };
     if (v !== undefined) {
@@ -361,7 +384,7 @@ export function drawAreas(rows, spec, W) {
       attrs["data-value"] = v;
       attrs["fill-opacity"] = (0.2 + 0.2 * cls).toFixed(1);
     }
-    attrs["data-row"] = `${f.properties.name}: ${v === undefined ? "no rows" : count(v)}`;
+    attrs["data-row"] = `${set.title(f.properties.name)}: ${v === undefined ? "no rows" : count(v)}`;
     svg.append(titled(el("path", attrs), attrs["data-row"]));
   }
   // The legend: the five classes' shades and bounds, and the unshaded.
