@@ -464,4 +464,3 @@ func covers(name string, terms []string) bool {
 	}
 	return true
 }
-
