@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The offline portal's own loopback listener answers only the process that
@@ -16,13 +17,21 @@ func TestOfflinePortalListenerClosedToOthers(t *testing.T) {
 	t.Parallel()
 	inst := startInstanceEnv(t, []string{"DATASF_REST_TOKEN=secret-token-0123456789"}, "--log-level", "info")
 	// The portal is ready, and says where, before the server is healthy.
+	// The line may still be on its way through the stderr pipe (the
+	// catalog's line comes before it): it is looked for until it is there,
+	// for at most 10 s.
 	lw := inst.cmd.Stderr.(*lockedWriter)
-	lw.mu.Lock()
-	logged := inst.stderr.String()
-	lw.mu.Unlock()
+	ready := regexp.MustCompile(`offline portal ready" url=(http://127\.0\.0\.1:\d+)`)
 	portal := ""
-	if m := regexp.MustCompile(`offline portal ready" url=(http://127\.0\.0\.1:\d+)`).FindStringSubmatch(logged); m != nil {
-		portal = m[1]
+	for deadline := time.Now().Add(10 * time.Second); portal == "" && time.Now().Before(deadline); {
+		lw.mu.Lock()
+		logged := inst.stderr.String()
+		lw.mu.Unlock()
+		if m := ready.FindStringSubmatch(logged); m != nil {
+			portal = m[1]
+		} else {
+			time.Sleep(20 * time.Millisecond)
+		}
 	}
 	if portal == "" {
 		t.Fatalf("no offline portal URL in the log:\n%s", inst.stderr)

@@ -430,7 +430,8 @@ func TestReplicasBehindHAProxy(t *testing.T) {
 					victim = r
 				}
 			}
-			if st, err := os.Stat(out); victim != nil && err == nil && st.Size() > 0 {
+			// The download goes to all.ndjson.part until it is complete.
+			if st, err := os.Stat(out + ".part"); victim != nil && err == nil && st.Size() > 0 {
 				break
 			}
 			time.Sleep(10 * time.Millisecond)
@@ -440,8 +441,10 @@ func TestReplicasBehindHAProxy(t *testing.T) {
 		}
 		victim.kill()
 		var atKill int64
-		if st, err := os.Stat(out); err == nil {
+		if st, err := os.Stat(out + ".part"); err == nil {
 			atKill = st.Size()
+		} else if st, err := os.Stat(out); err == nil {
+			atKill = st.Size() // already complete: the check below says so
 		}
 		done := make(chan error, 1)
 		go func() { done <- fetch.Wait() }()

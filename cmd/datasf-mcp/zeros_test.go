@@ -181,7 +181,7 @@ func TestNoRowsOfflineSaid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	catalog := filepath.Join(root, "catalog", "transparentsf__datasf-catalog-metadata__630-datasets__2025-05.jsonl.gz")
+	catalog := filepath.Join(root, "catalog", "datasf-catalog-630-with-signals.jsonl.gz")
 	const trees = "tkzw-k3nq" // in the catalog, not in the built-in snapshot
 	var a zeroAnswer
 	offlineJSON(t, &a, "query", trees, "SELECT count(*)", "--catalog", catalog)
