@@ -151,7 +151,8 @@ func TestEveryZeroExplained(t *testing.T) {
 		if col == "" {
 			t.Fatal("no column of rqzj-sfat has two values listed")
 		}
-		soql := fmt.Sprintf("SELECT applicant WHERE %[1]s = '%[2]s' AND %[1]s = '%[3]s'", col, values[0], values[1])
+		quote := func(v string) string { return strings.ReplaceAll(v, "'", "''") } // "Natan's Catering"
+		soql := fmt.Sprintf("SELECT applicant WHERE %[1]s = '%[2]s' AND %[1]s = '%[3]s'", col, quote(values[0]), quote(values[1]))
 		a := query(t, soql)
 		k := a.kinds()
 		if !a.zero() || len(k) == 0 || k[len(k)-1] != "conditions_together" || !strings.Contains(a.Summary, "but no row meets them all together") {

@@ -37,7 +37,7 @@ import (
 // Version names the generated data: change it whenever a dataset's rows,
 // columns or metadata change, so that caches of an older version are built
 // again.
-const Version = "2026-11-29-real-rows"
+const Version = "2026-11-29-real-rows-nullisland"
 
 // Dataset is one generated dataset.
 type Dataset struct {
@@ -295,7 +295,10 @@ func foodTrucks(rows int) Dataset {
 				"fooditems", "approved", "expirationdate")
 			lat, okLat := num(src, "latitude")
 			lon, okLon := num(src, "longitude")
-			if okLat && okLon {
+			// 34 of the 487 real permits give 0, 0: the portal's way of
+			// saying it does not know where the truck is. They have no
+			// location here, so that no point lies in the Gulf of Guinea.
+			if okLat && okLon && (lat != 0 || lon != 0) {
 				row["latitude"], row["longitude"], row["location"] = lat, lon, geo(lat, lon)
 			}
 			return row
