@@ -9,6 +9,7 @@ import (
 
 	"github.com/datasf-mcp/datasf-mcp/dualresp"
 	"github.com/datasf-mcp/datasf-mcp/internal/analyze"
+	"github.com/datasf-mcp/datasf-mcp/internal/hints"
 	"github.com/datasf-mcp/datasf-mcp/internal/portal"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -177,7 +178,7 @@ func analyzeError(err error) *toolError {
 func emptyAnalysis(tables []analyze.TableInfo) string {
 	var sizes, empty []string
 	for _, t := range tables {
-		sizes = append(sizes, t.Name+" has "+thousandsRows(t.Rows))
+		sizes = append(sizes, t.Name+" has "+hints.RowCount(t.Rows))
 		if t.Rows == 0 {
 			empty = append(empty, t.Name)
 		}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/datasf-mcp/datasf-mcp/dualresp"
+	"github.com/datasf-mcp/datasf-mcp/internal/hints"
 	"github.com/datasf-mcp/datasf-mcp/internal/soql"
 	"github.com/datasf-mcp/datasf-mcp/socrata"
 )
@@ -129,7 +130,7 @@ func topNullNote(ctx context.Context, client *socrata.Client, datasetID string, 
 	if n == 1 {
 		verb = "has"
 	}
-	return fmt.Sprintf("The top group is null: %s %s no %s.", thousandsRows(n), verb, what)
+	return fmt.Sprintf("The top group is null: %s %s no %s.", hints.RowCount(n), verb, what)
 }
 
 // countOf reads a count as Socrata sends it (a string) or as a number.

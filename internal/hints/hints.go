@@ -376,7 +376,7 @@ func makeHint(t hintTerm, values []hintValue) Hint {
 		var parts []string
 		exact := false
 		for _, m := range h.Matches {
-			parts = append(parts, fmt.Sprintf("'%s' (%s)", m.Value, rowCount(m.Count)))
+			parts = append(parts, fmt.Sprintf("'%s' (%s)", m.Value, RowCount(m.Count)))
 			exact = exact || (t.op != "LIKE" && t.op != "starts_with" && m.Value == t.literal)
 		}
 		if exact {
@@ -392,7 +392,7 @@ func makeHint(t hintTerm, values []hintValue) Hint {
 		for _, v := range values {
 			if key != "" && wordsKey(v.Value) == key && len(h.WrittenAs) < maxHintValues {
 				h.WrittenAs = append(h.WrittenAs, hintValue{clip(v.Value, maxHintValueLen), v.Count})
-				parts = append(parts, fmt.Sprintf("'%s' (%s)", v.Value, rowCount(v.Count)))
+				parts = append(parts, fmt.Sprintf("'%s' (%s)", v.Value, RowCount(v.Count)))
 			}
 		}
 		if len(parts) > 0 {
@@ -421,7 +421,7 @@ func makeHint(t hintTerm, values []hintValue) Hint {
 	}
 	var parts []string
 	for _, c := range h.Closest {
-		parts = append(parts, fmt.Sprintf("'%s' (%s)", c.Value, rowCount(c.Count)))
+		parts = append(parts, fmt.Sprintf("'%s' (%s)", c.Value, RowCount(c.Count)))
 	}
 	h.Message = fmt.Sprintf("%s matches no row, even ignoring case. Closest values of %s: %s.", lit, t.column, strings.Join(parts, ", "))
 	return h
@@ -438,16 +438,16 @@ func wordsKey(s string) string {
 	return strings.Join(words, " ")
 }
 
-// rowCount is n rows, with comma separators: "1 row", "2,553 rows".
-func rowCount(n int64) string {
+// RowCount is n rows, with comma separators: "1 row", "2,553 rows".
+func RowCount(n int64) string {
 	if n == 1 {
 		return "1 row"
 	}
-	return thousands(n) + " rows"
+	return Thousands(n) + " rows"
 }
 
-// thousands writes n with comma separators: 2,553.
-func thousands(n int64) string {
+// Thousands writes n with comma separators: 2,553.
+func Thousands(n int64) string {
 	s := strconv.FormatInt(n, 10)
 	neg := strings.HasPrefix(s, "-")
 	s = strings.TrimPrefix(s, "-")

@@ -445,7 +445,7 @@ func spatialHint(t spatialTerm, extent *Extent) *ZeroHint {
 		h.Kind = "spatial_outside"
 		away := ""
 		if t.box.valid() {
-			away = fmt.Sprintf(", about %s km from the ones given", thousands(int64(math.Round(extent.distanceKm(t.lat, t.lon)))))
+			away = fmt.Sprintf(", about %s km from the ones given", Thousands(int64(math.Round(extent.distanceKm(t.lat, t.lon)))))
 		}
 		h.Message = fmt.Sprintf("%s matches no row: the points of %s lie at %s%s. Use coordinates within them.", call, t.column, extent.words(), away)
 	}
@@ -735,14 +735,14 @@ func fallbacks(ctx context.Context, client *socrata.Client, datasetID string, q 
 }
 
 // rowsOf is n rows: "1 row", "2,553 rows".
-func rowsOf(n int64) string { return rowCount(n) }
+func rowsOf(n int64) string { return RowCount(n) }
 
 // nouns is n and its noun in the number n takes.
 func nouns(n int64, noun string) string {
 	if n == 1 {
 		return "1 " + noun
 	}
-	return thousands(n) + " " + noun + "s"
+	return Thousands(n) + " " + noun + "s"
 }
 
 // emptyDataset is the hint of a dataset with no row at all.
