@@ -108,7 +108,7 @@ type Hit struct {
 	// Tags are the dataset's tags that a query word matched.
 	Tags []string
 	// Values are up to two column values that matched a query word, each
-	// with its column.
+	// with its column (said for the first 20 hits of a search).
 	Values []ValueMatch
 }
 
@@ -448,7 +448,10 @@ func (ix *Index) Search(query string, limit int) []Hit {
 	for _, qt := range terms {
 		stems = append(stems, qt.stem)
 	}
-	for i := range hits {
+	// The values that matched are found again by analysing the hit's
+	// values: for the first maxValueHits hits only (a search asking for
+	// all hits, to count them, reads the first few).
+	for i := range hits[:min(len(hits), maxValueHits)] {
 		if slices.Contains(hits[i].Fields, "values") {
 			hits[i].Values = ix.matchedValues(hits[i].Index, stems)
 		}
@@ -681,6 +684,9 @@ func (ix *Index) matchedValues(doc int, stems []string) []ValueMatch {
 	}
 	return out
 }
+
+// maxValueHits bounds the hits of a search whose matched values it says.
+const maxValueHits = 20
 
 // maxValuesPerColumn bounds the values of a column that are indexed: its
 // ten most frequent (the portal keeps twenty).
