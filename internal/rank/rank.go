@@ -20,9 +20,8 @@
 //     datasets counts less than a rare one (inverse document frequency);
 //   - query words that follow each other in the name (or the description)
 //     add a phrase bonus, and the share of the typed words found in the
-//     name or the tags (the words the portal's editors chose), each word
-//     counted by its inverse document frequency so that "sf" in a tag
-//     earns little, multiplies the score;
+//     name or the tags (the words the portal's editors chose) multiplies
+//     the score;
 //   - acronyms the catalog itself spells out ("Privately Owned Public Open
 //     Spaces (POPOS)") find the words they stand for, and the other way
 //     round: the only synonyms, taken from the catalog, never from a list
@@ -58,6 +57,7 @@ package rank
 import (
 	"cmp"
 	"math"
+	"math/bits"
 	"regexp"
 	"slices"
 	"strings"
@@ -154,10 +154,8 @@ const (
 	// comes first, while a much better match still wins.
 	textExponent = 0.7
 	// titleBonus multiplies a score by 1 + titleBonus times the share of
-	// the typed words found in the dataset's name or tags (the words a
-	// portal's editors chose for it, which the people who search use too),
-	// each word weighed by its idf: with a plain count, "sf" in the tag
-	// "sf plant finder" lifted the plant list for "sf local covid data".
+	// the typed words found in the dataset's name or tags: the words a
+	// portal's editors chose for it, which the people who search use too.
 	titleBonus = 1.0
 	// expansionWeight is the weight of the words an acronym stands for
 	// (and of an acronym for its words) against the words typed.
@@ -364,20 +362,15 @@ func (ix *Index) Search(query string, limit int) []Hit {
 	// titled: bit k, the k-th typed term is in the dataset's name or tags.
 	titled := map[int32]uint64{}
 	var termIDs []int32
-	// termIDF: each typed term's idf, which weighs its share of the
-	// title bonus (a word in most datasets, "sf", earns little).
-	termIDF := make([]float64, len(terms))
 	for k, qt := range terms {
 		t, ok := ix.terms[qt.stem]
 		if !ok {
-			termIDF[k] = math.Log(1 + (n+0.5)/0.5)
 			continue
 		}
 		termIDs = append(termIDs, t)
 		ps := ix.postings[t]
 		df := float64(len(ps))
 		idf := math.Log(1 + (n-df+0.5)/(df+0.5))
-		termIDF[k] = idf
 		for _, p := range ps {
 			di := &ix.info[p.doc]
 			tf := 0.0
@@ -395,10 +388,10 @@ func (ix *Index) Search(query string, limit int) []Hit {
 			scores[p.doc] += qt.weight * idf * tf * (k1 + 1) / (tf + k1)
 		}
 	}
-	typedIDF := 0.0
-	for k, qt := range terms {
+	nTyped := 0
+	for _, qt := range terms {
 		if qt.weight == 1 {
-			typedIDF += termIDF[k]
+			nTyped++
 		}
 	}
 	hits := make([]Hit, 0, len(scores)+len(ids))
@@ -407,14 +400,8 @@ func (ix *Index) Search(query string, limit int) []Hit {
 		di := &ix.info[doc]
 		score += ix.phrases(di, typed)
 		score = math.Pow(score, textExponent) * di.prior
-		if typedIDF > 0 {
-			titledIDF := 0.0
-			for k := range terms {
-				if k < 64 && titled[doc]&(1<<k) != 0 {
-					titledIDF += termIDF[k]
-				}
-			}
-			score *= 1 + titleBonus*titledIDF/typedIDF
+		if nTyped > 0 {
+			score *= 1 + titleBonus*float64(bits.OnesCount64(titled[doc]))/float64(nTyped)
 		}
 		h := Hit{Index: int(doc), Score: score}
 		for f := range numFields {
