@@ -39,11 +39,12 @@ function check(cond, msg) {
 
 const DATASET = "wg3w-h783";
 const TABLE_SOQL = "SELECT incident_id, incident_category, police_district, resolution WHERE police_district = 'Mission' LIMIT 450";
-const GROUP_SOQL = "SELECT police_district, count(*) AS count GROUP BY police_district";
+const GROUP_SOQL = "SELECT resolution, count(*) AS count GROUP BY resolution";
 const MONTH_SOQL = "SELECT date_trunc_ym(incident_date) AS month, count(*) AS n GROUP BY month ORDER BY n DESC";
 const POINT_SOQL = "SELECT incident_id, incident_category, point WHERE point IS NOT NULL LIMIT 300";
 const AREA_SOQL = "SELECT analysis_neighborhood, count(*) AS n GROUP BY analysis_neighborhood";
 const DISTRICT_SOQL = "SELECT supervisor_district, count(*) AS n GROUP BY supervisor_district";
+const POLICE_SOQL = "SELECT police_district, count(*) AS n GROUP BY police_district";
 const PAGE = 100;
 
 const bundle = await esbuild.build({
@@ -237,6 +238,11 @@ try {
   check(districtsMap.kind === "areas" && districtsMap.areas === df.areas && districtsMap.areas + df.unmatched === districtsMap.total && districtsMap.areas > 0 && districtsMap.areas <= 11 &&
     districtsMap.label.startsWith(`map of n by supervisor_district, ${districtsMap.areas} area`),
     `supervisor districts map: ${districtsMap.areas} areas (${districtsMap.label}), figures ${JSON.stringify(df)}; ${districtsMap.total} groups`);
+  const policeMap = await picture(POLICE_SOQL, "app-map-police.png");
+  const pdf = policeMap.figures;
+  check(policeMap.kind === "areas" && policeMap.areas === pdf.areas && policeMap.areas + pdf.unmatched === policeMap.total && policeMap.areas > 0 && policeMap.areas <= 10 &&
+    policeMap.label.startsWith(`map of n by police_district, ${policeMap.areas} area`),
+    `police districts map: ${policeMap.areas} areas (${policeMap.label}), figures ${JSON.stringify(pdf)}; ${policeMap.total} groups`);
 
   // 3. Dark theme from the host, at a phone's width.
   await page.setViewportSize({ width: 420, height: 900 });
@@ -276,7 +282,7 @@ try {
     sorted_by: `${col} desc`, sorted_first: gotSorted[0][0], result_page_calls: calls.result_page, result_page_calls_table: tableCalls,
     groups, chart_bars: bars, grouped_total_text: gtotal.trim(), dark_background: bg,
     line_points: line.line_labels.length, line_label: line.label, map_points: pointsMap.map_points, map_label: pointsMap.label,
-    map_areas: areasMap.areas, areas_label: areasMap.label,
+    map_areas: areasMap.areas, areas_label: areasMap.label, police_areas: policeMap.areas, police_label: policeMap.label,
     csp_refusals: cspRefusals, payload_bytes_app_host: shown.result_bytes, payload_bytes_plain: plainBytes, rest_source: restSource,
     csp: shown.csp, shots,
   }));

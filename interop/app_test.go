@@ -118,6 +118,8 @@ func TestAppInChromium(t *testing.T) {
 		LineLabel      string `json:"line_label"`
 		MapPoints      int    `json:"map_points"`
 		MapAreas       int    `json:"map_areas"`
+		PoliceAreas    int    `json:"police_areas"`
+		PoliceLabel    string `json:"police_label"`
 	}
 	if err := json.Unmarshal(out, &fig); err != nil {
 		t.Fatalf("app_host output %q: %v", out, err)
@@ -140,7 +142,10 @@ func TestAppInChromium(t *testing.T) {
 	if fig.LinePoints == 0 || !strings.HasPrefix(fig.LineLabel, "line chart of n by month, ") || fig.MapPoints == 0 || fig.MapAreas == 0 {
 		t.Errorf("figures %+v; want a line of the months, a map of points and one of areas in the app", fig)
 	}
-	for _, name := range []string{"app-table.png", "app-last-page.png", "app-chart.png", "app-dark-narrow.png", "app-line.png", "app-map-points.png", "app-map-areas.png"} {
+	if fig.PoliceAreas == 0 || !strings.HasPrefix(fig.PoliceLabel, fmt.Sprintf("map of n by police_district, %d area", fig.PoliceAreas)) {
+		t.Errorf("police districts map: %d areas, %q; want a choropleth of the data's police districts", fig.PoliceAreas, fig.PoliceLabel)
+	}
+	for _, name := range []string{"app-table.png", "app-last-page.png", "app-chart.png", "app-dark-narrow.png", "app-line.png", "app-map-points.png", "app-map-areas.png", "app-map-police.png"} {
 		if st, err := os.Stat(filepath.Join(shots, name)); err != nil || st.Size() == 0 {
 			t.Errorf("screenshot %s missing or empty: %v", name, err)
 		}

@@ -81,7 +81,8 @@ func areaNames(t *testing.T, path string) []string {
 // (outside and swapped ones counted); a count by analysis neighborhood is
 // a choropleth of the data's areas and values, and so is a count by
 // supervisor district (its 11 districts, given as DataSF's columns give
-// them); a count by police district stays bars. It also pins a result with
+// them), by police district (its 10 districts, in either case) and by ZIP
+// code (as text, numbers and ZIP+4). It also pins a result with
 // the pin button, and opens an unknown result, whose page must say so
 // rather than "Loading…". Screenshots go to $DATASF_SCREENSHOT_DIR.
 func TestViewerChartsInChromium(t *testing.T) {
@@ -96,7 +97,7 @@ func TestViewerChartsInChromium(t *testing.T) {
 	mux := http.NewServeMux()
 	ts := httptest.NewServer(mux)
 	defer ts.Close()
-	kinds := map[string]*rowsExecutor{"monthly": {}, "bars": {}, "points": {}, "areas": {}, "districts": {}, "police": {}}
+	kinds := map[string]*rowsExecutor{"monthly": {}, "bars": {}, "points": {}, "areas": {}, "districts": {}, "police": {}, "zips": {}}
 	executors := map[string]dualresp.Executor{}
 	for k, e := range kinds {
 		executors[k] = e
@@ -125,8 +126,9 @@ func TestViewerChartsInChromium(t *testing.T) {
 		return strings.Compare(b["n"].(string), a["n"].(string))
 	})
 
-	// Bars: a count by district, one district null.
-	for i, d := range []any{"Mission", "Bayview", nil, "Central"} {
+	// Bars: a count by district, one district null; the districts are no
+	// police districts' (a count by those is a map).
+	for i, d := range []any{"Downtown", "Sunset", nil, "Richmond Annex"} {
 		kinds["bars"].rows = append(kinds["bars"].rows, map[string]any{"district": d, "count": fmt.Sprint(900 - 200*i)})
 	}
 
@@ -168,10 +170,39 @@ func TestViewerChartsInChromium(t *testing.T) {
 		}
 		kinds["districts"].rows = append(kinds["districts"].rows, map[string]any{"supervisor_district": d, "n": fmt.Sprint(v)})
 	}
-	// Police districts: no current boundaries found (testdata/SOURCES.md), so bars.
-	for i, d := range []string{"MISSION", "BAYVIEW", "Tenderloin"} {
-		kinds["police"].rows = append(kinds["police"].rows, map[string]any{"police_district": d, "n": fmt.Sprint(50 - i)})
+	// Police districts: a count for each of the 10, as the incident data
+	// write them (DataSF's boundaries say "TENDERLOIN", the 2018- incidents
+	// "Tenderloin"), and one group naming none ("Out of SF").
+	police := areaNames(t, "../dualresp/viewer/src/sf_police_districts.geojson")
+	wantPolice := map[string]float64{}
+	for i, d := range police {
+		wantPolice[d] = float64(50 + 11*i)
+		name := d
+		if i%2 == 1 {
+			name = strings.ToUpper(d[:1]) + strings.ToLower(d[1:])
+		}
+		kinds["police"].rows = append(kinds["police"].rows, map[string]any{"police_district": name, "n": fmt.Sprint(wantPolice[d])})
 	}
+	kinds["police"].rows = append(kinds["police"].rows, map[string]any{"police_district": "Out of SF", "n": "4"})
+
+	// ZIP codes: a count for each of the city's, as text, numbers and
+	// ZIP+4, and two groups naming none (Daly City's 94014, null).
+	zips := areaNames(t, "../dualresp/viewer/src/sf_zip_codes.geojson")
+	wantZips := map[string]float64{}
+	for i, z := range zips {
+		wantZips[z] = float64(200 + 3*i)
+		var v any = z
+		switch i % 3 {
+		case 1:
+			var n float64
+			fmt.Sscan(z, &n)
+			v = n
+		case 2:
+			v = z + "-0001"
+		}
+		kinds["zips"].rows = append(kinds["zips"].rows, map[string]any{"zip_code": v, "n": fmt.Sprint(wantZips[z])})
+	}
+	kinds["zips"].rows = append(kinds["zips"].rows, map[string]any{"zip_code": "94014", "n": "9"}, map[string]any{"zip_code": nil, "n": "2"})
 
 	specs := map[string]dualresp.Spec{
 		"monthly": {Name: "Incidents by month", Query: dualresp.Query{Kind: "monthly", Text: "SELECT date_trunc_ym(incident_date) AS month, count(*) AS n GROUP BY month ORDER BY n DESC"},
@@ -186,14 +217,16 @@ func TestViewerChartsInChromium(t *testing.T) {
 			Columns: []dualresp.Column{{Name: "supervisor_district"}, {Name: "n"}}},
 		"police": {Name: "Incidents by police district", Query: dualresp.Query{Kind: "police", Text: "SELECT police_district, count(*) AS n GROUP BY police_district"},
 			Columns: []dualresp.Column{{Name: "police_district", Type: "text"}, {Name: "n", Type: "number"}}},
+		"zips": {Name: "Incidents by ZIP code", Query: dualresp.Query{Kind: "zips", Text: "SELECT zip_code, count(*) AS n GROUP BY zip_code"},
+			Columns: []dualresp.Column{{Name: "zip_code"}, {Name: "n"}}},
 	}
 	args := []string{"charts.mjs", ""}
-	for _, name := range []string{"monthly", "bars", "points", "areas", "districts", "police"} {
+	for _, name := range []string{"monthly", "bars", "points", "areas", "districts", "police", "zips"} {
 		resp, err := results.CreateResponse(t.Context(), specs[name])
 		if err != nil {
 			t.Fatal(err)
 		}
-		shot := map[string]string{"monthly": "chart-line", "bars": "chart-bars", "points": "map-points", "areas": "map-areas", "districts": "map-districts", "police": "chart-police"}[name]
+		shot := map[string]string{"monthly": "chart-line", "bars": "chart-bars", "points": "map-points", "areas": "map-areas", "districts": "map-districts", "police": "map-police", "zips": "map-zips"}[name]
 		args = append(args, shot+"="+resp.URL())
 		if name == "bars" {
 			args = append(args, "pin-bars="+resp.URL())
@@ -244,8 +277,8 @@ func TestViewerChartsInChromium(t *testing.T) {
 
 	// Bars: the null group is labelled (null).
 	bars := figs["chart-bars"]
-	if bars.Kind != "bars" || !slices.Equal(bars.BarLabels, []string{"Mission", "Bayview", "(null)", "Central"}) {
-		t.Errorf("bars: kind %q, labels %v; want bars Mission, Bayview, (null), Central", bars.Kind, bars.BarLabels)
+	if bars.Kind != "bars" || !slices.Equal(bars.BarLabels, []string{"Downtown", "Sunset", "(null)", "Richmond Annex"}) {
+		t.Errorf("bars: kind %q, labels %v; want bars Downtown, Sunset, (null), Richmond Annex", bars.Kind, bars.BarLabels)
 	}
 	if bars.NullCells != 1 {
 		t.Errorf("table shows %d (null) cells; want 1, the null district", bars.NullCells)
@@ -305,8 +338,43 @@ func TestViewerChartsInChromium(t *testing.T) {
 	if dists.Clicked != "District 1: 100" {
 		t.Errorf("a click on the map's first district shows %q; want %q", dists.Clicked, "District 1: 100")
 	}
-	if police := figs["chart-police"]; police.Kind != "bars" || len(police.BarLabels) != 3 {
-		t.Errorf("count by police district: kind %q, bars %v; want 3 bars", police.Kind, police.BarLabels)
+	// Police districts: the 10, each with the data's value whatever its case.
+	pd := figs["map-police"]
+	if pd.Kind != "areas" || len(pd.Areas) != len(police) || len(police) != 10 {
+		t.Errorf("police districts map: kind %q, %d areas drawn of %d bundled; want the 10 police districts", pd.Kind, len(pd.Areas), len(police))
+	}
+	for _, a := range pd.Areas {
+		name, _ := a[0].(string)
+		if v, _ := a[1].(float64); v != wantPolice[name] {
+			t.Errorf("police district %q drawn with %v; the data has %v", name, a[1], wantPolice[name])
+		}
+	}
+	if want := "map of n by police_district, 10 areas; 1 group naming no area"; pd.Label != want {
+		t.Errorf("police districts map's aria-label %q; want %q", pd.Label, want)
+	}
+	if !strings.Contains(pd.Note, "1 group naming no police district not drawn: Out of SF") {
+		t.Errorf("police districts map's note %q; want the group naming no district said", pd.Note)
+	}
+	if want := fmt.Sprintf("Bayview: %v", wantPolice["BAYVIEW"]); pd.Clicked != want {
+		t.Errorf("a click on the map's first police district shows %q; want %q", pd.Clicked, want)
+	}
+
+	// ZIP codes: the city's 27, each with the data's value.
+	zm := figs["map-zips"]
+	if zm.Kind != "areas" || len(zm.Areas) != len(zips) || len(zips) != 27 {
+		t.Errorf("ZIP codes map: kind %q, %d areas drawn of %d bundled; want the 27 ZIP codes", zm.Kind, len(zm.Areas), len(zips))
+	}
+	for _, a := range zm.Areas {
+		name, _ := a[0].(string)
+		if v, _ := a[1].(float64); v != wantZips[name] {
+			t.Errorf("ZIP code %q drawn with %v; the data has %v", name, a[1], wantZips[name])
+		}
+	}
+	if want := "map of n by zip_code, 27 areas; 2 groups naming no area"; zm.Label != want {
+		t.Errorf("ZIP codes map's aria-label %q; want %q", zm.Label, want)
+	}
+	if !strings.Contains(zm.Note, "2 groups naming no ZIP code not drawn: ") || !strings.Contains(zm.Note, "94014") || !strings.Contains(zm.Note, "(null)") {
+		t.Errorf("ZIP codes map's note %q; want the groups naming no ZIP code said", zm.Note)
 	}
 
 	// The pin button pins the result.

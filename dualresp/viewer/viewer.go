@@ -42,6 +42,25 @@ var supervisorDistricts []byte
 // district's number ("1" to "11").
 func SupervisorDistricts() []byte { return supervisorDistricts }
 
+//go:embed src/sf_police_districts.geojson
+var policeDistricts []byte
+
+// PoliceDistricts returns the boundaries of San Francisco's 10 police
+// districts (DataSF's "Current Police Districts", public domain; see
+// testdata/SOURCES.md), simplified, as a GeoJSON FeatureCollection whose
+// features' "name" is the district's name as DataSF writes it
+// ("BAYVIEW" to "TENDERLOIN").
+func PoliceDistricts() []byte { return policeDistricts }
+
+//go:embed src/sf_zip_codes.geojson
+var zipCodes []byte
+
+// ZIPCodes returns the boundaries of San Francisco's 27 ZIP codes
+// (DataSF srq6-hmpi, "San Francisco ZIP Codes", public domain; see
+// testdata/SOURCES.md), one feature a ZIP code, simplified, as a GeoJSON
+// FeatureCollection whose features' "name" is the ZIP code ("94102").
+func ZIPCodes() []byte { return zipCodes }
+
 // Page returns the viewer page's HTML.
 func Page() []byte { return page }
 

@@ -2,11 +2,12 @@
 // hosts that cannot show the result viewer app (query_datasf's image
 // argument). It chooses the picture as the viewer does
 // (dualresp/viewer/src/charts.js): a measure by a time column is a line in
-// time order with its gaps left open; a measure by analysis_neighborhood or
-// supervisor_district a choropleth of San Francisco's neighborhoods or
-// districts; a measure by another column bars of the largest groups; rows
-// with a point column points on the neighborhoods. The boundaries are the
-// viewer's (viewer.Neighborhoods, viewer.SupervisorDistricts).
+// time order with its gaps left open; a measure by analysis_neighborhood,
+// supervisor_district, police_district or zip_code a choropleth of San
+// Francisco's neighborhoods, districts or ZIP codes; a measure by another
+// column bars of the largest groups; rows with a point column points on the
+// neighborhoods. The boundaries are the viewer's (viewer.Neighborhoods,
+// viewer.SupervisorDistricts, viewer.PoliceDistricts, viewer.ZIPCodes).
 //
 // It draws with gonum.org/v1/plot, the maintained Go plotting library, on
 // its raster backend (vgimg), rather than rasterising by hand. Imported by
@@ -69,29 +70,90 @@ var (
 	measure  = regexp.MustCompile(`(?i)^(count|sum|n|total)(_|$)|^(count|sum)`)
 	isoTime  = regexp.MustCompile(`^(\d{4})-(\d{2})(?:-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?)?)?$`)
 	district = regexp.MustCompile(`(?i)^(?:(?:supervisor(?:ial)?\s+)?district\s+)?0*(\d{1,2})(?:\.0*)?$`)
+	zip      = regexp.MustCompile(`^(\d{5})(?:\.0*|-\d{4})?$`)
 )
 
 // An areaSet is a kind of area a choropleth is drawn for: the columns that
 // name one, its boundaries, and how a group's value is matched to an area's
-// name (nil: no area).
+// name (false: no area). A set with named is also chosen for a column of
+// that name (a bare "district") when at least half of its values name one
+// of its areas.
 type areaSet struct {
 	set        string
 	column     *regexp.Regexp
+	named      *regexp.Regexp
 	noun       string
 	boundaries func() []byte
 	key        func(v any) (string, bool)
 }
 
-// areaSets are the viewer's AREA_SETS (charts.js). Police districts and zip
-// codes are drawn as bars: see testdata/SOURCES.md.
+// areaSets are the viewer's AREA_SETS (charts.js).
 var areaSets = []areaSet{
-	{"analysis_neighborhood", regexp.MustCompile(`(?i)^(analysis_?neighborhoods?|neighborhoods?_analysis(_boundaries)?)$`),
-		"analysis neighborhood", viewer.Neighborhoods, func(v any) (string, bool) {
-			s, ok := v.(string)
-			return strings.ToLower(strings.TrimSpace(s)), ok
-		}},
-	{"supervisor_district", regexp.MustCompile(`(?i)^(supervisor_?districts?|sup_?dist(rict)?)$`),
+	{"analysis_neighborhood", regexp.MustCompile(`(?i)^(analysis_?neighborhoods?|neighborhoods?_analysis(_boundaries)?|analysis neighborhood)$`), nil,
+		"analysis neighborhood", viewer.Neighborhoods, nameKey},
+	{"supervisor_district", regexp.MustCompile(`(?i)^(supervisor_?districts?|supervisor district|sup_?dist(rict)?)$`), nil,
 		"supervisor district", viewer.SupervisorDistricts, districtKey},
+	{"police_district", regexp.MustCompile(`(?i)^(police_?districts?|police district|pd_?district)$`), regexp.MustCompile(`(?i)^district$`),
+		"police district", viewer.PoliceDistricts, nameKey},
+	{"zip_code", regexp.MustCompile(`(?i)^(zip_?codes?|zip code|zipcode|zip|postal_?code|postcode)$`), nil,
+		"ZIP code", viewer.ZIPCodes, zipKey},
+}
+
+// nameKey matches a name case-insensitively ("Tenderloin", "TENDERLOIN").
+func nameKey(v any) (string, bool) {
+	s, ok := v.(string)
+	return strings.ToLower(strings.TrimSpace(s)), ok
+}
+
+// zipKey reads a ZIP code from 94110, "94110", "94110.0" or "94110-1234".
+func zipKey(v any) (string, bool) {
+	var s string
+	switch v := v.(type) {
+	case string:
+		s = v
+	case float64:
+		s = strconv.FormatFloat(v, 'f', -1, 64)
+	default:
+		return "", false
+	}
+	m := zip.FindStringSubmatch(strings.TrimSpace(s))
+	if m == nil {
+		return "", false
+	}
+	return m[1], true
+}
+
+// setFor returns the set a column of this name and these values is drawn
+// for.
+func setFor(label string, vals []any) (areaSet, bool) {
+	if i := slices.IndexFunc(areaSets, func(a areaSet) bool { return a.column.MatchString(label) }); i >= 0 {
+		return areaSets[i], true
+	}
+	for _, a := range areaSets {
+		if a.named == nil || !a.named.MatchString(label) || len(vals) == 0 {
+			continue
+		}
+		areas, err := readAreas(a.boundaries())
+		if err != nil {
+			continue
+		}
+		names := map[string]bool{}
+		for _, ar := range areas {
+			if k, ok := a.key(ar.name); ok {
+				names[k] = true
+			}
+		}
+		n := 0
+		for _, v := range vals {
+			if k, ok := a.key(v); ok && names[k] {
+				n++
+			}
+		}
+		if 2*n >= len(vals) {
+			return a, true
+		}
+	}
+	return areaSet{}, false
 }
 
 // districtKey reads a supervisor district's number from 3, "3", "03", "3.0"
@@ -146,8 +208,8 @@ func Choose(columns []string, rows []map[string]any) (Spec, bool) {
 	s := Spec{Value: nums[0], Label: label, Kind: Bars}
 	if v := present(rows, label); len(v) > 0 && !slices.ContainsFunc(v, func(v any) bool { t, ok := v.(string); return !ok || !isoTime.MatchString(t) }) {
 		s.Kind = Line
-	} else if i := slices.IndexFunc(areaSets, func(a areaSet) bool { return a.column.MatchString(label) }); i >= 0 {
-		s.Kind, s.Set = Areas, areaSets[i].set
+	} else if a, ok := setFor(label, present(rows, label)); ok {
+		s.Kind, s.Set = Areas, a.set
 	}
 	return s, true
 }

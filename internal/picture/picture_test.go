@@ -31,13 +31,17 @@ func TestChoose(t *testing.T) {
 		ok   bool
 	}{
 		{[]string{"month", "n"}, monthly(), Spec{Kind: Line, Value: "n", Label: "month"}, true},
-		{[]string{"district", "count"}, []map[string]any{{"district": "Mission", "count": "3"}}, Spec{Kind: Bars, Value: "count", Label: "district"}, true},
+		{[]string{"district", "count"}, []map[string]any{{"district": "Downtown", "count": "3"}, {"district": "Mission", "count": "2"}, {"district": "Sunset", "count": "1"}}, Spec{Kind: Bars, Value: "count", Label: "district"}, true},
 		{[]string{"analysis_neighborhood", "n"}, []map[string]any{{"analysis_neighborhood": "Mission", "n": "3"}}, Spec{Kind: Areas, Value: "n", Label: "analysis_neighborhood", Set: "analysis_neighborhood"}, true},
 		{[]string{"supervisor_district", "n"}, []map[string]any{{"supervisor_district": "3", "n": "7"}}, Spec{Kind: Areas, Value: "n", Label: "supervisor_district", Set: "supervisor_district"}, true},
 		{[]string{"count", "supervisor_district"}, []map[string]any{{"supervisor_district": 11.0, "count": "7"}}, Spec{Kind: Areas, Value: "count", Label: "supervisor_district", Set: "supervisor_district"}, true},
-		// No boundaries for these (testdata/SOURCES.md): bars.
-		{[]string{"police_district", "n"}, []map[string]any{{"police_district": "MISSION", "n": "7"}}, Spec{Kind: Bars, Value: "n", Label: "police_district"}, true},
-		{[]string{"zip_code", "n"}, []map[string]any{{"zip_code": "94110", "n": "7"}}, Spec{Kind: Bars, Value: "n", Label: "zip_code"}, true},
+		{[]string{"police_district", "n"}, []map[string]any{{"police_district": "MISSION", "n": "7"}}, Spec{Kind: Areas, Value: "n", Label: "police_district", Set: "police_district"}, true},
+		{[]string{"pd_district", "n"}, []map[string]any{{"pd_district": "Tenderloin", "n": "7"}}, Spec{Kind: Areas, Value: "n", Label: "pd_district", Set: "police_district"}, true},
+		// A bare "district" is a police district's when its values name them.
+		{[]string{"district", "n"}, []map[string]any{{"district": "Tenderloin", "n": "7"}, {"district": "Out of SF", "n": "1"}}, Spec{Kind: Areas, Value: "n", Label: "district", Set: "police_district"}, true},
+		{[]string{"zip_code", "n"}, []map[string]any{{"zip_code": "94110", "n": "7"}}, Spec{Kind: Areas, Value: "n", Label: "zip_code", Set: "zip_code"}, true},
+		{[]string{"n", "zip"}, []map[string]any{{"zip": 94110.0, "n": "7"}}, Spec{Kind: Areas, Value: "n", Label: "zip", Set: "zip_code"}, true},
+		{[]string{"postal_code", "count"}, []map[string]any{{"postal_code": "94110", "count": "7"}}, Spec{Kind: Areas, Value: "count", Label: "postal_code", Set: "zip_code"}, true},
 		{[]string{"name", "location"}, []map[string]any{{"name": "a", "location": pt}, {"name": "b", "location": nil}}, Spec{Kind: Points, Point: "location"}, true},
 		{[]string{"name", "status"}, []map[string]any{{"name": "a", "status": "x"}}, Spec{}, false},
 	}
@@ -84,6 +88,17 @@ func TestDraw(t *testing.T) {
 	for i, d := range []any{"1", "2", "03", 4.0, "5.0", "District 6", "7", "8", "9", "10", "11", "12", nil} {
 		districts = append(districts, map[string]any{"supervisor_district": d, "n": fmt.Sprint(10 * (i + 1))})
 	}
+	// Police districts as the incident data write them (either case), and
+	// one naming none; ZIP codes as text, numbers and ZIP+4, and two naming
+	// none (one outside the city).
+	var police []map[string]any
+	for i, d := range []any{"BAYVIEW", "Central", "ingleside", "MISSION", "Northern", "PARK", "Richmond", "SOUTHERN", "Taraval", "Tenderloin", "Out of SF"} {
+		police = append(police, map[string]any{"police_district": d, "n": fmt.Sprint(10 * (i + 1))})
+	}
+	var zips []map[string]any
+	for i, z := range []any{"94102", 94103.0, "94110-1234", "94124", "94014", nil} {
+		zips = append(zips, map[string]any{"zip_code": z, "n": fmt.Sprint(10 * (i + 1))})
+	}
 	tests := []struct {
 		name  string
 		spec  Spec
@@ -96,6 +111,8 @@ func TestDraw(t *testing.T) {
 		{"image-points", Spec{Kind: Points, Point: "point"}, points, "map of 51 points; 1 point outside San Francisco not drawn; 1 point with latitude and longitude swapped, drawn where they belong; 1 row with no point", [3]uint8{0, 0, 0}},
 		{"image-areas", Spec{Kind: Areas, Value: "n", Label: "analysis_neighborhood"}, hoods, "map of n by analysis_neighborhood, 4 areas; 1 group naming no area", [3]uint8{0, 0, 0}},
 		{"image-districts", Spec{Kind: Areas, Value: "n", Label: "supervisor_district", Set: "supervisor_district"}, districts, "map of n by supervisor_district, 11 areas; 2 groups naming no area", [3]uint8{0, 0, 0}},
+		{"image-police", Spec{Kind: Areas, Value: "n", Label: "police_district", Set: "police_district"}, police, "map of n by police_district, 10 areas; 1 group naming no area", [3]uint8{0, 0, 0}},
+		{"image-zips", Spec{Kind: Areas, Value: "n", Label: "zip_code", Set: "zip_code"}, zips, "map of n by zip_code, 4 areas; 2 groups naming no area", [3]uint8{0, 0, 0}},
 	}
 	for _, tt := range tests {
 		d, err := Draw(tt.spec, tt.rows, "")

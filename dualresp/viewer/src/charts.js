@@ -1,10 +1,9 @@
 // The viewer's pictures, chosen by the data: a line over time, bars of a
 // grouped count or sum, points on a map of San Francisco, or a choropleth
-// of a count by analysis neighborhood or supervisor district. Each is an
-// <svg role="img"> whose aria-label says what it shows; nothing is loaded
-// from the network (the areas' boundaries are bundled, see
-// sf_analysis_neighborhoods.geojson, sf_supervisor_districts.geojson and
-// testdata/SOURCES.md).
+// of a count by analysis neighborhood, supervisor district, police district
+// or ZIP code. Each is an <svg role="img"> whose aria-label says what it
+// shows; nothing is loaded from the network (the areas' boundaries are
+// bundled, see the sf_*.geojson files and testdata/SOURCES.md).
 //
 // chooseChart looks at a result's columns, its first rows and its query;
 // the draw functions take the rows the viewer read for the picture and the
@@ -12,6 +11,8 @@
 // text (data-row), shown on hover (title) and on a click (viewer.js).
 import neighborhoods from "./sf_analysis_neighborhoods.geojson";
 import supervisorDistricts from "./sf_supervisor_districts.geojson";
+import policeDistricts from "./sf_police_districts.geojson";
+import zipCodes from "./sf_zip_codes.geojson";
 
 const NS = "http://www.w3.org/2000/svg";
 
@@ -33,16 +34,49 @@ function districtKey(v) {
   return m ? m[1] : null;
 }
 
+// nameKey matches a name case-insensitively ("Tenderloin", "TENDERLOIN").
+function nameKey(v) {
+  return typeof v === "string" ? v.trim().toLowerCase() : null;
+}
+
+// zipKey reads a ZIP code from 94110, "94110", "94110.0" or "94110-1234".
+function zipKey(v) {
+  const m = /^(\d{5})(?:\.0*|-\d{4})?$/.exec(String(v ?? "").trim());
+  return m ? m[1] : null;
+}
+
+// titleCase writes "TENDERLOIN" as "Tenderloin".
+function titleCase(s) {
+  return s.toLowerCase().replace(/\b\w/g, (c) => c.toUpperCase());
+}
+
 // The area columns a choropleth is drawn for: the column names, the
 // boundaries (features with the property "name") and how a group's value
-// is matched to a feature's name. Other area columns (police district, zip
-// code) are drawn as bars: see testdata/SOURCES.md for why.
+// is matched to a feature's name. A set with "named" is chosen for a column
+// of another name (a bare "district") when at least half of its values
+// name one of its areas.
 export const AREA_SETS = [
   { set: "analysis_neighborhood", column: /^(analysis_?neighborhoods?|neighborhoods?_analysis(_boundaries)?|analysis neighborhood)$/i,
-    noun: "analysis neighborhood", features: neighborhoods.features, key: (v) => (typeof v === "string" ? v.trim().toLowerCase() : null), title: (name) => name },
+    noun: "analysis neighborhood", features: neighborhoods.features, key: nameKey, title: (name) => name },
   { set: "supervisor_district", column: /^(supervisor_?districts?|supervisor district|sup_?dist(rict)?)$/i,
     noun: "supervisor district", features: supervisorDistricts.features, key: districtKey, title: (name) => `District ${name}` },
+  { set: "police_district", column: /^(police_?districts?|police district|pd_?district)$/i, named: /^district$/i,
+    noun: "police district", features: policeDistricts.features, key: nameKey, title: titleCase },
+  { set: "zip_code", column: /^(zip_?codes?|zip code|zipcode|zip|postal_?code|postcode)$/i,
+    noun: "ZIP code", features: zipCodes.features, key: zipKey, title: (name) => `ZIP ${name}` },
 ];
+
+// areaSetOf returns the set a column of this name and these values is
+// drawn for, or undefined.
+function areaSetOf(name, vals) {
+  const set = AREA_SETS.find((a) => a.column.test(name));
+  if (set) return set;
+  return AREA_SETS.find((a) => {
+    if (!a.named || !a.named.test(name) || !vals.length) return false;
+    const names = new Set(a.features.map((f) => a.key(f.properties.name)));
+    return 2 * vals.filter((v) => names.has(a.key(v))).length >= vals.length;
+  });
+}
 
 // isPoint reports whether v is a GeoJSON point (as Socrata's point columns give them).
 export function isPoint(v) {
@@ -70,7 +104,7 @@ export function chooseChart(columns, rows, query = "") {
   if (TIME_TYPES.has(String(label.type || "").toLowerCase()) || (vals.length > 0 && vals.every((v) => typeof v === "string" && ISO_TIME.test(v)))) {
     return { kind: "line", value, label: label.name, period: truncation(query) };
   }
-  const areas = AREA_SETS.find((a) => a.column.test(label.name));
+  const areas = areaSetOf(label.name, vals);
   if (areas) return { kind: "areas", value, label: label.name, set: areas.set };
   return { kind: "bars", value, label: label.name };
 }
@@ -354,7 +388,7 @@ export function drawPoints(rows, spec, W, total) {
 }
 
 // drawAreas shades each area of the spec's set (a neighborhood, a
-// district) by its group's value (five classes); groups that name no area
+// district, a ZIP code) by its group's value (five classes); groups that name no area
 // are counted and said.
 export function drawAreas(rows, spec, W) {
   const set = AREA_SETS.find((a) => a.set === spec.set) || AREA_SETS[0];
