@@ -83,6 +83,18 @@ type Extent struct {
 	MaxLatitude  float64 `json:"max_latitude"`
 	MinLongitude float64 `json:"min_longitude"`
 	MaxLongitude float64 `json:"max_longitude"`
+	// placeholders: the points at 0, 0 were left out of the box.
+	placeholders bool
+}
+
+// reachesZero says the box stretches from far away to 0, 0: a dataset
+// whose missing locations are written as the point 0, 0 (DataSF's food
+// truck permits have dozens), whose extent() then runs from the
+// Gulf of Guinea to the city and says nothing about where the points lie.
+func (e Extent) reachesZero() bool {
+	const near = 0.01 // degrees
+	return e.MinLatitude <= near && e.MaxLatitude >= -near && e.MinLongitude <= near && e.MaxLongitude >= -near &&
+		(e.MaxLatitude-e.MinLatitude > 1 || e.MaxLongitude-e.MinLongitude > 1)
 }
 
 func (e Extent) intersects(o Extent) bool {
@@ -101,7 +113,11 @@ func (e Extent) valid() bool {
 // words describes the extent: "latitude 37.7079 to 37.8299, longitude
 // -122.5136 to -122.3649".
 func (e Extent) words() string {
-	return fmt.Sprintf("latitude %s to %s, longitude %s to %s", coord(e.MinLatitude), coord(e.MaxLatitude), coord(e.MinLongitude), coord(e.MaxLongitude))
+	w := fmt.Sprintf("latitude %s to %s, longitude %s to %s", coord(e.MinLatitude), coord(e.MaxLatitude), coord(e.MinLongitude), coord(e.MaxLongitude))
+	if e.placeholders {
+		w += " (leaving out points at 0, 0, which stand for a missing location)"
+	}
+	return w
 }
 
 func coord(f float64) string { return strconv.FormatFloat(f, 'f', coordinateDecimal, 64) }
@@ -560,11 +576,18 @@ func profile(ctx context.Context, client *socrata.Client, datasetID string, sc *
 		}
 	}
 	var out []dualresp.Hint
+	extents := map[string]*Extent{}
 	for _, t := range spatial {
-		var ext *Extent
-		if alias, ok := extentOf[t.column]; ok && row != nil {
-			ext = readExtent(row[alias])
+		alias, ok := extentOf[t.column]
+		if !ok || row == nil {
+			continue
 		}
+		if _, done := extents[t.column]; !done {
+			extents[t.column] = withoutZeros(ctx, client, datasetID, t.column, readExtent(row[alias]), log)
+		}
+	}
+	for _, t := range spatial {
+		ext := extents[t.column]
 		if h := spatialHint(t, ext); h != nil {
 			out = append(out, *h)
 		}
@@ -593,6 +616,31 @@ func profile(ctx context.Context, client *socrata.Client, datasetID string, sc *
 	}
 	return out
 }
+
+// withoutZeros is ext, or when it reaches 0, 0 (placeholder points), the
+// extent of column's other points, asked of the portal in one more
+// request; nil when that fails, since the box with the placeholders
+// would let any filter in the hemisphere's quarter look right.
+func withoutZeros(ctx context.Context, client *socrata.Client, datasetID, column string, ext *Extent, log *slog.Logger) *Extent {
+	if ext == nil || !ext.reachesZero() {
+		return ext
+	}
+	col := soql.Format(soql.Column(column))
+	res, err := client.Query(ctx, datasetID, fmt.Sprintf("SELECT extent(%s) AS hint_extent WHERE NOT within_circle(%s, 0, 0, %d)", col, col, zeroRadiusMeters))
+	if err != nil || len(res.Rows) != 1 {
+		log.Debug("zero-result hints: the extent without placeholder points failed", "dataset", datasetID, "column", column, "err", err)
+		return nil
+	}
+	e := readExtent(res.Rows[0]["hint_extent"])
+	if e == nil || e.reachesZero() {
+		return nil
+	}
+	e.placeholders = true
+	return e
+}
+
+// zeroRadiusMeters is how near 0, 0 a point counts as a placeholder.
+const zeroRadiusMeters = 1000
 
 // readExtent reads extent()'s GeoJSON (a MultiPolygon, or any geometry)
 // as a bounding box; nil when it holds no point.

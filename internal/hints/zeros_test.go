@@ -1,7 +1,13 @@
 package hints
 
 import (
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/datasf-mcp/datasf-mcp/internal/soql"
@@ -112,5 +118,49 @@ func TestReadExtent(t *testing.T) {
 	}
 	if readExtent(nil) != nil {
 		t.Error("readExtent(nil) is not nil")
+	}
+}
+
+// TestExtentLeavesOutPlaceholderPoints: a dataset whose missing locations
+// are the point 0, 0 has an extent() from the Gulf of Guinea to the city;
+// the hint asks again without those points, so that a filter far from the
+// city's points (here in Oakland's hills, outside the box of the real
+// points but inside the one with 0, 0) is still said to miss them.
+func TestExtentLeavesOutPlaceholderPoints(t *testing.T) {
+	t.Parallel()
+	box := func(minLat, maxLat, minLon, maxLon float64) string {
+		return fmt.Sprintf(`[{"hint_extent_0": {"type": "MultiPolygon", "coordinates": [[[[%g, %g], [%g, %g], [%g, %g], [%g, %g], [%g, %g]]]]}}]`,
+			minLon, minLat, maxLon, minLat, maxLon, maxLat, minLon, maxLat, minLon, minLat)
+	}
+	var queries []string
+	var mu sync.Mutex
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query().Get("$query")
+		mu.Lock()
+		queries = append(queries, q)
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		switch {
+		case strings.Contains(q, "NOT within_circle(point, 0, 0, 1000)"):
+			io.WriteString(w, strings.Replace(box(37.70, 37.83, -122.52, -122.35), "hint_extent_0", "hint_extent", 1))
+		case strings.Contains(q, "extent(point)"):
+			io.WriteString(w, box(0, 37.83, -122.52, 0))
+		default:
+			http.Error(w, `{"message": "unexpected"}`, http.StatusBadRequest)
+		}
+	}))
+	defer srv.Close()
+	client := socrata.NewClient(socrata.Options{Domain: "data.example.org", BaseURL: srv.URL, MaxRetries: -1})
+	spatial, _ := terms(t, "within_circle(point, 37.83, -122.20, 500)")
+	got := profile(t.Context(), client, "abcd-1234", testSchema, spatial, nil, slog.New(slog.DiscardHandler))
+	if len(got) != 1 {
+		t.Fatalf("hints %+v for a circle in Oakland; want one (queries %q)", got, queries)
+	}
+	h, ok := got[0].(ZeroHint)
+	if !ok {
+		t.Fatalf("hint %T; want a ZeroHint", got[0])
+	}
+	if h.Kind != "spatial_outside" || !strings.Contains(h.Message, "latitude 37.7") || !strings.Contains(h.Message, "points at 0, 0") {
+		t.Errorf("hint %s: %q; want spatial_outside naming the points' box without 0, 0 and saying so", h.Kind, h.Message)
 	}
 }
