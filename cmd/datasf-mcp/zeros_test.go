@@ -119,6 +119,8 @@ func TestEveryZeroExplained(t *testing.T) {
 		{"OFFSET past the end", "SELECT applicant OFFSET 900000000", "offset_past_end", "OFFSET 900000000 is past the end: without it the query has"},
 		{"HAVING over every group", "SELECT status, count(*) AS n GROUP BY status HAVING n > 900000000", "having_excludes_all", "excludes every group: without it the query has"},
 		{"a later stage", "SELECT status, count(*) AS n GROUP BY status |> SELECT status, n WHERE n > 900000000", "later_stage_excludes_all", "its later stages (after |>) keep none of them"},
+		// The first stage is what is empty: said as of a query of one stage.
+		{"an empty first stage", "SELECT status, count(*) AS n GROUP BY status HAVING n > 900000000 |> SELECT status, n", "having_excludes_all", "excludes every group: without it the query has"},
 		{"SEARCH", "SELECT applicant SEARCH 'zzzqqqxxx'", "search_matches_none", "SEARCH 'zzzqqqxxx' matches none of the query's"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -698,9 +698,15 @@ func fallbacks(ctx context.Context, client *socrata.Client, datasetID string, q 
 	if len(q.Stages) > 1 {
 		first := &soql.Query{Stages: q.Clone().Stages[:1]}
 		first.Stages[0].OrderBy = nil
-		if n, ok := countQuery(ctx, client, datasetID, first.String()+" |> SELECT count(*) AS n"); ok && n > 0 {
+		n, ok := countQuery(ctx, client, datasetID, first.String()+" |> SELECT count(*) AS n")
+		switch {
+		case ok && n > 0:
 			return []dualresp.Hint{ZeroHint{Kind: "later_stage_excludes_all", Counts: map[string]int64{"first_stage": n},
 				Message: fmt.Sprintf("The query's first stage has %s; its later stages (after |>) keep none of them.", rowsOf(n))}}
+		case ok:
+			// The first stage alone has no row: what empties it is
+			// asked as of a query of one stage.
+			return fallbacks(ctx, client, datasetID, first, log)
 		}
 		return nil
 	}
