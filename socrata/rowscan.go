@@ -164,10 +164,11 @@ func (s *rowScanner) object() ([]byte, error) {
 			switch c {
 			case '"':
 				inString = true
-			case '{':
-				s.stack = append(s.stack, '}')
-			case '[':
-				s.stack = append(s.stack, ']')
+			case '{', '[':
+				if len(s.stack) >= maxRowDepth {
+					return nil, &shapeError{fmt.Sprintf("row %d nests deeper than %d levels: no Socrata row does", s.rows+1, maxRowDepth)}
+				}
+				s.stack = append(s.stack, c+2) // '{'+2 is '}', '['+2 is ']'
 			case '}', ']':
 				want := s.stack[len(s.stack)-1]
 				if c != want {
@@ -183,5 +184,17 @@ func (s *rowScanner) object() ([]byte, error) {
 		}
 		out = append(out, buf[start:]...)
 		_, _ = s.br.Discard(len(buf))
+		if len(out) > maxRowBytes {
+			return nil, &shapeError{fmt.Sprintf("row %d is larger than %d MiB: the reader stops there rather than hold it", s.rows+1, maxRowBytes>>20)}
+		}
 	}
 }
+
+// A row is bounded in bytes and in depth, whatever the portal sends: a
+// broken or hostile answer must not make the server hold one value of
+// gigabytes. DataSF's widest rows (a parcel's polygon) are a few hundred
+// KB; the offline portal bounds its rows at 4 MiB.
+const (
+	maxRowBytes = 16 << 20
+	maxRowDepth = 64
+)

@@ -128,3 +128,49 @@ func FuzzRowScanner(f *testing.F) {
 		}
 	})
 }
+
+// endless is a row array whose first row is one string that never ends
+// (until limit bytes, past the row bound), counting what was read.
+type endless struct {
+	head  string
+	read  int
+	limit int
+}
+
+func (e *endless) Read(p []byte) (int, error) {
+	if e.read >= e.limit {
+		return 0, io.EOF
+	}
+	n := 0
+	for n < len(p) && e.read < e.limit {
+		if e.read < len(e.head) {
+			p[n] = e.head[e.read]
+		} else {
+			p[n] = 'x'
+		}
+		n++
+		e.read++
+	}
+	return n, nil
+}
+
+// TestRowScannerBoundsARow: a portal's answer whose row never ends (a
+// broken or hostile portal) stops at maxRowBytes with an error saying so,
+// instead of being held whole; so does one nested past maxRowDepth.
+func TestRowScannerBoundsARow(t *testing.T) {
+	t.Parallel()
+	body := &endless{head: `[{"a":"`, limit: 3 * maxRowBytes}
+	s := newRowScanner(bufio.NewReaderSize(body, 64<<10))
+	_, err := s.next()
+	var se *shapeError
+	if !errors.As(err, &se) || !strings.Contains(err.Error(), "larger than 16 MiB") {
+		t.Fatalf("an endless row: %v; want a shape error naming the bound", err)
+	}
+	if body.read > maxRowBytes+(128<<10) {
+		t.Errorf("read %d bytes of an endless row; want at most the bound %d and a buffer", body.read, maxRowBytes)
+	}
+	deep := "[{\"a\":" + strings.Repeat("[", 10000) + strings.Repeat("]", 10000) + "}]"
+	if _, err := scanAll(deep, 4096); !errors.As(err, &se) || !strings.Contains(err.Error(), "nests deeper than") {
+		t.Errorf("a row nested 10,000 deep: %v; want a shape error naming the depth bound", err)
+	}
+}
