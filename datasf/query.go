@@ -70,12 +70,16 @@ func (s *toolServer) query(ctx context.Context, _ mcp.CallToolRequest, in QueryI
 	if err != nil {
 		return queryAnswer{}, &opError{what: "the domain", err: err}
 	}
-	sc, _, err := p.Schemas.Schema(ctx, in.DatasetID)
+	// A portal that moved (known, or answered to the schema read) runs
+	// on its new host, and the answer says so.
+	var sc *socrata.Schema
+	p, err = s.portals.Run(ctx, p, func(p *portal.Portal) (err error) {
+		sc, _, err = p.Schemas.Schema(ctx, in.DatasetID)
+		return err
+	})
 	if err != nil {
 		return queryAnswer{}, &opError{what: datasetName(p, in.DatasetID), hint: "Check the id with search_datasf.", err: err}
 	}
-	// A portal that moved (known, or learnt by the schema read) runs on
-	// its new host, and the answer says so.
 	p, moved := s.portals.Moved(ctx, strings.TrimSpace(in.Domain), p)
 	domain := otherDomain(p)
 	// A bare word compared with a text column is a value without quotes,
