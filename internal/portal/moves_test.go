@@ -178,9 +178,16 @@ func TestRunFollowsMoves(t *testing.T) {
 		if _, err := again.Client.Query(t.Context(), "abcd-1234", "SELECT a, count(*) AS n GROUP BY a ORDER BY a"); err != nil {
 			t.Fatal(err)
 		}
+		if _, err := again.Client.Search(t.Context(), "x", 5); err != nil {
+			t.Fatal(err)
+		}
 		for _, r := range fake.Requests()[before:] {
-			if r.Host != "data.new.example" {
-				t.Errorf("after the move a request went to %s %s; want data.new.example", r.Host, r.Path)
+			if r.Host == "data.old.example" {
+				t.Errorf("after the move a request went to the old host: %s %s", r.Method, r.Path)
+			}
+			// "Discovery scoped to data.sf.gov needs search_context" (id 69531768957).
+			if r.Endpoint == "catalog" && (r.Query.Get("domains") != "data.new.example" || r.Query.Get("search_context") != "data.new.example") {
+				t.Errorf("catalog request %v; want domains and search_context data.new.example", r.Query)
 			}
 		}
 	})

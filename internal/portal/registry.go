@@ -274,8 +274,9 @@ func (p *Registry) Run(ctx context.Context, v *Portal, f func(*Portal) error) (*
 		}
 		next, ferr := p.Get(ctx, mv.To)
 		if ferr != nil {
-			mv.Refused = ferr
-			return v, err
+			refused := *mv // a copy: f's error may be shared (a schema cache's)
+			refused.Refused = ferr
+			return v, &refused
 		}
 		if slices.Contains(seen, next.Domain) {
 			return v, fmt.Errorf("portal: %s and %s redirect to each other; the portal cannot be reached: %w", v.Domain, mv.To, err)
