@@ -26,8 +26,9 @@ var knownMoves = map[string]string{
 	"data.sfgov.org": "data.sf.gov",
 }
 
-// MaxMoves bounds a chain of moves followed for one name: a portal that
-// redirects further than this, or in a loop, is an error.
+// MaxMoves bounds a chain of moves a caller follows for one name (package
+// portal's registry does): a portal that redirects further than this, or
+// in a loop, is an error.
 const MaxMoves = 4
 
 // KnownMove returns the host name a portal moved to when domain (a checked
