@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/datasf-mcp/datasf-mcp/internal/portal"
 	"github.com/datasf-mcp/datasf-mcp/socrata"
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -45,7 +46,11 @@ func (s *toolServer) list(ctx context.Context, req mcp.CallToolRequest, in ListI
 	if err != nil {
 		return catalogResult{}, &opError{what: "the domain", err: err}
 	}
-	ds, err := p.Client.List(ctx, in.Category, limit)
+	var ds []socrata.Dataset
+	p, err = s.portals.Run(ctx, p, func(p *portal.Portal) (err error) {
+		ds, err = p.Client.List(ctx, in.Category, limit)
+		return err
+	})
 	if err != nil {
 		return catalogResult{}, &opError{what: "the catalog listing", err: err}
 	}

@@ -1,55 +1,53 @@
 package datasf
 
 import (
-	"context"
 	"fmt"
+	"strings"
 	"testing"
 
-	"github.com/mark3labs/mcp-go/mcp"
-
+	"github.com/datasf-mcp/datasf-mcp/internal/soql"
 	"github.com/datasf-mcp/datasf-mcp/socrata"
-	"github.com/datasf-mcp/datasf-mcp/socrata/socratatest"
 )
 
-// One parse per query_datasf call: correction, the local checks, the count,
-// the sample, the hints and the stored query all use the tree parsed from
-// the model's text (the count and the sample receive it in a portal.Query,
-// the dualresp.Plan of the call). Only a query naming a column the dataset
-// lacks is read once more, by fuzzymatch.Correct.
-func TestQueryParsesOnce(t *testing.T) {
-	t.Parallel()
-	fake := socratatest.NewServer(t)
-	schema := socratatest.Schema{ID: "abcd-1234", Name: "Parse", Columns: []socratatest.Column{
+// One parse per query_datasf call: the handler parses the model's text
+// once, and correction, the local checks, the count, the sample (a
+// portal.Query carries the tree), the hints and the stored query all read
+// that tree. Correction is the step that used to read the text a second
+// time (fuzzymatch.Correct); it now decides from the names the tree holds.
+// It must therefore allocate less than one parse of the query does: a
+// correction that parsed the query again would allocate at least that much
+// more. Allocation counts are exact, so the bound does not depend on load.
+// (Not parallel: testing.AllocsPerRun counts every goroutine's mallocs.)
+func TestCorrectionDoesNotParseAgain(t *testing.T) {
+	sc := &socrata.Schema{Columns: []socrata.Column{
 		{Name: "N", FieldName: "n", DataType: "number"},
 		{Name: "Label", FieldName: "label", DataType: "text"},
+		{Name: "Category", FieldName: "incident_category", DataType: "text"},
 	}}
-	if err := fake.AddGenerated(t.Context(), schema, 257, func(i int) map[string]any {
-		return map[string]any{"n": i, "label": fmt.Sprintf("row %03d", i%10)}
-	}); err != nil {
-		t.Fatal(err)
+	// A long query (what makes a parse dear) with two misspelt names and a
+	// display name.
+	conds := make([]string, 60)
+	for i := range conds {
+		conds[i] = fmt.Sprintf("(n > %d AND label != 'row %03d')", i, i)
 	}
-	svc, err := New(t.Context(), Config{Socrata: socrata.Options{BaseURL: fake.URL(), DiscoveryURL: fake.URL(), MaxRetries: -1}, CleanupInterval: -1})
+	text := "SELECT lable, Category, count(*) AS c WHERE incident_categroy IS NOT NULL AND (" +
+		strings.Join(conds, " OR ") + ") GROUP BY lable, Category ORDER BY c DESC"
+	tree, err := soql.Parse(text)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = svc.Close() })
-	for _, soql := range []string{
-		"SELECT label, count(*) AS c GROUP BY label ORDER BY c DESC",
-		"SELECT lable, n WHERE n > 100",                // a corrected name
-		"SELECT count(*) AS c WHERE label = 'ROW 001'", // a zero answer, with hints
-		"SELECT n WHERE label = 'nothing at all'",      // no row
-		"SELECT count(*) AS c WHERE n > '2024-01-01'",  // refused locally
-	} {
-		counter := &parseCounter{}
-		ctx := context.WithValue(t.Context(), parseCounterKey{}, counter)
-		req := mcp.CallToolRequest{}
-		req.Params.Arguments = map[string]any{"dataset_id": "abcd-1234", "soql": soql}
-		res, err := queryTool(svc.server).handler(ctx, req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if n := counter.n.Load(); n != 1 {
-			t.Errorf("query_datasf(%q) parsed the SoQL %d times; want 1 (result %s)", soql, n, fmt.Sprint(res.Content))
-		}
+
+	got := correctNames(tree.Clone(), text, sc)
+	want := strings.NewReplacer("lable", "label", "Category", "incident_category", "incident_categroy", "incident_category").Replace(text)
+	if got.Query != want || len(got.Corrections) != 3 {
+		t.Fatalf("correctNames(%.60q…) = %.80q… with %d corrections; want %.80q… with 3", text, got.Query, len(got.Corrections), want)
+	}
+
+	parse := testing.AllocsPerRun(20, func() { _, _ = soql.Parse(text) })
+	clone := testing.AllocsPerRun(20, func() { _ = tree.Clone() })
+	correct := testing.AllocsPerRun(20, func() { _ = correctNames(tree.Clone(), text, sc) }) - clone
+	t.Logf("allocations: one parse %.0f, correction %.0f", parse, correct)
+	if correct >= parse {
+		t.Errorf("correcting the names of a parsed query allocates %.0f times; one parse of it allocates %.0f: correction must read the tree, not parse the text again", correct, parse)
 	}
 }

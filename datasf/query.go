@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/datasf-mcp/datasf-mcp/dualresp"
@@ -63,7 +62,7 @@ func queryTool(s *toolServer) tool {
 func (s *toolServer) query(ctx context.Context, _ mcp.CallToolRequest, in QueryInput) (queryAnswer, error) {
 	// The query is parsed once; correction, the local checks, the count,
 	// the sample, the hints and the stored query all use this tree.
-	parsed, err := parseSoQL(ctx, in.SoQL)
+	parsed, err := soql.Parse(in.SoQL)
 	if err != nil {
 		return queryAnswer{}, syntaxError(err)
 	}
@@ -71,12 +70,16 @@ func (s *toolServer) query(ctx context.Context, _ mcp.CallToolRequest, in QueryI
 	if err != nil {
 		return queryAnswer{}, &opError{what: "the domain", err: err}
 	}
-	sc, _, err := p.Schemas.Schema(ctx, in.DatasetID)
+	// A portal that moved (known, or answered to the schema read) runs
+	// on its new host, and the answer says so.
+	var sc *socrata.Schema
+	p, err = s.portals.Run(ctx, p, func(p *portal.Portal) (err error) {
+		sc, _, err = p.Schemas.Schema(ctx, in.DatasetID)
+		return err
+	})
 	if err != nil {
 		return queryAnswer{}, &opError{what: datasetName(p, in.DatasetID), hint: "Check the id with search_datasf.", err: err}
 	}
-	// A portal that moved (known, or learnt by the schema read) runs on
-	// its new host, and the answer says so.
 	p, moved := s.portals.Moved(ctx, strings.TrimSpace(in.Domain), p)
 	domain := otherDomain(p)
 	// A bare word compared with a text column is a value without quotes,
@@ -85,12 +88,8 @@ func (s *toolServer) query(ctx context.Context, _ mcp.CallToolRequest, in QueryI
 		return queryAnswer{}, te
 	}
 	fixed := fuzzymatch.Result{Query: in.SoQL}
-	if or(in.AutoCorrect, true) && namesUnknownColumn(parsed, sc) {
-		// fuzzymatch reads the text (it parsed above, so this parse does
-		// not fail); the tree is renamed as the text was. A display name
-		// ("Category") is corrected to its field name.
-		fixed, _ = fuzzymatch.Correct(in.SoQL, fieldNames(sc), fuzzymatch.Options{DisplayNames: displayNames(sc)})
-		parsed.RenameColumns(fixed.Renames())
+	if or(in.AutoCorrect, true) {
+		fixed = correctNames(parsed, in.SoQL, sc)
 	}
 	corrections := fixed.Corrections
 	// What the portal would refuse is answered now, in its words
@@ -192,19 +191,16 @@ func (s *toolServer) query(ctx context.Context, _ mcp.CallToolRequest, in QueryI
 	return out, nil
 }
 
-// namesUnknownColumn reports whether one of q's column references names no
-// column of sc: only then is there anything to correct.
-func namesUnknownColumn(q *soql.Query, sc *socrata.Schema) bool {
-	known := make(map[string]bool, len(sc.Columns))
-	for _, c := range sc.Columns {
-		known[fuzzymatch.Canonical(c.FieldName)] = true
-	}
-	for _, ref := range q.ColumnRefs() {
-		if !known[fuzzymatch.Canonical(ref.Name)] {
-			return true
-		}
-	}
-	return false
+// correctNames corrects the misspelt column names of parsed, the tree of
+// text, against sc's columns: fuzzymatch decides from the names the tree
+// holds, and the tree is renamed in place, with text re-spelt at the
+// renamed references' positions in Result.Query. A display name
+// ("Category") is corrected to its field name. Nothing is parsed again.
+func correctNames(parsed *soql.Query, text string, sc *socrata.Schema) fuzzymatch.Result {
+	refs, aliases := parsed.Names()
+	fixed := fuzzymatch.Match(fuzzymatch.Names{Refs: refs, Aliases: aliases}, fieldNames(sc), fuzzymatch.Options{DisplayNames: displayNames(sc)})
+	fixed.Query = parsed.Rename(text, fixed.Renames())
+	return fixed
 }
 
 // correctionNotes are the sentences an answer must carry when column names
@@ -218,20 +214,6 @@ func correctionNotes(corrections []fuzzymatch.Correction, ran string) []string {
 		pairs[i] = c.Original + " → " + c.Corrected
 	}
 	return []string{"Column names corrected: " + strings.Join(pairs, ", ") + " (the query run: " + ran + ")."}
-}
-
-// parseCounter counts the SoQL parses of a call when its context carries
-// one (see parseSoQL); tests use it.
-type parseCounter struct{ n atomic.Int64 }
-
-type parseCounterKey struct{}
-
-// parseSoQL parses SoQL text, counting the parse in ctx's parseCounter.
-func parseSoQL(ctx context.Context, text string) (*soql.Query, error) {
-	if c, ok := ctx.Value(parseCounterKey{}).(*parseCounter); ok {
-		c.n.Add(1)
-	}
-	return soql.Parse(text)
 }
 
 // syntaxError answers a SoQL syntax error locally, with its position.

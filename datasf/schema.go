@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/datasf-mcp/datasf-mcp/internal/portal"
 	"github.com/datasf-mcp/datasf-mcp/socrata"
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -74,7 +75,14 @@ func (s *toolServer) schema(ctx context.Context, req mcp.CallToolRequest, in Sch
 	if err != nil {
 		return schemaResult{}, &opError{what: "the domain", err: err}
 	}
-	sc, cached, err := p.Schemas.Schema(ctx, in.DatasetID)
+	var (
+		sc     *socrata.Schema
+		cached bool
+	)
+	p, err = s.portals.Run(ctx, p, func(p *portal.Portal) (err error) {
+		sc, cached, err = p.Schemas.Schema(ctx, in.DatasetID)
+		return err
+	})
 	if err != nil {
 		return schemaResult{}, &opError{what: datasetName(p, in.DatasetID), hint: "Check the id with search_datasf.", err: err}
 	}

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/datasf-mcp/datasf-mcp/internal/portal"
 	"github.com/datasf-mcp/datasf-mcp/internal/rank"
 	"github.com/datasf-mcp/datasf-mcp/socrata"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -105,21 +106,27 @@ func (s *toolServer) search(ctx context.Context, req mcp.CallToolRequest, in Sea
 		if perr != nil {
 			return catalogResult{}, &opError{what: "the domain", err: perr}
 		}
+		p, err := s.portals.Run(ctx, p, func(p *portal.Portal) error {
+			var err error
+			if hits, err = s.indexes.search(ctx, p.Client, p.Domain, in.Query, limit); err != nil {
+				// Without the catalog, the Discovery API's candidates,
+				// reranked.
+				s.log.Warn("search: the portal's catalog is not kept; reranking the Discovery API's candidates", "domain", p.Domain, "error", err)
+				ds, serr := p.Client.Search(ctx, in.Query, min(max(4*limit, 40), 100))
+				if serr != nil {
+					return serr
+				}
+				hits = rerank(ds, in.Query, limit)
+			}
+			return nil
+		})
+		if err != nil {
+			return catalogResult{}, &opError{what: "the catalog search", err: err}
+		}
 		if d != "" {
 			domain = p.Domain // named, even the configured one: the hits say their domain
 		}
 		schema = p.Schemas
-		var err error
-		if hits, err = s.indexes.search(ctx, p.Client, p.Domain, in.Query, limit); err != nil {
-			// Without the catalog, the Discovery API's candidates,
-			// reranked.
-			s.log.Warn("search: the portal's catalog is not kept; reranking the Discovery API's candidates", "domain", p.Domain, "error", err)
-			ds, serr := p.Client.Search(ctx, in.Query, min(max(4*limit, 40), 100))
-			if serr != nil {
-				return catalogResult{}, &opError{what: "the catalog search", err: serr}
-			}
-			hits = rerank(ds, in.Query, limit)
-		}
 		_, moved = s.portals.Moved(ctx, d, p)
 	}
 	out := catalogResult{Query: in.Query, Domain: domain, Results: searchItems(hits.hits, limit, domain)}

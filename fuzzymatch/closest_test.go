@@ -24,7 +24,8 @@ func TestCorrectReportsClosestOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := correctQuery(q, text, columns, Options{})
+	refs, aliases := q.Names()
+	res := Match(Names{Refs: refs, Aliases: aliases}, columns, Options{})
 	left := append(slices.Clone(res.Unknown), func() (names []string) {
 		for _, a := range res.Ambiguous {
 			names = append(names, a.Name)
@@ -32,11 +33,11 @@ func TestCorrectReportsClosestOnce(t *testing.T) {
 		return
 	}()...)
 	if len(left) < 3 {
-		t.Fatalf("correctQuery(%q) left %v alone; want district, weather, fj and zzzz", text, left)
+		t.Fatalf("Match(%q) left %v alone; want district, weather, fj and zzzz", text, left)
 	}
 	for _, name := range left {
 		if ranked[name] != 1 {
-			t.Errorf("correctQuery ranked every column against %q %d times; want 1", name, ranked[name])
+			t.Errorf("Match ranked every column against %q %d times; want 1", name, ranked[name])
 		}
 		want := Closest(name, columns, ClosestColumns)
 		if diff := cmp.Diff(want, res.Closest[name]); diff != "" {

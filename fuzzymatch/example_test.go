@@ -32,3 +32,20 @@ func ExampleClosest() {
 	// Output:
 	// [district] [police_district supervisor_district point]
 }
+
+// A program that has read the query itself passes the names its column
+// references use and the aliases it defines; Match decides from those
+// names, and Result.Renames says what to rename in its own text or tree.
+func ExampleMatch() {
+	columns := []string{"incident_category", "incident_date", "police_district"}
+	names := fuzzymatch.Names{
+		Refs:    []string{"incident_catagory", "police_distrct", "incident_catagory", "distance"},
+		Aliases: []string{"n"},
+	}
+	res := fuzzymatch.Match(names, columns, fuzzymatch.Options{})
+	fmt.Println(res.Renames())
+	fmt.Println(res.Unknown)
+	// Output:
+	// map[incident_catagory:incident_category police_distrct:police_district]
+	// [distance]
+}

@@ -2,12 +2,14 @@
 // against a dataset's real columns, without ever corrupting a valid query
 // and without ever guessing.
 //
-// Correct takes the query as text and the dataset's field names as strings,
-// so any program can call it; it parses the query with its own SoQL parser
-// and looks only at the column
-// references of its first stage (never string literals, function names,
-// keywords, aliases the query defines, cast types, or system fields such as
-// :id). A reference that already names a column is left alone: Socrata
+// Match decides from names: the names a query's column references use and
+// the aliases it defines (Names), and the dataset's field names, all
+// strings, so any program can call it, and a caller that has parsed the
+// query already need not have it parsed again. Correct takes the query as
+// text instead: it parses it with its own SoQL parser, reads the names of
+// the column references of its first stage (never string literals,
+// function names, keywords, aliases the query defines, cast types, or
+// system fields such as :id), calls Match and rewrites the text. A reference that already names a column is left alone: Socrata
 // compares names case-insensitively, with '-' equal to '_'. Any other
 // reference is compared with every column after normalizing both (lower
 // case, '-' and spaces read as '_'), counting edits as the optimal string
@@ -35,9 +37,10 @@
 // when some column was near, Result.Rejected with the reason. Closest ranks
 // columns for "did you mean" messages, those sharing the name's words first.
 //
-// Only the byte ranges of corrected references change; every other byte of
-// the query is kept as written. Result.Renames says which names became which
-// columns, for a caller that keeps a parse of the query of its own.
+// Correct changes only the byte ranges of corrected references; every
+// other byte of the query is kept as written. Result.Renames says which
+// names became which columns, for a caller of Match that renames its own
+// text or parse of the query.
 //
 // A library for any client of a Socrata portal: package datasf uses it for
 // query_datasf and its "did you mean" messages, package hints for its
@@ -57,7 +60,7 @@ import (
 // the longer name's length) at which a name is corrected.
 const DefaultThreshold = 0.4
 
-// Options configures Correct. The zero value gives the defaults.
+// Options configures Match and Correct. The zero value gives the defaults.
 type Options struct {
 	// Threshold overrides DefaultThreshold when positive.
 	Threshold float64
@@ -90,9 +93,10 @@ type Ambiguity struct {
 	Candidates []string `json:"candidates"` // closest first (sahilm/fuzzy's ranking)
 }
 
-// Result is Correct's answer.
+// Result is Match's and Correct's answer.
 type Result struct {
-	// Query is the corrected query text (the input when nothing changed).
+	// Query is the corrected query text (the input when nothing changed)
+	// from Correct; Match, which sees no text, leaves it empty.
 	Query string `json:"query"`
 	// Corrections has one entry per distinct (original, corrected) pair.
 	Corrections []Correction `json:"corrections,omitempty"`
@@ -121,21 +125,26 @@ type Rejection struct {
 	Reason  string `json:"reason"`  // why it is not surely a typo, in words
 }
 
-// Correct rewrites the column references of query that are slightly wrong
-// against columns (the dataset's field names). It returns the parse error
-// when query does not parse (its message gives the line and column).
-func Correct(query string, columns []string, opts Options) (Result, error) {
-	q, err := soql.Parse(query)
-	if err != nil {
-		return Result{Query: query}, err
-	}
-	return correctQuery(q, query, columns, opts), nil
+// Names are the names a query uses, which is all Match reads of it.
+type Names struct {
+	// Refs are the names of the query's column references as written
+	// (unquoted), in source order, one per reference: a name used twice
+	// appears twice. Function names, keywords, system fields and references
+	// to the query's own aliases are not column references.
+	Refs []string
+	// Aliases are the aliases the query defines (SELECT x AS alias): a
+	// reference as close to one of them as to a column is left alone.
+	Aliases []string
 }
 
-// correctQuery is Correct on q, parsed from src: it returns src with the
-// corrections in Result.Query and leaves q as it is.
-func correctQuery(q *soql.Query, src string, columns []string, opts Options) Result {
-	res := Result{Query: src}
+// Match decides, from names alone, which references of a query are
+// misspelt columns (Result.Corrections, Result.Renames) and which are left
+// alone (Result.Unknown, Result.Ambiguous, Result.Rejected), against
+// columns (the dataset's field names). It never sees the query's text:
+// Result.Query is empty, and a caller renames its own text or parse with
+// Result.Renames. Correct is Match for a caller with only the text.
+func Match(names Names, columns []string, opts Options) Result {
+	var res Result
 	if opts.Disabled || len(columns) == 0 {
 		return res
 	}
@@ -143,21 +152,40 @@ func correctQuery(q *soql.Query, src string, columns []string, opts Options) Res
 	if threshold <= 0 {
 		threshold = DefaultThreshold
 	}
-	misses := unknownRefs(q, columns)
+	misses := unknownNames(names.Refs, columns)
 	if len(misses) == 0 {
 		return res
 	}
+	aliases := make(map[string]bool, len(names.Aliases))
+	for _, a := range names.Aliases {
+		aliases[Canonical(a)] = true
+	}
 	m := newMatcher(columns, threshold)
-	names, decided := decideRefs(q, misses, m, displayNames(opts.DisplayNames, columns))
-	for _, name := range names {
+	order, decided := decideNames(misses, aliases, m, displayNames(opts.DisplayNames, columns))
+	for _, name := range order {
 		res.report(m, name, decided[name], threshold)
 	}
-	res.Query = q.RenameInSource(src, res.Renames())
 	return res
 }
 
-// Renames maps each name Correct rewrote, as the query had it, to its
-// column: what a caller that keeps its own parse of the query renames.
+// Correct rewrites the column references of query that are slightly wrong
+// against columns (the dataset's field names): it parses query, decides
+// with Match and returns the corrected text in Result.Query. It returns
+// the parse error when query does not parse (its message gives the line
+// and column).
+func Correct(query string, columns []string, opts Options) (Result, error) {
+	q, err := soql.Parse(query)
+	if err != nil {
+		return Result{Query: query}, err
+	}
+	refs, aliases := q.Names()
+	res := Match(Names{Refs: refs, Aliases: aliases}, columns, opts)
+	res.Query = q.Rename(query, res.Renames())
+	return res, nil
+}
+
+// Renames maps each name Match or Correct corrected, as the query had it,
+// to its column: what a caller renames its own text or parse with.
 func (res Result) Renames() map[string]string {
 	if len(res.Corrections) == 0 {
 		return nil
@@ -169,48 +197,47 @@ func (res Result) Renames() map[string]string {
 	return to
 }
 
-// unknownRefs returns q's column references that name none of columns, in
-// source order.
-func unknownRefs(q *soql.Query, columns []string) []*soql.Ident {
+// unknownNames returns the names of refs that name none of columns, in
+// order.
+func unknownNames(refs, columns []string) []string {
 	known := make(map[string]bool, len(columns))
 	for _, c := range columns {
 		known[Canonical(c)] = true
 	}
-	var misses []*soql.Ident
-	for _, ref := range q.ColumnRefs() {
-		if !known[Canonical(ref.Name)] {
+	var misses []string
+	for _, ref := range refs {
+		if !known[Canonical(ref)] {
 			misses = append(misses, ref)
 		}
 	}
 	return misses
 }
 
-// decideRefs decides once for each name the references misses use (as
-// written), and returns the names in order of first use with their
-// decisions. A reference as close to one of the query's own aliases as to
-// any column is more likely a misspelt alias: it is left out (no decision).
-func decideRefs(q *soql.Query, misses []*soql.Ident, m *matcher, display map[string]string) ([]string, map[string]decision) {
-	aliases := stageAliases(q)
+// decideNames decides once for each name of misses (as written), and
+// returns the names in order of first use with their decisions. A name as
+// close to one of the query's own aliases (canonical names) as to any
+// column is more likely a misspelt alias: it is left out (no decision).
+func decideNames(misses []string, aliases map[string]bool, m *matcher, display map[string]string) ([]string, map[string]decision) {
 	var names []string
 	decided := map[string]decision{}
-	for _, ref := range misses {
-		if aliases[Canonical(ref.Name)] {
+	for _, name := range misses {
+		if aliases[Canonical(name)] {
 			continue
 		}
-		if _, ok := decided[ref.Name]; ok {
+		if _, ok := decided[name]; ok {
 			continue
 		}
-		if field, ok := display[displayKey(ref.Name)]; ok {
-			decided[ref.Name] = decision{verdict: corrected, best: candidate{Column: field}, why: whyDisplayName}
-			names = append(names, ref.Name)
+		if field, ok := display[displayKey(name)]; ok {
+			decided[name] = decision{verdict: corrected, best: candidate{Column: field}, why: whyDisplayName}
+			names = append(names, name)
 			continue
 		}
-		d := m.decide(ref.Name)
-		if d.verdict == corrected && nearAlias(ref.Name, d.best.Column, d.best.Edits, aliases, &m.s) {
+		d := m.decide(name)
+		if d.verdict == corrected && nearAlias(name, d.best.Column, d.best.Edits, aliases, &m.s) {
 			d = decision{verdict: unknown, best: d.best, why: "alias"}
 		}
-		decided[ref.Name] = d
-		names = append(names, ref.Name)
+		decided[name] = d
+		names = append(names, name)
 	}
 	return names, decided
 }
@@ -293,21 +320,6 @@ func (res *Result) closest(m *matcher, name string, d decision) {
 		res.Closest = map[string][]string{}
 	}
 	res.Closest[name] = m.closest(name, all, ClosestColumns)
-}
-
-// stageAliases returns the canonical names of the aliases the first stage
-// defines (SELECT x AS alias).
-func stageAliases(q *soql.Query) map[string]bool {
-	out := map[string]bool{}
-	if len(q.Stages) == 0 {
-		return out
-	}
-	for _, it := range q.Stages[0].Selection {
-		if it.Alias != nil {
-			out[Canonical(it.Alias.Name)] = true
-		}
-	}
-	return out
 }
 
 // nearAlias reports whether name is at most edits away from one of the

@@ -222,7 +222,7 @@ func typoBenchmark(t *testing.T) (per map[string]*typoTally, total typoTally) {
 				// query_datasf stores) says what the corrected text says.
 				badText := replaceRef(cq.soql, q, ref.Name, spelled)
 				tree, _ := soql.Parse(badText)
-				tree.RenameColumns(res.Renames())
+				tree.Rename(badText, res.Renames())
 				if got, want := tree.String(), fixed.String(); got != want {
 					t.Errorf("the tree of %q renamed by Result.Renames prints %q; the corrected text parses to %q", badText, got, want)
 				}

@@ -12,12 +12,12 @@
 // an anonymous 403 "authentication_required" (how some portals throttle
 // requests without an app token).
 //
-// The client follows no redirect itself. A portal that answers that it
-// moved (a redirect to the same API on another host, or the HTML 403 the
-// old host of a known move gives to queries; see KnownMove) is a
-// *MovedError, unless Options.OnMoved is set: then the client asks it for
-// the new host's client, sends the request there, and sends every later
-// request there too. The app token is sent
+// The client follows no redirect. A portal that answers that it moved (a
+// redirect to the same API on another host, or the HTML 403 the old host
+// of a known move gives to queries; see KnownMove) is a *MovedError: the
+// client reports it and sends nothing to the new host, whose name is
+// checked, and whose client is made, by the caller (package portal's
+// registry resolves a move and retries there). The app token is sent
 // as X-App-Token and never appears in a log line or an error text.
 // Options.MaxConcurrent and Options.RequestRate make a client polite: a
 // request waits for its turn, and one that would wait too long fails with
@@ -65,8 +65,7 @@ type Options struct {
 	// HTTPClient does the requests. Default: a client whose Timeout is
 	// Timeout. A caller's client is copied, with Timeout when set, and
 	// with a CheckRedirect that follows no redirect: a portal's move is
-	// followed by OnMoved, where the new host is checked, never by the
-	// HTTP client.
+	// a *MovedError, for the caller to follow or not.
 	HTTPClient *http.Client
 	// Timeout bounds each request, body included (default 30s).
 	Timeout time.Duration
@@ -109,14 +108,6 @@ type Options struct {
 	// DefaultSODA3PageSize): a query whose LIMIT is larger is read as
 	// several pages of the same request body.
 	SODA3PageSize int64
-
-	// OnMoved, when set, is asked for the client of the host a portal
-	// moved to (see MovedError): from is this client's domain (or that of
-	// a client it moved to before), to the new host's name. It checks the
-	// new host as any domain is checked and returns its client (with that
-	// host's own token and limits), or an error, which the request
-	// returns. The move is remembered by the client that followed it.
-	OnMoved func(ctx context.Context, from, to string) (*Client, error)
 }
 
 // RequestInfo describes one attempt of a request, for Options.OnRequest.
@@ -138,11 +129,6 @@ type Client struct {
 	limit                   *limiter // nil: no limits
 	onWait                  func(WaitInfo)
 	onRequest               func(RequestInfo)
-	onMoved                 func(ctx context.Context, from, to string) (*Client, error)
-
-	// moved is the client of the host this portal moved to, once a
-	// request learnt it: every later request goes there.
-	moved atomic.Pointer[Client]
 
 	// soda3Off is set once the portal answered a SODA3 query with 404 or
 	// 405 and SODA 2.1 served it: later queries go straight to 2.1.
@@ -177,7 +163,6 @@ func NewClient(opts Options) *Client {
 		limit:        newLimiter(opts),
 		onWait:       opts.OnWait,
 		onRequest:    opts.OnRequest,
-		onMoved:      opts.OnMoved,
 		soda3Page:    opts.SODA3PageSize,
 		sleep:        sleepCtx,
 		now:          time.Now,
@@ -225,29 +210,6 @@ func NewClient(opts Options) *Client {
 // Domain returns the portal's domain, as the client was made for it.
 func (c *Client) Domain() string { return c.domain }
 
-// Moved returns the domain this portal moved to (the last of a chain),
-// once a request followed the move, else "".
-func (c *Client) Moved() string {
-	if t := c.target(); t != c {
-		return t.domain
-	}
-	return ""
-}
-
-// target returns the client requests go to: c, or the client of the host
-// c moved to (the end of a bounded chain).
-func (c *Client) target() *Client {
-	t := c
-	for range MaxMoves {
-		m := t.moved.Load()
-		if m == nil {
-			break
-		}
-		t = m
-	}
-	return t
-}
-
 // noRedirect is every HTTP client's CheckRedirect: the answer is the
 // redirect itself, for the client to read (see MovedError).
 func noRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
@@ -294,18 +256,14 @@ const maxErrorBody = 64 << 10
 // retries and returns a successful (2xx, not 202) response, whose body the
 // caller must close. Anything else becomes a typed error through toError.
 // Every method the client uses is read-only, so a POST is retried like a
-// GET. u begins with the client's base URL; once the portal has moved
-// (see MovedError) the request goes to the new host's client, with its
-// own token and limits, and does not count as a retry.
+// GET. An answer that the portal moved is a *MovedError, not retried.
 func (c *Client) send(ctx context.Context, endpoint, method, u string, body []byte) (*http.Response, error) {
-	t, u := c.follow(u)
 	var waited time.Duration
-	hops := 0
 	for attempt := 0; ; attempt++ {
 		if err := ctx.Err(); err != nil {
-			return nil, t.toError(ctx, endpoint, reply{err: err})
+			return nil, c.toError(ctx, endpoint, reply{err: err})
 		}
-		resp, err := t.once(ctx, endpoint, method, u, body, attempt)
+		resp, err := c.once(ctx, endpoint, method, u, body, attempt)
 		var (
 			fail      error
 			again     bool
@@ -316,7 +274,7 @@ func (c *Client) send(ctx context.Context, endpoint, method, u string, body []by
 			return nil, busy // not sent: retrying here would only wait longer
 		}
 		if err != nil {
-			fail = t.toError(ctx, endpoint, reply{err: err})
+			fail = c.toError(ctx, endpoint, reply{err: err})
 			var te *TimeoutError
 			// Transport failures (connection refused or reset) are retried;
 			// timeouts and cancellations are not: the caller's time is up.
@@ -328,39 +286,12 @@ func (c *Client) send(ctx context.Context, endpoint, method, u string, body []by
 			body, rerr := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 			resp.Body.Close()
 			if rerr != nil && len(body) == 0 && !retryable(resp.StatusCode) {
-				fail = t.toError(ctx, endpoint, reply{err: rerr, status: resp.StatusCode})
+				fail = c.toError(ctx, endpoint, reply{err: rerr, status: resp.StatusCode})
 			} else {
-				fail = t.toError(ctx, endpoint, reply{status: resp.StatusCode, header: resp.Header, body: body, url: resp.Request.URL})
+				fail = c.toError(ctx, endpoint, reply{status: resp.StatusCode, header: resp.Header, body: body, url: resp.Request.URL})
 			}
-			again = retryable(resp.StatusCode) || t.throttled(fail)
+			again = retryable(resp.StatusCode) || c.throttled(fail)
 			retryWait = retryAfter(resp.Header.Get("Retry-After"), c.now())
-		}
-		var moved *MovedError
-		if errors.As(fail, &moved) && t.onMoved != nil && strings.HasPrefix(u, t.base) {
-			// The portal moved: the request goes to the new host, checked
-			// by OnMoved, a bounded number of hops.
-			if hops++; hops > MaxMoves {
-				return nil, fmt.Errorf("socrata: %s moved more than %d times in a row; not followed further: %w", c.domain, MaxMoves, fail)
-			}
-			next, err := t.onMoved(ctx, t.domain, moved.To)
-			if err != nil {
-				moved.Refused = err
-				return nil, moved
-			}
-			if next == c || next.target() == c || next == t {
-				return nil, fmt.Errorf("socrata: %s and %s redirect to each other; the portal cannot be reached: %w", t.domain, moved.To, fail)
-			}
-			t.moved.Store(next)
-			t, u = next, next.base+strings.TrimPrefix(u, t.base)
-			attempt--
-			continue
-		}
-		if m := t.moved.Load(); m != nil && strings.HasPrefix(u, t.base) {
-			// Another request learnt of a move while this one was on
-			// its way to the old host: it goes to the new one.
-			t, u = c.follow(u)
-			attempt--
-			continue
 		}
 		if !again || attempt >= c.maxRetries {
 			return nil, fail
@@ -376,20 +307,10 @@ func (c *Client) send(ctx context.Context, endpoint, method, u string, body []by
 		}
 		c.log.DebugContext(ctx, "socrata: retrying", "endpoint", endpoint, "attempt", attempt+1, "wait", d, "reason", fail.Error())
 		if err := c.sleep(ctx, d); err != nil {
-			return nil, t.toError(ctx, endpoint, reply{err: err})
+			return nil, c.toError(ctx, endpoint, reply{err: err})
 		}
 		waited += d
 	}
-}
-
-// follow returns the client a request for u goes to (see target) and u
-// on that client's base URL.
-func (c *Client) follow(u string) (*Client, string) {
-	t := c.target()
-	if t != c && strings.HasPrefix(u, c.base) {
-		u = t.base + strings.TrimPrefix(u, c.base)
-	}
-	return t, u
 }
 
 // once sends one request.

@@ -71,11 +71,10 @@ func (c *Client) catalogParams(op string, limit int) (url.Values, error) {
 	if limit == 0 {
 		limit = DefaultLimit
 	}
-	// The portal's current name, after a move; and search_context with
-	// domains: "Discovery scoped to data.sf.gov needs search_context"
-	// (domains=data.sf.gov alone returned 4 of 666, find_string id
-	// 69531768957).
-	domain := c.target().domain
+	// search_context with domains: "Discovery scoped to data.sf.gov
+	// needs search_context" (domains=data.sf.gov alone returned 4 of 666,
+	// find_string id 69531768957).
+	domain := c.domain
 	v := url.Values{}
 	v.Set("domains", domain)
 	v.Set("search_context", domain)

@@ -175,7 +175,7 @@ func (c *Client) toError(ctx context.Context, endpoint string, r reply) error {
 		if loc := r.header.Get("Location"); loc != "" {
 			e.Message += " to " + clip(stripQuery(loc), 200)
 		}
-		e.Message += ", not Socrata's API; this client follows only a move to the same API on another host"
+		e.Message += ", not Socrata's API; only a move to the same API on another host is followed"
 	case isHTML(r.header, trimmed):
 		// Gateways answer with pages: nginx, a CDN, FortiWeb's "Web Page
 		// Blocked!" (find_string id 69388266164), a meta redirect

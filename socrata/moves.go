@@ -26,8 +26,9 @@ var knownMoves = map[string]string{
 	"data.sfgov.org": "data.sf.gov",
 }
 
-// MaxMoves bounds a chain of moves followed for one name: a portal that
-// redirects further than this, or in a loop, is an error.
+// MaxMoves bounds a chain of moves a caller follows for one name (package
+// portal's registry does): a portal that redirects further than this, or
+// in a loop, is an error.
 const MaxMoves = 4
 
 // KnownMove returns the host name a portal moved to when domain (a checked
@@ -53,8 +54,8 @@ func KnownOldName(domain string) string {
 // MovedError is a portal's answer that it moved: a 301, 302, 307 or 308
 // whose Location is the same API on another host, or the refusal the old
 // host of a known move gives to queries (an HTML 403). Nothing was read
-// from the new host. A Client with Options.OnMoved follows it instead of
-// returning it.
+// from the new host: a Client never follows a move; its caller may (see
+// the package doc).
 type MovedError struct {
 	Endpoint string
 	Domain   string // the host that answered
@@ -62,8 +63,8 @@ type MovedError struct {
 	// StatusCode is the status of the answer: a redirect, or 403 for the
 	// refusal of a query by a known old name.
 	StatusCode int
-	// Refused is why Options.OnMoved did not follow the move (the new
-	// host is not allowed, not public, ...); nil when it was not asked.
+	// Refused is why the caller that tried to follow the move did not
+	// (the new host is not allowed, not public, ...); nil when none tried.
 	Refused error
 }
 

@@ -81,7 +81,6 @@ func (c *Client) QueryStream(ctx context.Context, datasetID, soql string) (*RowS
 	if strings.TrimSpace(soql) == "" {
 		return nil, errors.New("socrata: soql is empty; want a query such as \"SELECT * LIMIT 10\"")
 	}
-	c = c.target() // a portal that moved: its new host's token decides
 	// SODA3 with an app token, else (or when the portal has no SODA3)
 	// SODA 2.1.
 	if c.UsesSODA3() {

@@ -135,7 +135,6 @@ func (c *Client) Schema(ctx context.Context, datasetID string) (*Schema, error) 
 	// is the one reported (it says what is wrong with the dataset).
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	at := c.target()
 	type counted struct {
 		n   int64
 		err error
@@ -152,12 +151,6 @@ func (c *Client) Schema(ctx context.Context, datasetID string) (*Schema, error) 
 		return nil, err
 	}
 	cnt := <-countc
-	if cnt.err != nil && c.target() != at {
-		// The Views read learnt that the portal moved while the count
-		// was on its way to the old host, which refuses queries: the
-		// count again, on the new host.
-		cnt.n, cnt.err = c.Count(ctx, datasetID, "SELECT count(*) AS count")
-	}
 	if cnt.err != nil {
 		return nil, fmt.Errorf("socrata: row count of %s: %w", datasetID, cnt.err)
 	}

@@ -121,7 +121,6 @@ func (c *Client) soda3URL(datasetID string) string {
 // UsesSODA3 reports whether the client sends its next query to SODA3: it
 // has an app token and the portal has not shown that it lacks SODA3.
 func (c *Client) UsesSODA3() bool {
-	c = c.target()
 	return c.token != "" && !c.soda3Off.Load()
 }
 

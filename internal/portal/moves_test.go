@@ -2,9 +2,13 @@ package portal
 
 import (
 	"bytes"
+	"errors"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/datasf-mcp/datasf-mcp/dualresp"
@@ -70,7 +74,10 @@ func TestRegistryFollowsMoves(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 3 {
-		if _, err := old.Client.Schema(t.Context(), "abcd-1234"); err != nil {
+		if old, err = reg.Run(t.Context(), old, func(p *Portal) error {
+			_, err := p.Client.Schema(t.Context(), "abcd-1234")
+			return err
+		}); err != nil {
 			t.Fatalf("Schema through the move: %v", err)
 		}
 	}
@@ -120,4 +127,117 @@ func TestRegistryFollowsMoves(t *testing.T) {
 			t.Errorf("the stored query sent a request to %s; want data.sf.gov", r.Host)
 		}
 	}
+}
+
+// Run follows a move a portal answers, once: the request is sent again to
+// the new host, and the old name resolves to it from then on, so no later
+// request goes to the old host. A new host the registry refuses is the
+// *socrata.MovedError naming the refusal, and nothing is sent to it; two
+// hosts that redirect to each other are an error after a few requests.
+func TestRunFollowsMoves(t *testing.T) {
+	t.Parallel()
+	fake := socratatest.NewServer(t, socratatest.WithDomain("api.us.socrata.com"))
+	if err := fake.AddDomain("data.new.example"); err != nil {
+		t.Fatal(err)
+	}
+	if err := fake.AddGenerated(t.Context(), socratatest.Schema{ID: "abcd-1234", Name: "x", Domain: "data.new.example",
+		Columns: []socratatest.Column{{Name: "A", FieldName: "a", DataType: "text"}}}, 37,
+		func(i int) map[string]any { return map[string]any{"a": []string{"oak", "elm"}[i%2]} }); err != nil {
+		t.Fatal(err)
+	}
+	if err := fake.SetMoved("data.old.example", "data.new.example"); err != nil {
+		t.Fatal(err)
+	}
+	schema := func(sc **socrata.Schema) func(*Portal) error {
+		return func(p *Portal) (err error) {
+			*sc, err = p.Client.Schema(t.Context(), "abcd-1234")
+			return err
+		}
+	}
+	sopts := socrata.Options{Domain: "data.sf.gov", BaseURL: fake.URL(), DiscoveryURL: fake.URL(), HTTPClient: fake.Client(), MaxRetries: -1}
+
+	t.Run("followed", func(t *testing.T) {
+		reg, err := New(Options{Socrata: sopts})
+		if err != nil {
+			t.Fatal(err)
+		}
+		old, err := reg.Get(t.Context(), "data.old.example")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sc *socrata.Schema
+		now, err := reg.Run(t.Context(), old, schema(&sc))
+		if err != nil || now.Domain != "data.new.example" || sc.RowCount != 37 {
+			t.Fatalf("Run(Schema) on data.old.example = %v, %v; want data.new.example's schema of 37 rows", now, err)
+		}
+		before := len(fake.Requests())
+		again, err := reg.Get(t.Context(), "data.old.example")
+		if err != nil || again != now {
+			t.Fatalf("Get(old name) after the move = %v, %v; want the new portal", again, err)
+		}
+		if _, err := again.Client.Query(t.Context(), "abcd-1234", "SELECT a, count(*) AS n GROUP BY a ORDER BY a"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := again.Client.Search(t.Context(), "x", 5); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range fake.Requests()[before:] {
+			if r.Host == "data.old.example" {
+				t.Errorf("after the move a request went to the old host: %s %s", r.Method, r.Path)
+			}
+			// "Discovery scoped to data.sf.gov needs search_context" (id 69531768957).
+			if r.Endpoint == "catalog" && (r.Query.Get("domains") != "data.new.example" || r.Query.Get("search_context") != "data.new.example") {
+				t.Errorf("catalog request %v; want domains and search_context data.new.example", r.Query)
+			}
+		}
+	})
+
+	t.Run("refused", func(t *testing.T) {
+		reg, err := New(Options{Socrata: sopts, Allow: []string{"data.old.example"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		old, err := reg.Get(t.Context(), "data.old.example")
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := len(fake.Requests())
+		var sc *socrata.Schema
+		_, err = reg.Run(t.Context(), old, schema(&sc))
+		var mv *socrata.MovedError
+		var de *socrata.DomainError
+		if !errors.As(err, &mv) || !errors.As(err, &de) || !strings.Contains(err.Error(), "has moved to data.new.example, which is refused") {
+			t.Fatalf("Run(Schema) = %v; want a *MovedError wrapping the refusal", err)
+		}
+		for _, r := range fake.Requests()[before:] {
+			if r.Host == "data.new.example" {
+				t.Errorf("a request went to the refused host: %s", r.Path)
+			}
+		}
+	})
+
+	t.Run("loop", func(t *testing.T) {
+		var hits atomic.Int32
+		ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			hits.Add(1)
+			other := map[string]string{"a.example.org": "b.example.org", "b.example.org": "a.example.org"}[r.Host]
+			http.Redirect(w, r, "https://"+other+r.URL.RequestURI(), http.StatusMovedPermanently)
+		}))
+		t.Cleanup(ts.Close)
+		reg, err := New(Options{Socrata: socrata.Options{Domain: "data.sf.gov", BaseURL: ts.URL, HTTPClient: ts.Client(), MaxRetries: -1}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := reg.Get(t.Context(), "a.example.org")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sc *socrata.Schema
+		if _, err = reg.Run(t.Context(), a, schema(&sc)); err == nil || !strings.Contains(err.Error(), "redirect to each other") {
+			t.Fatalf("Run(Schema) = %v; want the loop named", err)
+		}
+		if n := hits.Load(); n > 2*(socrata.MaxMoves+1) {
+			t.Errorf("%d requests for a redirect loop; want a bounded few", n)
+		}
+	})
 }

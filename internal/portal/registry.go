@@ -49,11 +49,13 @@ import (
 // DataSF) is resolved before anything is sent, wherever a domain is named
 // (the tool argument, the configured domain, the allowlist, the app
 // tokens' keys, a stored query); a move a portal answers (a redirect to
-// the same API on another host, see socrata.MovedError) is followed by
-// Follow, which checks the new host as Get checks any domain (its name,
-// the allowlist, public addresses) and gives it its own client, limits and
-// token. A move is remembered for the process, logged once, and an answer
-// says it in one line (Moved).
+// the same API on another host: the client reports a
+// *socrata.MovedError and follows nothing) is followed by Run, which
+// checks the new host as Get checks any domain (its name, the allowlist,
+// public addresses), gives it its own client, limits and token, and runs
+// the request again there. A move is remembered for the process (Get
+// resolves the old name from then on), logged once, and an answer says it
+// in one line (Moved).
 
 // MaxDomains bounds the other portals whose clients and schema caches a
 // server keeps at once (without an allowlist).
@@ -135,7 +137,7 @@ type Registry struct {
 	// old name, possibly).
 	given string
 	// moves are the moves portals answered (old name to new), learnt by
-	// Follow, for the process; guarded by movesMu.
+	// Run, for the process; guarded by movesMu.
 	movesMu sync.Mutex
 	moves   map[string]string
 }
@@ -177,7 +179,6 @@ func New(opts Options) (*Registry, error) {
 		tokens[checked] = tok
 	}
 	p.opts.Tokens = tokens
-	p.opts.Socrata.OnMoved = p.Follow
 	switch {
 	case opts.Default != nil && opts.Default.Client != nil:
 		p.def = opts.Default
@@ -217,7 +218,6 @@ func New(opts Options) (*Registry, error) {
 	copts := p.opts.Socrata
 	copts.AppToken = ""
 	copts.Domain = p.def.Domain
-	copts.OnMoved = nil
 	opts.Limits.Apply(&copts)
 	p.Catalog = socrata.NewClient(copts)
 	return p, nil
@@ -254,37 +254,63 @@ func (p *Registry) current(domain string) string {
 	return domain
 }
 
-// Follow is every portal client's socrata.Options.OnMoved: the portal
-// from answered that it moved to to. It returns to's client when the
-// tools may talk to to (checked as Get checks a domain), and remembers
-// the move for the process, logged once.
-func (p *Registry) Follow(ctx context.Context, from, to string) (*socrata.Client, error) {
-	v, err := p.Get(ctx, to)
-	if err != nil {
-		return nil, err
+// Run runs f on v, a portal Get gave, and returns the portal f last ran
+// on. When f fails with a *socrata.MovedError (v answered that it moved),
+// Run follows the move: it checks the new host as Get checks any domain,
+// remembers the move for the process (logged once) and runs f again on
+// the new host's portal, with its own client, token and limits. A new
+// host that is refused is the *socrata.MovedError, its Refused set; a
+// chain of more than socrata.MaxMoves moves, or a loop, is an error.
+func (p *Registry) Run(ctx context.Context, v *Portal, f func(*Portal) error) (*Portal, error) {
+	seen := []string{v.Domain}
+	for hops := 0; ; hops++ {
+		err := f(v)
+		var mv *socrata.MovedError
+		if !errors.As(err, &mv) || mv.Refused != nil {
+			return v, err
+		}
+		if hops >= socrata.MaxMoves {
+			return v, fmt.Errorf("portal: %s moved more than %d times in a row; not followed further: %w", seen[0], socrata.MaxMoves, err)
+		}
+		next, ferr := p.Get(ctx, mv.To)
+		if ferr != nil {
+			refused := *mv // a copy: f's error may be shared (a schema cache's)
+			refused.Refused = ferr
+			return v, &refused
+		}
+		if slices.Contains(seen, next.Domain) {
+			return v, fmt.Errorf("portal: %s and %s redirect to each other; the portal cannot be reached: %w", v.Domain, mv.To, err)
+		}
+		p.learn(v.Domain, next.Domain)
+		seen = append(seen, next.Domain)
+		v = next
 	}
+}
+
+// learn remembers that the portal from moved to to, logging it the first
+// time.
+func (p *Registry) learn(from, to string) {
 	p.movesMu.Lock()
-	known := p.moves[from] == v.Domain
-	p.moves[from] = v.Domain
+	known := p.moves[from] == to
+	p.moves[from] = to
 	p.movesMu.Unlock()
 	if !known {
 		p.log.Warn("a portal answered that it has moved; following it for the rest of this process",
-			"domain", from, "moved_to", v.Domain)
+			"domain", from, "moved_to", to)
 	}
-	return v.Client, nil
 }
 
 // Moved returns the portal a tool's domain argument given ("" for the
 // configured portal) runs on now, and the one line its answer says when
 // that portal has moved ("data.sfgov.org has moved to data.sf.gov; this
-// ran there."), else "". p is the portal Get gave for given: a move one
-// of its requests learnt since is resolved here.
+// ran there."), else "". v is the portal Run ran on for given: a move
+// another call learnt since is resolved here.
 func (p *Registry) Moved(ctx context.Context, given string, v *Portal) (*Portal, string) {
 	name := strings.ToLower(strings.TrimSpace(given))
 	if name == "" {
 		name = strings.ToLower(p.given)
 	}
-	if v.Client.Moved() != "" || p.current(v.Domain) != v.Domain {
+	if p.current(v.Domain) != v.Domain {
 		if now, err := p.Get(ctx, given); err == nil {
 			v = now
 		}
@@ -487,7 +513,7 @@ func proxyAddr(u *url.URL) string {
 
 // directClient is the HTTP client of a portal reached over the network
 // through tr, with copts' timeout (socrata.NewClient makes it follow no
-// redirect: a move is followed by Follow, never by the client).
+// redirect: a move is followed by Run, never by the client).
 func directClient(copts socrata.Options, tr *http.Transport) *http.Client {
 	timeout := copts.Timeout
 	if timeout <= 0 && copts.HTTPClient != nil {

@@ -1,53 +1,52 @@
 package soql
 
-import (
-	"cmp"
-	"slices"
-	"strings"
-)
+import "strings"
 
-// RenameColumns renames the column references of q's first stage (those
-// ColumnRefs returns) whose name, as written, is a key of to. Each renamed
-// reference keeps its Raw text and position (they still point into the
-// source), and is quoted when the new name cannot be written bare (see
-// Spell).
-func (q *Query) RenameColumns(to map[string]string) {
-	if len(to) == 0 {
-		return
-	}
+// Names returns what a spelling corrector needs of q: the names of the
+// column references of q's first stage as written (unquoted), in source
+// order, one per reference (see ColumnRefs), and the aliases that stage
+// defines (SELECT x AS alias).
+func (q *Query) Names() (refs, aliases []string) {
 	for _, ref := range q.ColumnRefs() {
-		if name, ok := to[ref.Name]; ok {
-			ref.Name = name
-			if !bare(name) {
-				ref.Quoted = true
+		refs = append(refs, ref.Name)
+	}
+	if len(q.Stages) > 0 {
+		for _, it := range q.Stages[0].Selection {
+			if it.Alias != nil {
+				aliases = append(aliases, it.Alias.Name)
 			}
 		}
 	}
+	return refs, aliases
 }
 
-// RenameInSource returns src (the text q was parsed from) with the column
-// references of q's first stage whose name is a key of to spelt as the new
-// name (see Spell); every other byte of src is kept. Call it before
-// RenameColumns: it reads the names as written.
-func (q *Query) RenameInSource(src string, to map[string]string) string {
-	var refs []*Ident
-	for _, ref := range q.ColumnRefs() {
-		if _, ok := to[ref.Name]; ok {
-			refs = append(refs, ref)
-		}
-	}
-	if len(refs) == 0 {
+// Rename renames the column references of q's first stage (those
+// ColumnRefs returns) whose name, as written, is a key of to, and returns
+// src (the text q was parsed from) with the same references spelt as their
+// new names (see Spell): every other byte of src is kept, so the text reads
+// as the user wrote it. (Printing the renamed tree would not do: String
+// prints canonical SoQL, with upper-case keywords and no comments.) Each
+// renamed reference keeps its Raw text and position, which still point
+// into src, and is quoted when the new name cannot be written bare.
+func (q *Query) Rename(src string, to map[string]string) string {
+	if len(to) == 0 {
 		return src
 	}
-	slices.SortFunc(refs, func(a, b *Ident) int { return cmp.Compare(a.NamePos.Offset, b.NamePos.Offset) })
 	var b strings.Builder
-	b.Grow(len(src) + 16*len(refs))
 	last := 0
-	for _, ref := range refs {
+	for _, ref := range q.ColumnRefs() { // in source order
+		name, ok := to[ref.Name]
+		if !ok {
+			continue
+		}
 		start := ref.NamePos.Offset
 		b.WriteString(src[last:start])
-		b.WriteString(Spell(to[ref.Name], ref.Quoted))
+		b.WriteString(Spell(name, ref.Quoted))
 		last = start + len(ref.Raw)
+		ref.Name = name
+		if !bare(name) {
+			ref.Quoted = true
+		}
 	}
 	b.WriteString(src[last:])
 	return b.String()
