@@ -118,8 +118,7 @@ func (s *toolServer) listPortals(ctx context.Context, req mcp.CallToolRequest, l
 
 // knownPortals answers list_datasf with domain "*" when Discovery has no
 // list of portals: "Discovery has no /domains listing endpoint (404)"
-// (testdata/evidence/live-portals-2026.jsonl, 2026-05-23, cyanheads
-// socrata-service.ts). It names the portals this server knows and says
+// (evidence discovery-no-domains-endpoint, observed 2026-05-23). It names the portals this server knows and says
 // how to reach any other.
 func (s *toolServer) knownPortals(req mcp.CallToolRequest) catalogResult {
 	out := catalogResult{Domain: "*", Results: []datasetItem{}, Portals: []portalItem{}}

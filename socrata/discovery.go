@@ -73,8 +73,8 @@ func (c *Client) catalogParams(op string, limit int) (url.Values, error) {
 	}
 	// The portal's current name, after a move; and search_context with
 	// domains: "Discovery scoped to data.sf.gov needs search_context"
-	// (domains=data.sf.gov alone returned 4 of 666, find_string id
-	// 69531768957).
+	// (domains=data.sf.gov alone returned 4 of 666, evidence
+	// discovery-search-context).
 	domain := c.target().domain
 	v := url.Values{}
 	v.Set("domains", domain)

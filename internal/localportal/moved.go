@@ -16,7 +16,7 @@ import (
 
 // NginxForbidden is the page the old host of a moved portal answers to a
 // query: a bare nginx 403, HTML, no Socrata JSON ("The legacy host served
-// an nginx 403", find_string ids 71253749410, 68351227217).
+// an nginx 403", evidence moves-nginx-403, moves-ordered-count-403).
 const NginxForbidden = "<html>\r\n<head><title>403 Forbidden</title></head>\r\n<body>\r\n<center><h1>403 Forbidden</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n"
 
 // SetMoved makes the portal answer requests for the host old as the old
@@ -27,11 +27,11 @@ const NginxForbidden = "<html>\r\n<head><title>403 Forbidden</title></head>\r\n<
 // It follows the evidence: "data.sfgov.org answers HTTP 301 (not 302) to
 // data.sf.gov for queries without $select ... the Location keeps path and
 // query string" and "data.sfgov.org answers 403 to any request whose query
-// contains $select=" (find_string id 67089408387); "Ordered and count
-// queries get 403 on the legacy host; metadata and limit-only queries get
-// 301" (id 68351227217). A SODA3 POST carries its query in the body; no
+// contains $select=" (evidence moves-301, moves-select-403); "Ordered and
+// count queries get 403 on the legacy host; metadata and limit-only
+// queries get 301" (evidence moves-ordered-count-403). A SODA3 POST carries its query in the body; no
 // source says how the old host answers it, and it gets the 301 of
-// "every request to the old host is 301-redirected" (id 70456400277).
+// "every request to the old host is 301-redirected" (evidence moves-all-301).
 func (s *Portal) SetMoved(old, to string) error {
 	old = strings.ToLower(strings.TrimSpace(old))
 	to = strings.ToLower(strings.TrimSpace(to))

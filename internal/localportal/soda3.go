@@ -122,7 +122,7 @@ func (s *Portal) serveSODA3(w http.ResponseWriter, r *http.Request) {
 	// "Requests must be either authenticated by a user or marked with a
 	// valid application token." The refusal is Colorado's, word for word:
 	// "SODA3 query without a token returns a JSON authentication_required
-	// error" (find_string ids 61845906916, 57910144150).
+	// error" (evidence soda3-token-required).
 	if r.Header.Get("X-App-Token") == "" && r.URL.Query().Get("$$app_token") == "" && r.Header.Get("Authorization") == "" {
 		writeJSON(w, http.StatusForbidden, map[string]any{"code": "authentication_required", "error": true,
 			"message": "This request must be authenticated or have an application token"})
