@@ -119,8 +119,8 @@ func (c *Client) SearchPortals(ctx context.Context, query string, domains []stri
 	return c.catalog(ctx, v)
 }
 
-// Portal is one portal of the Discovery API's domain list.
-type Portal struct {
+// CatalogDomain is one portal of the Discovery API's domain list.
+type CatalogDomain struct {
 	Domain string
 	Count  int // the datasets (and other assets) it publishes
 }
@@ -128,7 +128,7 @@ type Portal struct {
 // Portals returns the portals the Discovery API knows
 // (/api/catalog/v1/domains), most datasets first, only=dataset counting
 // datasets alone.
-func (c *Client) Portals(ctx context.Context) ([]Portal, error) {
+func (c *Client) Portals(ctx context.Context) ([]CatalogDomain, error) {
 	var resp struct {
 		Results []struct {
 			Domain string `json:"domain"`
@@ -139,12 +139,12 @@ func (c *Client) Portals(ctx context.Context) ([]Portal, error) {
 	if err := c.getJSON(ctx, "catalog", c.discovery+"/api/catalog/v1/domains?"+v.Encode(), &resp); err != nil {
 		return nil, err
 	}
-	out := make([]Portal, 0, len(resp.Results))
+	out := make([]CatalogDomain, 0, len(resp.Results))
 	for _, r := range resp.Results {
 		if r.Domain != "" {
-			out = append(out, Portal{Domain: r.Domain, Count: r.Count})
+			out = append(out, CatalogDomain{Domain: r.Domain, Count: r.Count})
 		}
 	}
-	slices.SortStableFunc(out, func(a, b Portal) int { return cmp.Compare(b.Count, a.Count) })
+	slices.SortStableFunc(out, func(a, b CatalogDomain) int { return cmp.Compare(b.Count, a.Count) })
 	return out, nil
 }

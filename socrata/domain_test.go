@@ -260,7 +260,7 @@ func TestSearchPortalsAndPortals(t *testing.T) {
 		t.Fatal(err)
 	}
 	ps, err := c.Portals(t.Context())
-	if err != nil || len(ps) != 2 || ps[0] != (Portal{"data.cityofchicago.org", 879}) {
+	if err != nil || len(ps) != 2 || ps[0] != (CatalogDomain{"data.cityofchicago.org", 879}) {
 		t.Fatalf("Portals = %+v, %v; want Chicago (879) first", ps, err)
 	}
 	want := []string{
