@@ -94,7 +94,7 @@ type portalItem struct {
 // Discovery API knows (only the allowed ones with an allowlist), most
 // datasets first.
 func (s *toolServer) listPortals(ctx context.Context, req mcp.CallToolRequest, limit int) (catalogResult, error) {
-	all, err := s.portals.Catalog.Portals(ctx)
+	all, err := s.portals.Catalog.CatalogDomains(ctx)
 	if errors.Is(err, socrata.ErrNotFound) {
 		return s.knownPortals(req), nil
 	}

@@ -125,10 +125,10 @@ type CatalogDomain struct {
 	Count  int // the datasets (and other assets) it publishes
 }
 
-// Portals returns the portals the Discovery API knows
+// CatalogDomains returns the portals the Discovery API knows
 // (/api/catalog/v1/domains), most datasets first, only=dataset counting
 // datasets alone.
-func (c *Client) Portals(ctx context.Context) ([]CatalogDomain, error) {
+func (c *Client) CatalogDomains(ctx context.Context) ([]CatalogDomain, error) {
 	var resp struct {
 		Results []struct {
 			Domain string `json:"domain"`

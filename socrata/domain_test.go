@@ -259,7 +259,7 @@ func TestSearchPortalsAndPortals(t *testing.T) {
 	if _, err := c.SearchPortals(t.Context(), "ridership", nil, 0); err != nil {
 		t.Fatal(err)
 	}
-	ps, err := c.Portals(t.Context())
+	ps, err := c.CatalogDomains(t.Context())
 	if err != nil || len(ps) != 2 || ps[0] != (CatalogDomain{"data.cityofchicago.org", 879}) {
 		t.Fatalf("Portals = %+v, %v; want Chicago (879) first", ps, err)
 	}
