@@ -32,7 +32,7 @@ const NginxForbidden = "<html>\r\n<head><title>403 Forbidden</title></head>\r\n<
 // queries get 301" (evidence moves-ordered-count-403). A SODA3 POST carries its query in the body; no
 // source says how the old host answers it, and it gets the 301 of
 // "every request to the old host is 301-redirected" (evidence moves-all-301).
-func (s *Portal) SetMoved(old, to string) error {
+func (s *Emulator) SetMoved(old, to string) error {
 	old = strings.ToLower(strings.TrimSpace(old))
 	to = strings.ToLower(strings.TrimSpace(to))
 	if !looksLikeDomain(old) || (to != "" && !looksLikeDomain(to)) || old == to {
@@ -52,7 +52,7 @@ func (s *Portal) SetMoved(old, to string) error {
 }
 
 // movedTo returns where the host of r moved to, "" when it did not.
-func (s *Portal) movedTo(r *http.Request) string {
+func (s *Emulator) movedTo(r *http.Request) string {
 	s.srvMu.Lock()
 	defer s.srvMu.Unlock()
 	if len(s.moves) == 0 {
