@@ -119,7 +119,7 @@ var defaultStream = streamOptions{pageRows: streamPageRows, ahead: streamAhead, 
 // prepares one from a stored query for pages and exports. Its tree is
 // read-only: Count and Page run concurrently.
 type Query struct {
-	Portal    *Portal
+	Portal    *Target
 	DatasetID string
 	Tree      *soql.Query
 

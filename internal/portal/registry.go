@@ -69,10 +69,10 @@ const MaxSearchDomains = 1000
 // domainSchemaCacheSize bounds each other portal's schema cache.
 const domainSchemaCacheSize = 64
 
-// Portal is one Socrata portal the tools talk to, resolved once by a
+// Target is one Socrata portal the tools talk to, resolved once by a
 // Registry: its domain, its client (which holds the portal's app token) and
 // its schema cache.
-type Portal struct {
+type Target struct {
 	Domain  string
 	Client  *socrata.Client
 	Schemas *schemacache.Cache
@@ -93,7 +93,7 @@ type Options struct {
 	// Domain, after a known move; its AppToken, else Tokens') as it makes
 	// every other portal, so that it is reached the same way (the Host
 	// header, the public-address dialer, proxies, moves followed).
-	Default *Portal
+	Default *Target
 	// Socrata is the configured client's options: the other portals'
 	// clients copy their timeouts, retries, user agent, logger and
 	// Discovery URL. When BaseURL is set (offline mode, tests, a proxy),
@@ -121,7 +121,7 @@ type Options struct {
 // Registry is the registry of the portals the tools may talk to. It is
 // safe for concurrent use.
 type Registry struct {
-	def   *Portal
+	def   *Target
 	opts  Options
 	allow map[string]bool // nil: any public portal
 	// Catalog makes cross-portal Discovery requests (no app token).
@@ -129,7 +129,7 @@ type Registry struct {
 	log     *slog.Logger
 
 	mu     sync.Mutex // serialises making a portal (not its address look-up)
-	others *lru.Cache[string, *Portal]
+	others *lru.Cache[string, *Target]
 
 	// given is the configured domain as the configuration named it (an
 	// old name, possibly).
@@ -206,7 +206,7 @@ func New(opts Options) (*Registry, error) {
 	}
 	p.def.Configured = true
 	var err error
-	p.others, err = lru.NewWithEvict(size, func(_ string, v *Portal) {
+	p.others, err = lru.NewWithEvict(size, func(_ string, v *Target) {
 		if v.transport != nil {
 			v.transport.CloseIdleConnections()
 		}
@@ -279,7 +279,7 @@ func (p *Registry) Follow(ctx context.Context, from, to string) (*socrata.Client
 // that portal has moved ("data.sfgov.org has moved to data.sf.gov; this
 // ran there."), else "". p is the portal Get gave for given: a move one
 // of its requests learnt since is resolved here.
-func (p *Registry) Moved(ctx context.Context, given string, v *Portal) (*Portal, string) {
+func (p *Registry) Moved(ctx context.Context, given string, v *Target) (*Target, string) {
 	name := strings.ToLower(strings.TrimSpace(given))
 	if name == "" {
 		name = strings.ToLower(p.given)
@@ -296,7 +296,7 @@ func (p *Registry) Moved(ctx context.Context, given string, v *Portal) (*Portal,
 }
 
 // Default returns the configured portal.
-func (p *Registry) Default() *Portal { return p.def }
+func (p *Registry) Default() *Target { return p.def }
 
 // Known lists the portals this server knows without asking Discovery:
 // the configured portal, then the allowlist's, sorted.
@@ -354,7 +354,7 @@ func clipList(list []string, n int) []string {
 // Get returns the portal of domain ("" for the configured one), making
 // its client on first use. A refused domain is a *socrata.DomainError and
 // nothing was sent to it.
-func (p *Registry) Get(ctx context.Context, domain string) (*Portal, error) {
+func (p *Registry) Get(ctx context.Context, domain string) (*Target, error) {
 	d, err := p.check(domain)
 	if err != nil {
 		return nil, err
@@ -407,12 +407,12 @@ func (p *Registry) lookup(ctx context.Context, given, d string) error {
 }
 
 // newPortal makes the client and schema cache of domain d, with token.
-func (p *Registry) newPortal(d, token string, cache schemacache.Options) *Portal {
+func (p *Registry) newPortal(d, token string, cache schemacache.Options) *Target {
 	copts := p.opts.Socrata
 	copts.Domain = d
 	copts.AppToken = token
 	p.opts.Limits.Apply(&copts)
-	v := &Portal{Domain: d}
+	v := &Target{Domain: d}
 	if copts.BaseURL != "" {
 		// One server answers for every domain (offline, tests): the
 		// request names the domain in its Host header; no DNS.
