@@ -195,7 +195,7 @@ func New(opts Options) (*Registry, error) {
 			d = strings.ToLower(p.given) // one server answers for it (tests)
 		}
 		d = current(d)
-		p.def = p.newPortal(d, cmp.Or(opts.Socrata.AppToken, tokens[d]), schemacache.Options{})
+		p.def = p.newTarget(d, cmp.Or(opts.Socrata.AppToken, tokens[d]), schemacache.Options{})
 		if old := strings.ToLower(p.given); old != d {
 			p.log.Info("the configured portal has moved; using its new name", "domain", old, "moved_to", d)
 		}
@@ -377,7 +377,7 @@ func (p *Registry) Get(ctx context.Context, domain string) (*Target, error) {
 	if v, ok := p.others.Get(d); ok {
 		return v, nil
 	}
-	v := p.newPortal(d, p.opts.Tokens[d], schemacache.Options{Size: domainSchemaCacheSize})
+	v := p.newTarget(d, p.opts.Tokens[d], schemacache.Options{Size: domainSchemaCacheSize})
 	p.others.Add(d, v)
 	p.log.Debug("datasf: portal client made", "domain", d)
 	return v, nil
@@ -406,8 +406,8 @@ func (p *Registry) lookup(ctx context.Context, given, d string) error {
 	return nil
 }
 
-// newPortal makes the client and schema cache of domain d, with token.
-func (p *Registry) newPortal(d, token string, cache schemacache.Options) *Target {
+// newTarget makes the client and schema cache of domain d, with token.
+func (p *Registry) newTarget(d, token string, cache schemacache.Options) *Target {
 	copts := p.opts.Socrata
 	copts.Domain = d
 	copts.AppToken = token
