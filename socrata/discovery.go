@@ -119,13 +119,14 @@ func (c *Client) SearchPortals(ctx context.Context, query string, domains []stri
 	return c.catalog(ctx, v)
 }
 
-// CatalogDomain is one portal of the Discovery API's domain list.
+// CatalogDomain is one entry of the Discovery API's domain list: a portal's
+// domain and how many datasets it publishes.
 type CatalogDomain struct {
 	Domain string
 	Count  int // the datasets (and other assets) it publishes
 }
 
-// CatalogDomains returns the portals the Discovery API knows
+// CatalogDomains returns the Discovery API's domain list, the portals it knows
 // (/api/catalog/v1/domains), most datasets first, only=dataset counting
 // datasets alone.
 func (c *Client) CatalogDomains(ctx context.Context) ([]CatalogDomain, error) {

@@ -14,8 +14,8 @@ import (
 	"github.com/datasf-mcp/datasf-mcp/socrata"
 )
 
-// A Portal can serve several portal domains at once, as the Socrata
-// platform does: [Portal.AddDomain] gives it an empty portal for another
+// An Emulator can serve several portal domains at once, as the Socrata
+// platform does: [Emulator.AddDomain] gives it an empty portal for another
 // domain, loaded like any other. Requests are routed by their Host: the
 // Views and Resource APIs of a domain answer for that domain's datasets
 // only; a request to the listener's own address (an IP or localhost) is
@@ -25,7 +25,7 @@ import (
 // metadata.domain, the domains= filter picks portals (none: all), and
 // /api/catalog/v1/domains lists the domains with their dataset counts.
 
-// domainSet is the portals of the other domains a Portal serves.
+// domainSet is the portals of the other domains an Emulator serves.
 type domainSet struct {
 	mu     sync.RWMutex
 	byName map[string]*Emulator

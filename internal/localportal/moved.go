@@ -7,9 +7,9 @@ import (
 	"strings"
 )
 
-// A Portal can play a portal that moved to another host name, as DataSF
+// An Emulator can play a portal that moved to another host name, as DataSF
 // moved from data.sfgov.org to data.sf.gov in 2026-09
-// (testdata/evidence/live-portals-2026.jsonl): [Portal.SetMoved] makes
+// (testdata/evidence/live-portals-2026.jsonl): [Emulator.SetMoved] makes
 // requests whose Host is the old name answer as the old host does. The
 // Discovery API (/api/catalog/v1) is api.us.socrata.com's, not the
 // portal's, and is served as before.

@@ -20,12 +20,12 @@ type OfflineOptions struct {
 	// Domain is the portal domain (Options.Domain). Default
 	// socrata.DefaultDomain (data.sf.gov). A known old name
 	// (socrata.KnownMove) is served under its new name, and the old name
-	// answers as the old host does (see Portal.SetMoved).
+	// answers as the old host does (see Emulator.SetMoved).
 	Domain string
 	// Secret is Options.Secret: when set, the listener answers only
-	// requests that carry it (Portal.Client sends it).
+	// requests that carry it (Emulator.Client sends it).
 	Secret string
-	// Catalog is a catalog JSONL file to load first (see Portal.LoadCatalog);
+	// Catalog is a catalog JSONL file to load first (see Emulator.LoadCatalog);
 	// empty for none.
 	Catalog string
 	// DataSFCatalog loads the built-in DataSF catalog (sampledata.Catalog:
@@ -37,7 +37,7 @@ type OfflineOptions struct {
 	// Data lists the data to serve: files and directories of the portal's
 	// exports, each "PATH" or "ID=FILE" (see ParseDataSpec and LoadFiles),
 	// or "DOMAIN=PATH" / "DOMAIN=ID=FILE" to serve it on another portal
-	// domain (see SplitDomainSpec and Portal.AddDomain; built in memory).
+	// domain (see SplitDomainSpec and Emulator.AddDomain; built in memory).
 	Data []string
 	// DataDir is one more directory of exports (the same as a Data entry).
 	DataDir string

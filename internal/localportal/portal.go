@@ -1,6 +1,6 @@
 // Package localportal is a local Socrata portal: SoQL executed on SQLite.
 //
-// A [Emulator] serves, on data it holds in SQLite (modernc.org/sqlite, pure
+// An [Emulator] serves, on data it holds in SQLite (modernc.org/sqlite, pure
 // Go: an in-memory database, or files on disk for the offline mode), the
 // Socrata APIs that package socrata uses:
 //
@@ -18,7 +18,7 @@
 //     envelopes.
 //
 // Datasets are loaded from the portal's exports as a user downloads them
-// with [Portal.LoadFiles]: CSV (display-name or field-name headers mapped
+// with [Emulator.LoadFiles]: CSV (display-name or field-name headers mapped
 // through the catalog), Resource API JSON, GeoJSON, rows.json with its
 // Views document, whole directories, or "ID=FILE"; every value encoding the
 // exports use is read into its type (see values.go), columns no schema
@@ -28,7 +28,7 @@
 // [Emulator.AddGenerated], which streams rows into SQLite without holding
 // them in memory, or [Emulator.AddLazy], which generates them on first use.
 //
-// The product's --offline mode runs a Portal with [StartOffline]: it
+// The product's --offline mode runs an Emulator with [StartOffline]: it
 // listens at once; the sample datasets of package
 // [github.com/datasf-mcp/datasf-mcp/localportal/sampledata] are generated on
 // their first query and the user's files load in the background. There each
@@ -37,7 +37,7 @@
 // columns queries filter, group and order by most, and read from disk by
 // every later start (see cache.go for the rules: keys, locking, checks). The benchmark
 // harness serves one too. Tests mostly use it through package
-// [github.com/datasf-mcp/datasf-mcp/socrata/socratatest], which wraps a Portal in an
+// [github.com/datasf-mcp/datasf-mcp/socrata/socratatest], which wraps an Emulator in an
 // httptest-style server with fault controls (failures, latency, cut bodies,
 // app-token checks) and a request log, which this package does not have.
 //
@@ -76,7 +76,7 @@ import (
 	"github.com/datasf-mcp/datasf-mcp/socrata"
 )
 
-// Options configures a Portal. The zero value is valid.
+// Options configures an Emulator. The zero value is valid.
 type Options struct {
 	// Domain is the portal domain reported in Discovery results and
 	// permalinks. Default socrata.DefaultDomain (data.sf.gov).
