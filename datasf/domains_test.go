@@ -652,7 +652,7 @@ func TestOfflineOtherDomain(t *testing.T) {
 func writeFile(path, text string) error { return os.WriteFile(path, []byte(text), 0o600) }
 
 // Discovery answers 404 to its list of portals ("Discovery has no
-// /domains listing endpoint (404)", testdata/evidence/live-portals-2026.jsonl):
+// /domains listing endpoint (404)", evidence discovery-no-domains-endpoint):
 // list_datasf with domain "*" then names the portals this server knows,
 // says that their counts are unknown, and says how to reach any other.
 func TestListPortalsWithoutDiscoveryList(t *testing.T) {

@@ -228,7 +228,7 @@ func upstream(err error, what string, hint string) *toolError {
 		next := fmt.Sprintf("Wait %d seconds and try again.", secs)
 		if rl.StatusCode == http.StatusTooEarly {
 			// data.sf.gov's CDN answers bursts with an empty 425, token
-			// or not (find_string ids 68959116828, 68284003677).
+			// or not (evidence burst-425).
 			reason = fmt.Sprintf("The portal refused a burst of requests (HTTP 425 Too Early, from the network in front of it) for %s, and kept refusing after this server's retries.", what)
 			next = fmt.Sprintf("Wait %d seconds and try again, with fewer calls at once.", secs)
 		}
@@ -239,8 +239,8 @@ func upstream(err error, what string, hint string) *toolError {
 		}
 	case errors.As(err, &api) && api.Code == socrata.CodeAuthenticationRequired:
 		// Anonymous throttling: "Anonymous throttling on NYC comes back as
-		// 403 authentication_required, not 429" (find_string id
-		// 67605731364); an app token lifts it.
+		// 403 authentication_required, not 429" (evidence
+		// anon-throttle-403); an app token lifts it.
 		return &toolError{
 			Reason: "The portal refused the request for " + what + " without an app token (HTTP 403 authentication_required: " + api.Message + ").",
 			Next:   "It throttles anonymous requests: wait a minute and try again; an app token lifts the throttle (the server's operator sets SOCRATA_APP_TOKEN, or DATASF_APP_TOKENS for other portals).",

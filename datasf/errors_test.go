@@ -66,23 +66,23 @@ func TestLivePortalErrorWords(t *testing.T) {
 		errorType string
 		words     []string
 	}{
-		{"old host's 403 (find_string id 67089408387)",
+		{"old host's 403 (evidence moves-select-403)",
 			&socrata.MovedError{Endpoint: "resource", Domain: "data.sfgov.org", To: "data.sf.gov", StatusCode: 403},
 			errAPI, []string{"old address of this portal (data.sfgov.org) refused the query", "not a credentials problem", `domain "data.sf.gov"`}},
 		{"move refused by the allowlist",
 			&socrata.MovedError{Endpoint: "views", Domain: "data.old.example", To: "data.new.example", StatusCode: 301,
 				Refused: &socrata.DomainError{Domain: "data.new.example", Reason: "this server serves only data.old.example", NotServed: true}},
 			errValidation, []string{"has moved to data.new.example, which this server refuses", "DATASF_DOMAINS"}},
-		{"425 burst (ids 68959116828, 68284003677)",
+		{"425 burst (evidence burst-425)",
 			&socrata.RateLimitError{Endpoint: "resource", StatusCode: 425},
 			errRateLimit, []string{"HTTP 425 Too Early", "Wait 1 seconds"}},
-		{"anonymous throttle (id 67605731364)",
+		{"anonymous throttle (evidence anon-throttle-403)",
 			&socrata.APIError{Endpoint: "resource", StatusCode: 403, Code: "authentication_required", Message: "This request must be authenticated or have an application token"},
 			errRateLimit, []string{"without an app token", "an app token lifts the throttle"}},
 		{"HTML page", &socrata.APIError{Endpoint: "resource", StatusCode: 403, Code: "html_response",
 			Message: `the portal answered HTTP 403 with an HTML page, not Socrata's API ("403 Forbidden")`},
 			errAPI, []string{"HTML page, not Socrata's API"}},
-		{"coordinator envelope (id 69388266164)", &socrata.APIError{Endpoint: "resource", StatusCode: 400, Code: "query.soql.no-such-column",
+		{"coordinator envelope (evidence error-shapes)", &socrata.APIError{Endpoint: "resource", StatusCode: 400, Code: "query.soql.no-such-column",
 			Message: "No such column: x", Data: map[string]any{"position": map[string]any{"line": 1, "column": 8}}},
 			errAPI, []string{"No such column: x", "query.soql.no-such-column"}},
 	}

@@ -47,7 +47,7 @@ func (s *toolServer) list(ctx context.Context, req mcp.CallToolRequest, in ListI
 		return catalogResult{}, &opError{what: "the domain", err: err}
 	}
 	var ds []socrata.Dataset
-	p, err = s.portals.Run(ctx, p, func(p *portal.Portal) (err error) {
+	p, err = s.portals.Run(ctx, p, func(p *portal.Target) (err error) {
 		ds, err = p.Client.List(ctx, in.Category, limit)
 		return err
 	})
@@ -99,7 +99,7 @@ type portalItem struct {
 // Discovery API knows (only the allowed ones with an allowlist), most
 // datasets first.
 func (s *toolServer) listPortals(ctx context.Context, req mcp.CallToolRequest, limit int) (catalogResult, error) {
-	all, err := s.portals.Catalog.Portals(ctx)
+	all, err := s.portals.Catalog.CatalogDomains(ctx)
 	if errors.Is(err, socrata.ErrNotFound) {
 		return s.knownPortals(req), nil
 	}
@@ -123,8 +123,7 @@ func (s *toolServer) listPortals(ctx context.Context, req mcp.CallToolRequest, l
 
 // knownPortals answers list_datasf with domain "*" when Discovery has no
 // list of portals: "Discovery has no /domains listing endpoint (404)"
-// (testdata/evidence/live-portals-2026.jsonl, 2026-05-23, cyanheads
-// socrata-service.ts). It names the portals this server knows and says
+// (evidence discovery-no-domains-endpoint, observed 2026-05-23). It names the portals this server knows and says
 // how to reach any other.
 func (s *toolServer) knownPortals(req mcp.CallToolRequest) catalogResult {
 	out := catalogResult{Domain: "*", Results: []datasetItem{}, Portals: []portalItem{}}

@@ -12,7 +12,7 @@ import (
 // startOffline starts the local portal that Config.Offline describes and
 // returns its URL, the transport that reaches it, whether it serves a
 // domain, whether a dataset of a domain has no data (a catalog entry
-// only: Portal.CatalogOnly), and how to stop it. The portal's loopback listener requires a
+// only: Emulator.CatalogOnly), and how to stop it. The portal's loopback listener requires a
 // secret of this process's (the transport sends it), so that it is no way
 // around the bearer tokens, nor open to other local users or to browsers.
 func startOffline(ctx context.Context, domain string, cfg OfflineConfig, log *slog.Logger) (url string, transport http.RoundTripper, served func(string) bool, catalogOnly func(domain, id string) bool, closePortal func() error, err error) {

@@ -73,7 +73,7 @@ func (s *toolServer) query(ctx context.Context, _ mcp.CallToolRequest, in QueryI
 	// A portal that moved (known, or answered to the schema read) runs
 	// on its new host, and the answer says so.
 	var sc *socrata.Schema
-	p, err = s.portals.Run(ctx, p, func(p *portal.Portal) (err error) {
+	p, err = s.portals.Run(ctx, p, func(p *portal.Target) (err error) {
 		sc, _, err = p.Schemas.Schema(ctx, in.DatasetID)
 		return err
 	})

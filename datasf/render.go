@@ -6,7 +6,7 @@ import (
 )
 
 // otherDomain is p's domain when it is not the configured portal, else "".
-func otherDomain(p *portal.Portal) string {
+func otherDomain(p *portal.Target) string {
 	if p.Configured {
 		return ""
 	}
@@ -15,7 +15,7 @@ func otherDomain(p *portal.Portal) string {
 
 // datasetName names a dataset in messages: "dataset ID", plus " on
 // DOMAIN" for another portal's.
-func datasetName(p *portal.Portal, id string) string {
+func datasetName(p *portal.Target, id string) string {
 	if d := otherDomain(p); d != "" {
 		return "dataset " + id + " on " + d
 	}

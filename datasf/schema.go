@@ -79,7 +79,7 @@ func (s *toolServer) schema(ctx context.Context, req mcp.CallToolRequest, in Sch
 		sc     *socrata.Schema
 		cached bool
 	)
-	p, err = s.portals.Run(ctx, p, func(p *portal.Portal) (err error) {
+	p, err = s.portals.Run(ctx, p, func(p *portal.Target) (err error) {
 		sc, cached, err = p.Schemas.Schema(ctx, in.DatasetID)
 		return err
 	})

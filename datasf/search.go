@@ -106,7 +106,7 @@ func (s *toolServer) search(ctx context.Context, req mcp.CallToolRequest, in Sea
 		if perr != nil {
 			return catalogResult{}, &opError{what: "the domain", err: perr}
 		}
-		p, err := s.portals.Run(ctx, p, func(p *portal.Portal) error {
+		p, err := s.portals.Run(ctx, p, func(p *portal.Target) error {
 			var err error
 			if hits, err = s.indexes.search(ctx, p.Client, p.Domain, in.Query, limit); err != nil {
 				// Without the catalog, the Discovery API's candidates,

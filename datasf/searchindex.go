@@ -65,7 +65,7 @@ type catalogIndexes struct {
 
 	mu       sync.Mutex
 	byDomain map[string]*catalogIndex
-	bg       sync.WaitGroup // background refreshes, for tests
+	bg       sync.WaitGroup // background refreshes; close waits for them
 }
 
 func newCatalogIndexes(log *slog.Logger) *catalogIndexes {

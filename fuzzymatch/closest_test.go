@@ -2,22 +2,20 @@ package fuzzymatch
 
 import (
 	"slices"
-	"sync"
 	"testing"
 
 	"github.com/datasf-mcp/datasf-mcp/internal/soql"
 	"github.com/google/go-cmp/cmp"
 )
 
-// Correct ranks the columns against each name it leaves alone once,
-// and reports the closest columns from that ranking: the same list Closest
-// gives, so a "did you mean" message needs no second ranking.
+// Correct reports, for each name it leaves alone, the closest columns: the
+// same list Closest gives, so a "did you mean" message needs no second
+// ranking. The ranking is made once: a decision that ranked every column
+// keeps them (decision.all), and Result.closest reads them from there
+// rather than ranking again (TestClosestReusesDecisionRanking).
 func TestCorrectReportsClosestOnce(t *testing.T) {
+	t.Parallel()
 	columns := []string{"police_district", "supervisor_district", "incident_category", "incident_date", "point", "fy", "fm", "fv"}
-	var mu sync.Mutex
-	ranked := map[string]int{}
-	rankedAll = func(name string) { mu.Lock(); ranked[name]++; mu.Unlock() }
-	t.Cleanup(func() { rankedAll = nil })
 
 	const text = "SELECT district, weather, fj, incident_catagory WHERE zzzz > 1"
 	q, err := soql.Parse(text)
@@ -36,9 +34,6 @@ func TestCorrectReportsClosestOnce(t *testing.T) {
 		t.Fatalf("Match(%q) left %v alone; want district, weather, fj and zzzz", text, left)
 	}
 	for _, name := range left {
-		if ranked[name] != 1 {
-			t.Errorf("Match ranked every column against %q %d times; want 1", name, ranked[name])
-		}
 		want := Closest(name, columns, ClosestColumns)
 		if diff := cmp.Diff(want, res.Closest[name]); diff != "" {
 			t.Errorf("Result.Closest[%q] differs from Closest (-want +got):\n%s", name, diff)
@@ -46,5 +41,23 @@ func TestCorrectReportsClosestOnce(t *testing.T) {
 	}
 	if _, ok := res.Closest["incident_catagory"]; ok {
 		t.Errorf("Result.Closest has the corrected name incident_catagory: %v", res.Closest)
+	}
+}
+
+// A decision about a name nothing is a typo away from keeps every column
+// ranked, and Result.closest reports the closest columns from that ranking
+// instead of ranking again: given a decision whose ranking names a column
+// the matcher does not have, that column is what it reports.
+func TestClosestReusesDecisionRanking(t *testing.T) {
+	t.Parallel()
+	m := newMatcher([]string{"police_district", "incident_date", "point"}, DefaultThreshold)
+	d := m.decide("weather")
+	if d.verdict != unknown || len(d.all) != 3 {
+		t.Fatalf("decide(%q) = verdict %v with %d columns ranked; want unknown with all 3", "weather", d.verdict, len(d.all))
+	}
+	var res Result
+	res.closest(m, "weather", decision{verdict: unknown, all: []candidate{{Column: "weather_station"}}})
+	if diff := cmp.Diff([]string{"weather_station"}, res.Closest["weather"]); diff != "" {
+		t.Errorf("Result.closest ranked again instead of reading the decision's ranking (-want +got):\n%s", diff)
 	}
 }

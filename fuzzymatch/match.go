@@ -67,17 +67,10 @@ func newMatcher(columns []string, threshold float64) *matcher {
 	return m
 }
 
-// rankedAll, when set (by tests), is called each time every column is
-// ranked against a name.
-var rankedAll func(name string)
-
 // rank scores every column against name (when all is false, only those
 // at most maxTypoEdits+1 edits away) and returns them closest first: fewest edits, then the
 // higher fuzzy score, then the shorter distance, then by name.
 func (m *matcher) rank(name string, all bool) []candidate {
-	if all && rankedAll != nil {
-		rankedAll(name)
-	}
 	n := normalize(name)
 	nr := []rune(n)
 	var out []candidate

@@ -228,8 +228,7 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 // retryable reports whether an answer with this status is worth another try:
 // rate limiting, gateway trouble, and 202 (Socrata still processing). 425
 // is how data.sf.gov answers bursts ("DataSF answers empty-body HTTP 425
-// under bursts, even with an app token", find_string ids 68959116828,
-// 68284003677).
+// under bursts, even with an app token", evidence burst-425).
 func retryable(status int) bool {
 	switch status {
 	case http.StatusTooManyRequests, http.StatusAccepted, http.StatusBadGateway,
@@ -242,7 +241,7 @@ func retryable(status int) bool {
 // throttled reports whether err is an anonymous request refused with 403
 // "authentication_required": "Anonymous throttling on NYC comes back as 403
 // authentication_required, not 429 ... the 403 clears on its own"
-// (find_string id 67605731364). With a token sent, the 403 is a refusal,
+// (evidence anon-throttle-403). With a token sent, the 403 is a refusal,
 // not a throttle, and is not retried.
 func (c *Client) throttled(err error) bool {
 	var api *APIError

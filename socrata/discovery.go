@@ -73,7 +73,7 @@ func (c *Client) catalogParams(op string, limit int) (url.Values, error) {
 	}
 	// search_context with domains: "Discovery scoped to data.sf.gov
 	// needs search_context" (domains=data.sf.gov alone returned 4 of 666,
-	// find_string id 69531768957).
+	// evidence discovery-search-context).
 	domain := c.domain
 	v := url.Values{}
 	v.Set("domains", domain)
@@ -118,16 +118,17 @@ func (c *Client) SearchPortals(ctx context.Context, query string, domains []stri
 	return c.catalog(ctx, v)
 }
 
-// Portal is one portal of the Discovery API's domain list.
-type Portal struct {
+// CatalogDomain is one entry of the Discovery API's domain list: a portal's
+// domain and how many datasets it publishes.
+type CatalogDomain struct {
 	Domain string
 	Count  int // the datasets (and other assets) it publishes
 }
 
-// Portals returns the portals the Discovery API knows
+// CatalogDomains returns the Discovery API's domain list, the portals it knows
 // (/api/catalog/v1/domains), most datasets first, only=dataset counting
 // datasets alone.
-func (c *Client) Portals(ctx context.Context) ([]Portal, error) {
+func (c *Client) CatalogDomains(ctx context.Context) ([]CatalogDomain, error) {
 	var resp struct {
 		Results []struct {
 			Domain string `json:"domain"`
@@ -138,12 +139,12 @@ func (c *Client) Portals(ctx context.Context) ([]Portal, error) {
 	if err := c.getJSON(ctx, "catalog", c.discovery+"/api/catalog/v1/domains?"+v.Encode(), &resp); err != nil {
 		return nil, err
 	}
-	out := make([]Portal, 0, len(resp.Results))
+	out := make([]CatalogDomain, 0, len(resp.Results))
 	for _, r := range resp.Results {
 		if r.Domain != "" {
-			out = append(out, Portal{Domain: r.Domain, Count: r.Count})
+			out = append(out, CatalogDomain{Domain: r.Domain, Count: r.Count})
 		}
 	}
-	slices.SortStableFunc(out, func(a, b Portal) int { return cmp.Compare(b.Count, a.Count) })
+	slices.SortStableFunc(out, func(a, b CatalogDomain) int { return cmp.Compare(b.Count, a.Count) })
 	return out, nil
 }

@@ -259,8 +259,8 @@ func TestSearchPortalsAndPortals(t *testing.T) {
 	if _, err := c.SearchPortals(t.Context(), "ridership", nil, 0); err != nil {
 		t.Fatal(err)
 	}
-	ps, err := c.Portals(t.Context())
-	if err != nil || len(ps) != 2 || ps[0] != (Portal{"data.cityofchicago.org", 879}) {
+	ps, err := c.CatalogDomains(t.Context())
+	if err != nil || len(ps) != 2 || ps[0] != (CatalogDomain{"data.cityofchicago.org", 879}) {
 		t.Fatalf("Portals = %+v, %v; want Chicago (879) first", ps, err)
 	}
 	want := []string{

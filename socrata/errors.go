@@ -63,7 +63,7 @@ func (e *APIError) Is(target error) bool {
 
 // CodeAuthenticationRequired is Socrata's code for a request that needs
 // an app token: an anonymous 403 with it is how some portals throttle
-// (find_string ids 67605731364, 61845906916); an app token lifts it.
+// (evidence anon-throttle-403, soda3-token-required); an app token lifts it.
 const CodeAuthenticationRequired = "authentication_required"
 
 // RateLimitError is a 429, or a 425 (Too Early, data.sf.gov's answer to
@@ -163,8 +163,8 @@ func (c *Client) toError(ctx context.Context, endpoint string, r reply) error {
 	}
 	// The old host of a known move refuses queries with an nginx 403
 	// page: "data.sfgov.org answers 403 to any request whose query
-	// contains $select=" (find_string id 67089408387; "the legacy nginx
-	// 403", ids 68351227217, 71253749410).
+	// contains $select=" (evidence moves-select-403; "the legacy nginx
+	// 403", evidence moves-ordered-count-403, moves-nginx-403).
 	if to := KnownMove(c.domain); to != "" && r.status == http.StatusForbidden && isHTML(r.header, trimmed) {
 		return &MovedError{Endpoint: endpoint, Domain: c.domain, To: to, StatusCode: r.status}
 	}
@@ -178,8 +178,8 @@ func (c *Client) toError(ctx context.Context, endpoint string, r reply) error {
 		e.Message += ", not Socrata's API; only a move to the same API on another host is followed"
 	case isHTML(r.header, trimmed):
 		// Gateways answer with pages: nginx, a CDN, FortiWeb's "Web Page
-		// Blocked!" (find_string id 69388266164), a meta redirect
-		// (id 70115185163), a login page.
+		// Blocked!" (evidence gateway-403-fortiweb), a meta redirect
+		// (evidence moves-meta-redirect-html), a login page.
 		e.Code = "html_response"
 		e.Message = fmt.Sprintf("the portal answered HTTP %d with an HTML page, not Socrata's API", r.status)
 		if t := htmlTitle(trimmed); t != "" {

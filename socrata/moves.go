@@ -13,16 +13,17 @@ const DefaultDomain = "data.sf.gov"
 
 // knownMoves is the one table of portals that moved to another host name,
 // old name to new. Each entry cites the evidence in
-// testdata/evidence/live-portals-2026.jsonl (claim, then citation id).
+// testdata/evidence/live-portals-2026.jsonl (the claim's words, then its id).
 // Dataset ids do not change with a move, so a query for the old name runs
 // on the new one as it is.
 var knownMoves = map[string]string{
 	// "data.sfgov.org answers HTTP 301 (not 302) to data.sf.gov for queries
-	// without $select" (find_string id 67089408387); "data.sfgov.org answers
-	// 403 to any request whose query contains $select=" (same id); "Dataset
-	// 4x4 ids did not change with the host move" (id 69388266164); five or
-	// more sources, 2026-09..10 (ids 68351227217, 70456400277, 71253749410,
-	// 70577005781).
+	// without $select" (evidence moves-301); "data.sfgov.org answers 403 to
+	// any request whose query contains $select=" (evidence moves-select-403);
+	// "Dataset 4x4 ids did not change with the host move" (evidence
+	// moves-ids-unchanged); five or more sources, 2026-09..10 (evidence
+	// moves-ordered-count-403, moves-all-301, moves-nginx-403,
+	// moves-metadata-301-permits).
 	"data.sfgov.org": "data.sf.gov",
 }
 
@@ -85,7 +86,7 @@ func (e *MovedError) Error() string {
 // movedTo reads a redirect answer: the host name its Location points to,
 // when that is another host than domain and the same API (the path kept,
 // as the evidence says of data.sfgov.org: "the Location keeps path and
-// query string", find_string id 67089408387). ok is false for anything
+// query string", evidence moves-301). ok is false for anything
 // else (a redirect within the host, to another path, or no Location).
 func movedTo(domain string, req *url.URL, status int, h http.Header) (to string, ok bool) {
 	switch status {

@@ -65,8 +65,9 @@ func sfClient(srv *socratatest.Server, domain string) *socrata.Client {
 
 // "data.sfgov.org answers HTTP 301 (not 302) to data.sf.gov for queries
 // without $select" and "403 to any request whose query contains $select="
-// (find_string id 67089408387); "Ordered and count queries get 403 on the
-// legacy host; metadata and limit-only queries get 301" (id 68351227217).
+// (evidence moves-301, moves-select-403); "Ordered and count queries get 403
+// on the legacy host; metadata and limit-only queries get 301" (evidence
+// moves-ordered-count-403).
 func TestMovedPortalWithoutFollowing(t *testing.T) {
 	t.Parallel()
 	srv := movedSF(t)
@@ -157,7 +158,7 @@ func TestRedirectReportedAndNoClientRedirects(t *testing.T) {
 }
 
 // "DataSF answers empty-body HTTP 425 under bursts, even with an app
-// token" (find_string ids 68959116828, 68284003677): retried with back-off;
+// token" (evidence burst-425): retried with back-off;
 // when it lasts, a *RateLimitError with status 425.
 func TestBurst425(t *testing.T) {
 	t.Parallel()
@@ -182,7 +183,7 @@ func TestBurst425(t *testing.T) {
 }
 
 // "Anonymous throttling on NYC comes back as 403 authentication_required,
-// not 429 ... the 403 clears on its own" (find_string id 67605731364):
+// not 429 ... the 403 clears on its own" (evidence anon-throttle-403):
 // retried without a token; with one it is a refusal.
 func TestAnonymousThrottle403(t *testing.T) {
 	t.Parallel()
@@ -202,7 +203,7 @@ func TestAnonymousThrottle403(t *testing.T) {
 }
 
 // Answers that are not Socrata's are named for what they are: an empty
-// body, an nginx page, a FortiWeb page (find_string id 69388266164).
+// body, an nginx page, a FortiWeb page (evidence gateway-403-fortiweb).
 func TestNotSocrataAnswers(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -233,7 +234,7 @@ func TestNotSocrataAnswers(t *testing.T) {
 }
 
 // "Stale replicas send the X-SODA2-Data-Out-Of-Date: true header"
-// (find_string id 70838373565).
+// (evidence stale-replica-header).
 func TestStaleReplica(t *testing.T) {
 	t.Parallel()
 	srv := movedSF(t)
@@ -249,8 +250,8 @@ func TestStaleReplica(t *testing.T) {
 }
 
 // "Berkeley's gateway returns a 403 that is not a Socrata error body": a
-// FortiWeb page, malformed JSON served as text/html (find_string id
-// 69388266164). It is named as a page, not read as Socrata's error.
+// FortiWeb page, malformed JSON served as text/html (evidence
+// gateway-403-fortiweb). It is named as a page, not read as Socrata's error.
 func TestGatewayPageIsNotSocrata(t *testing.T) {
 	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

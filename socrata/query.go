@@ -56,7 +56,7 @@ type RowStream struct {
 	Fields []string // X-SODA2-Fields
 	Types  []string // X-SODA2-Types
 	// Stale is X-SODA2-Data-Out-Of-Date: true: "Stale replicas send the
-	// X-SODA2-Data-Out-Of-Date: true header" (find_string id 70838373565).
+	// X-SODA2-Data-Out-Of-Date: true header" (evidence stale-replica-header).
 	Stale bool
 
 	c        *Client

@@ -210,7 +210,7 @@ func (c *Client) Count(ctx context.Context, datasetID, query string) (int64, err
 	}
 	var n int64
 	switch v := res.Rows[0]["count"].(type) {
-	case string: // "A count(*) query returns the count as a string" (evidence, find_string id 68959116828)
+	case string: // "A count(*) query returns the count as a string" (evidence count-as-string)
 		n, err = strconv.ParseInt(v, 10, 64)
 	case float64:
 		n = int64(v)

@@ -321,7 +321,7 @@ func tlsCheck(ctx context.Context, domain, addr string, roots *x509.CertPool, no
 	switch {
 	case errors.As(err, &unknown):
 		// "UNVERIFIED: data.sf.gov may send an incomplete TLS chain"
-		// (find_string ids 68919717001, 68959116828): Go does not fetch
+		// (evidence tls-chain-unverified): Go does not fetch
 		// a missing intermediate.
 		return "tls", "FAIL", "the certificate chain of " + domain + " does not verify (" + err.Error() + "): the server may send its certificate without the intermediate, which Go does not fetch",
 			"install the missing intermediate certificate in this system's trust store, and tell the portal's operators"

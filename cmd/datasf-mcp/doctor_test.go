@@ -44,8 +44,8 @@ func certificate(t *testing.T, name string, ca bool, parent *x509.Certificate, p
 	return c, key, der
 }
 
-// "UNVERIFIED: data.sf.gov may send an incomplete TLS chain" (find_string
-// ids 68919717001, 68959116828): a server that sends its certificate
+// "UNVERIFIED: data.sf.gov may send an incomplete TLS chain" (evidence
+// tls-chain-unverified): a server that sends its certificate
 // without the intermediate does not verify in Go, and doctor names the
 // missing intermediate; an expired certificate names the clock.
 func TestDoctorTLS(t *testing.T) {

@@ -33,7 +33,7 @@ import (
 const (
 	sfOld      = "data.sfgov.org"
 	sfNew      = "data.sf.gov"
-	sfTrees    = "tkzw-k3nq" // "Street trees tkzw-k3nq is live on data.sf.gov" (find_string ids 68433232706, 68533734750)
+	sfTrees    = "tkzw-k3nq" // "Street trees tkzw-k3nq is live on data.sf.gov" (evidence live-tkzw-k3nq)
 	treesTotal = 40
 )
 

@@ -451,7 +451,7 @@ func createIndexes(ctx context.Context, db *sql.DB, ds *dataset) error {
 // when f (size, modification time), its view document and the catalog
 // entry of its dataset are what it was built from, else built again. It
 // fills rep as a load of the file does and says "reused" or "built".
-func (s *Portal) loadFileCached(ctx context.Context, f *dataFile, opts LoadOptions, rep *FileReport) (string, error) {
+func (s *Emulator) loadFileCached(ctx context.Context, f *dataFile, opts LoadOptions, rep *FileReport) (string, error) {
 	abs, err := filepath.Abs(f.path)
 	if err != nil {
 		return "", err
@@ -507,7 +507,7 @@ func (s *Portal) loadFileCached(ctx context.Context, f *dataFile, opts LoadOptio
 }
 
 // publishCached serves the dataset of a cache file.
-func (s *Portal) publishCached(ctx context.Context, meta *cacheMeta, db *sql.DB) error {
+func (s *Emulator) publishCached(ctx context.Context, meta *cacheMeta, db *sql.DB) error {
 	ds, err := newDataset(meta.Schema, s.opts.Now())
 	if err != nil {
 		db.Close()
@@ -520,7 +520,7 @@ func (s *Portal) publishCached(ctx context.Context, meta *cacheMeta, db *sql.DB)
 
 // addSampleCached registers a sample dataset that is built into the cache
 // on its first query (or read from it, when an earlier start built it).
-func (s *Portal) addSampleCached(schema Schema, version string, n int, gen func(i int) map[string]any) error {
+func (s *Emulator) addSampleCached(schema Schema, version string, n int, gen func(i int) map[string]any) error {
 	if !isDatasetID(schema.ID) {
 		return fmt.Errorf("localportal: dataset id %q is not a 4x4 identifier like \"abcd-1234\"", schema.ID)
 	}
@@ -555,7 +555,7 @@ func (s *Portal) addSampleCached(schema Schema, version string, n int, gen func(
 
 // CacheStats says how many cache files this portal built and how many it
 // found valid and reused (StartOffline's portals; zero for others).
-func (s *Portal) CacheStats() (built, reused int64) {
+func (s *Emulator) CacheStats() (built, reused int64) {
 	if s.cache == nil {
 		return 0, 0
 	}

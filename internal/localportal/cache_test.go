@@ -37,7 +37,7 @@ func (l *logBuffer) logger() *slog.Logger {
 
 // startCached starts an offline portal on the cache in dir (scaled-down
 // sample data) and returns it with its logs.
-func startCached(t *testing.T, opts OfflineOptions) (*Portal, *logBuffer) {
+func startCached(t *testing.T, opts OfflineOptions) (*Emulator, *logBuffer) {
 	t.Helper()
 	logs := &logBuffer{}
 	opts.Logger = logs.logger()
@@ -182,7 +182,7 @@ func TestCacheConcurrentFirstStart(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	const n = 3
-	portals := make([]*Portal, n)
+	portals := make([]*Emulator, n)
 	for i := range portals {
 		portals[i], _ = startCached(t, OfflineOptions{CacheDir: dir})
 	}

@@ -32,7 +32,7 @@ type rankedCatalog struct {
 
 // rankHits scores hits for query with package rank, the ranker
 // search_datasf uses, and keeps those that match, best first.
-func (s *Portal) rankHits(hits []catalogHit, query string) []catalogHit {
+func (s *Emulator) rankHits(hits []catalogHit, query string) []catalogHit {
 	h := fnv.New64a()
 	for _, x := range hits {
 		fmt.Fprintf(h, "%s\x00%s\x00%s\x00%d\x00%d\x00%d\x00%q\x00%d\x00%d\x00", x.domain, x.sc.ID, x.sc.Name, len(x.sc.Description), len(x.sc.Columns), x.sc.UpdatedAt.UnixNano(),
@@ -85,7 +85,7 @@ func listParam(v []string) []string {
 	return out
 }
 
-func (s *Portal) serveCatalog(w http.ResponseWriter, r *http.Request) {
+func (s *Emulator) serveCatalog(w http.ResponseWriter, r *http.Request) {
 	if strings.TrimSuffix(r.URL.Path, "/") == "/api/catalog/v1/domains" {
 		s.serveDomains(w, r)
 		return
@@ -177,7 +177,7 @@ func (s *Portal) serveCatalog(w http.ResponseWriter, r *http.Request) {
 
 // catalogHits are this portal's datasets that pass the Discovery filters
 // of params (domains, search_context, only, categories, ids).
-func (s *Portal) catalogHits(params url.Values) []catalogHit {
+func (s *Emulator) catalogHits(params url.Values) []catalogHit {
 	// Domain, type, category and id filters.
 	domainOK := func(key string) bool {
 		vals := listParam(params[key])
@@ -241,7 +241,7 @@ func containsFold(list []string, s string) bool {
 }
 
 // discoveryResult renders one dataset in the Discovery API result shape.
-func (s *Portal) discoveryResult(h catalogHit) map[string]any {
+func (s *Emulator) discoveryResult(h catalogHit) map[string]any {
 	sc := h.sc
 	var names, fields, types, descs []string
 	formats := []map[string]any{}
@@ -327,7 +327,7 @@ func nonNil(s []string) []string {
 // describes: no data is loaded or waiting to load for it, so its queries
 // answer no rows (see LoadCatalog). An answer built on it must say so:
 // its zero says nothing of the live dataset.
-func (s *Portal) CatalogOnly(domain, id string) bool {
+func (s *Emulator) CatalogOnly(domain, id string) bool {
 	p := s
 	if domain != "" {
 		var ok bool

@@ -49,7 +49,7 @@ const statsSyncRows = 50000
 
 // statsAfterLoad computes a just-published dataset's statistics when it
 // is small.
-func (s *Portal) statsAfterLoad(ctx context.Context, ds *dataset) {
+func (s *Emulator) statsAfterLoad(ctx context.Context, ds *dataset) {
 	db := ds.db
 	if db == nil {
 		db = s.db
@@ -66,7 +66,7 @@ func (s *Portal) statsAfterLoad(ctx context.Context, ds *dataset) {
 // storedStats returns ds's column statistics by field name, or nil when
 // they are not computed yet; then it starts computing them in the
 // background (once).
-func (s *Portal) storedStats(ds *dataset) map[string]*columnStats {
+func (s *Emulator) storedStats(ds *dataset) map[string]*columnStats {
 	s.stats.mu.Lock()
 	defer s.stats.mu.Unlock()
 	if st, ok := s.stats.byDS[ds]; ok {
@@ -84,7 +84,7 @@ func (s *Portal) storedStats(ds *dataset) map[string]*columnStats {
 
 // computeAndStore computes ds's statistics and keeps them. An error (the
 // portal closing) leaves them to a later Views request.
-func (s *Portal) computeAndStore(ctx context.Context, ds *dataset) {
+func (s *Emulator) computeAndStore(ctx context.Context, ds *dataset) {
 	st, err := s.computeStats(ctx, ds)
 	s.stats.mu.Lock()
 	defer s.stats.mu.Unlock()
@@ -108,7 +108,7 @@ func (s *Portal) computeAndStore(ctx context.Context, ds *dataset) {
 	s.stats.byDS[ds] = st
 }
 
-func (s *Portal) computeStats(ctx context.Context, ds *dataset) (map[string]*columnStats, error) {
+func (s *Emulator) computeStats(ctx context.Context, ds *dataset) (map[string]*columnStats, error) {
 	s.ddlMu.RLock()
 	defer s.ddlMu.RUnlock()
 	db := ds.db

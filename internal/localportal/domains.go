@@ -14,8 +14,8 @@ import (
 	"github.com/datasf-mcp/datasf-mcp/socrata"
 )
 
-// A Portal can serve several portal domains at once, as the Socrata
-// platform does: [Portal.AddDomain] gives it an empty portal for another
+// An Emulator can serve several portal domains at once, as the Socrata
+// platform does: [Emulator.AddDomain] gives it an empty portal for another
 // domain, loaded like any other. Requests are routed by their Host: the
 // Views and Resource APIs of a domain answer for that domain's datasets
 // only; a request to the listener's own address (an IP or localhost) is
@@ -25,19 +25,19 @@ import (
 // metadata.domain, the domains= filter picks portals (none: all), and
 // /api/catalog/v1/domains lists the domains with their dataset counts.
 
-// domainSet is the portals of the other domains a Portal serves.
+// domainSet is the portals of the other domains an Emulator serves.
 type domainSet struct {
 	mu     sync.RWMutex
-	byName map[string]*Portal
+	byName map[string]*Emulator
 }
 
 // Domain returns the portal's domain (Options.Domain).
-func (s *Portal) Domain() string { return s.opts.Domain }
+func (s *Emulator) Domain() string { return s.opts.Domain }
 
 // AddDomain returns the portal of another domain that s serves too,
 // making it (empty, not listening: s serves it) on first use. Load data
 // into it with its own loaders; s.Close closes it.
-func (s *Portal) AddDomain(domain string) (*Portal, error) {
+func (s *Emulator) AddDomain(domain string) (*Emulator, error) {
 	domain = strings.ToLower(strings.TrimSpace(domain))
 	if domain == "" || strings.ContainsAny(domain, "/:@ ") {
 		return nil, fmt.Errorf("localportal: AddDomain: %q is not a host name", domain)
@@ -51,7 +51,7 @@ func (s *Portal) AddDomain(domain string) (*Portal, error) {
 		return nil, errors.New("localportal: AddDomain after Close")
 	}
 	if s.others == nil {
-		s.others = &domainSet{byName: map[string]*Portal{}}
+		s.others = &domainSet{byName: map[string]*Emulator{}}
 	}
 	set := s.others
 	s.srvMu.Unlock()
@@ -70,7 +70,7 @@ func (s *Portal) AddDomain(domain string) (*Portal, error) {
 
 // Domains returns the domains s serves: its own first, then the others
 // in alphabetical order.
-func (s *Portal) Domains() []string {
+func (s *Emulator) Domains() []string {
 	out := []string{s.opts.Domain}
 	for _, p := range s.otherPortals() {
 		out = append(out, p.opts.Domain)
@@ -80,7 +80,7 @@ func (s *Portal) Domains() []string {
 
 // DomainPortal returns the portal that serves domain: s itself or one
 // made by AddDomain.
-func (s *Portal) DomainPortal(domain string) (*Portal, bool) {
+func (s *Emulator) DomainPortal(domain string) (*Emulator, bool) {
 	domain = strings.ToLower(domain)
 	if domain == s.opts.Domain {
 		return s, true
@@ -95,37 +95,37 @@ func (s *Portal) DomainPortal(domain string) (*Portal, bool) {
 	return p, ok
 }
 
-func (s *Portal) otherSet() *domainSet {
+func (s *Emulator) otherSet() *domainSet {
 	s.srvMu.Lock()
 	defer s.srvMu.Unlock()
 	return s.others
 }
 
 // otherPortals returns the portals AddDomain made, by domain.
-func (s *Portal) otherPortals() []*Portal {
+func (s *Emulator) otherPortals() []*Emulator {
 	set := s.otherSet()
 	if set == nil {
 		return nil
 	}
 	set.mu.RLock()
-	out := make([]*Portal, 0, len(set.byName))
+	out := make([]*Emulator, 0, len(set.byName))
 	for _, p := range set.byName {
 		out = append(out, p)
 	}
 	set.mu.RUnlock()
-	slices.SortFunc(out, func(a, b *Portal) int { return strings.Compare(a.opts.Domain, b.opts.Domain) })
+	slices.SortFunc(out, func(a, b *Emulator) int { return strings.Compare(a.opts.Domain, b.opts.Domain) })
 	return out
 }
 
 // federation is every portal whose datasets s's Discovery API answers
 // for: s, then the other domains'.
-func (s *Portal) federation() []*Portal {
-	return append([]*Portal{s}, s.otherPortals()...)
+func (s *Emulator) federation() []*Emulator {
+	return append([]*Emulator{s}, s.otherPortals()...)
 }
 
 // route returns the portal that answers r (by its Host), or nil when no
 // served domain has that host.
-func (s *Portal) route(r *http.Request) *Portal {
+func (s *Emulator) route(r *http.Request) *Emulator {
 	if s.otherSet() == nil {
 		return s
 	}
@@ -144,7 +144,7 @@ func (s *Portal) route(r *http.Request) *Portal {
 }
 
 // closeOthers closes the portals AddDomain made.
-func (s *Portal) closeOthers() {
+func (s *Emulator) closeOthers() {
 	for _, p := range s.otherPortals() {
 		p.Close()
 	}
@@ -153,7 +153,7 @@ func (s *Portal) closeOthers() {
 // serveDomains answers /api/catalog/v1/domains: every served domain with
 // the number of datasets it publishes, most first, in the Discovery API's
 // shape ({"results":[{"domain":…,"count":…}],"resultSetSize":…}).
-func (s *Portal) serveDomains(w http.ResponseWriter, _ *http.Request) {
+func (s *Emulator) serveDomains(w http.ResponseWriter, _ *http.Request) {
 	type entry struct {
 		Domain string `json:"domain"`
 		Count  int    `json:"count"`
@@ -214,7 +214,7 @@ func looksLikeDomain(s string) bool {
 // startOtherDomains gives s a portal for each domain of byDomain with its
 // data files: loaded now with strict, else registered as loading and
 // loaded in the background. They are built in memory (no cache files).
-func (s *Portal) startOtherDomains(ctx context.Context, byDomain map[string][]string, strict bool) error {
+func (s *Emulator) startOtherDomains(ctx context.Context, byDomain map[string][]string, strict bool) error {
 	domains := make([]string, 0, len(byDomain))
 	for d := range byDomain {
 		domains = append(domains, d)

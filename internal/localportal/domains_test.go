@@ -16,7 +16,7 @@ import (
 
 // get sends GET path to p with the Host header host ("" for the
 // listener's address) and returns the status and body.
-func getHost(t *testing.T, p *Portal, host, path string) (int, []byte) {
+func getHost(t *testing.T, p *Emulator, host, path string) (int, []byte) {
 	t.Helper()
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, p.URL()+path, nil)
 	if err != nil {

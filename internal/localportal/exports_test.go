@@ -47,7 +47,7 @@ func catalogColumns(t *testing.T, id string) (string, []socrata.Column) {
 }
 
 // New0 is an unstarted portal closed when t ends.
-func New0(t *testing.T) *Portal {
+func New0(t *testing.T) *Emulator {
 	t.Helper()
 	p, err := New(Options{})
 	if err != nil {
@@ -148,7 +148,7 @@ func pointOf(r map[string]any) (lat, lon float64, ok bool) {
 	return c[1].(float64), c[0].(float64), true
 }
 
-func count(t *testing.T, p *Portal, id, soqlText string) int {
+func count(t *testing.T, p *Emulator, id, soqlText string) int {
 	t.Helper()
 	rows := query(t, p, id, soqlText)
 	n, err := strconv.Atoi(fmt.Sprint(rows[0]["n"]))

@@ -101,7 +101,7 @@ func ParseDataSpec(spec string) (id, path string) {
 // LoadFiles loads data files (see ParseDataSpec; a directory stands for
 // the files in it, catalog *.jsonl files first) and reports on each. The
 // error joins the failures; without Strict, every file is tried.
-func (s *Portal) LoadFiles(ctx context.Context, specs []string, opts LoadOptions) ([]FileReport, error) {
+func (s *Emulator) LoadFiles(ctx context.Context, specs []string, opts LoadOptions) ([]FileReport, error) {
 	files, reports, err := s.planFiles(ctx, specs)
 	if err != nil && opts.Strict {
 		return reports, err
@@ -139,7 +139,7 @@ func splitExt(path string) (stem, ext string) {
 
 // planFiles expands directories, loads catalogs, pairs rows.json with
 // view.json and matches every data file to a dataset id.
-func (s *Portal) planFiles(ctx context.Context, specs []string) ([]*dataFile, []FileReport, error) {
+func (s *Emulator) planFiles(ctx context.Context, specs []string) ([]*dataFile, []FileReport, error) {
 	type spec struct{ id, path string }
 	var list []spec
 	var errs []error
@@ -281,7 +281,7 @@ func sniffJSON(path string) (string, error) {
 
 // matchFile chooses the dataset id of a file (see FileReport.MatchedBy)
 // and the name it gets when neither the file nor the catalog names it.
-func (s *Portal) matchFile(f *dataFile) {
+func (s *Emulator) matchFile(f *dataFile) {
 	stem, _ := splitExt(f.path)
 	switch {
 	case f.explicit:
@@ -308,7 +308,7 @@ func (s *Portal) matchFile(f *dataFile) {
 // the file nor the catalog names it: the name of the sample or loaded
 // dataset the file replaces, else the file name without its dataset id,
 // with spaces for underscores, else the id.
-func (s *Portal) readableName(id, stem string) string {
+func (s *Emulator) readableName(id, stem string) string {
 	s.mu.RLock()
 	var name string
 	if p := s.pending[id]; p != nil {
@@ -395,7 +395,7 @@ func nameKey(s string) string {
 // is ignored. Ambiguous names match nothing. how says whose title it is:
 // "catalog name", "sample dataset name" (a built-in dataset) or "dataset
 // name" (one loaded before).
-func (s *Portal) idByName(stem string) (id, how string) {
+func (s *Emulator) idByName(stem string) (id, how string) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	byKey := map[string][]string{}
@@ -466,7 +466,7 @@ type rowSource struct {
 }
 
 // loadFile loads one planned file and reports on it.
-func (s *Portal) loadFile(ctx context.Context, f *dataFile, opts LoadOptions) FileReport {
+func (s *Emulator) loadFile(ctx context.Context, f *dataFile, opts LoadOptions) FileReport {
 	start := time.Now()
 	rep := FileReport{Path: f.path, Format: f.format, ID: f.id, MatchedBy: f.matched}
 	var err error
@@ -496,7 +496,7 @@ func (s *Portal) loadFile(ctx context.Context, f *dataFile, opts LoadOptions) Fi
 	return rep
 }
 
-func (s *Portal) loadInto(ctx context.Context, f *dataFile, opts LoadOptions, rep *FileReport) error {
+func (s *Emulator) loadInto(ctx context.Context, f *dataFile, opts LoadOptions, rep *FileReport) error {
 	var src *rowSource
 	var err error
 	switch f.format {
@@ -525,7 +525,7 @@ func (s *Portal) loadInto(ctx context.Context, f *dataFile, opts LoadOptions, re
 }
 
 // loadViewOnly registers a Views document without rows as a catalog entry.
-func (s *Portal) loadViewOnly(f *dataFile, rep *FileReport) error {
+func (s *Emulator) loadViewOnly(f *dataFile, rep *FileReport) error {
 	b, err := os.ReadFile(f.path)
 	if err != nil {
 		return err
@@ -544,7 +544,7 @@ func (s *Portal) loadViewOnly(f *dataFile, rep *FileReport) error {
 // installSource maps the source's keys onto the schema (completed from the
 // catalog), infers the types of the columns the schema lacks, and installs
 // the rows, collecting bad values in rep.
-func (s *Portal) installSource(ctx context.Context, schema Schema, src *rowSource, opts LoadOptions, rep *FileReport) error {
+func (s *Emulator) installSource(ctx context.Context, schema Schema, src *rowSource, opts LoadOptions, rep *FileReport) error {
 	schema = s.completeSchema(schema)
 	fields := sourceFields(src, schema.Columns)
 	extraCols, err := inferColumns(src, fields, extraFields(src.keys, fields, schema.Columns))
@@ -677,7 +677,7 @@ func inferColumns(src *rowSource, fields fieldMap, extra []string) ([]socrata.Co
 // badValues is the policy for a value not of its column's type: with
 // strict loading it stops the load; otherwise it is stored as null,
 // counted in rep and (the first maxProblems) reported and logged.
-func (s *Portal) badValues(dataset string, strict bool, rep *FileReport) badValue {
+func (s *Emulator) badValues(dataset string, strict bool, rep *FileReport) badValue {
 	return func(row int64, col *column, v any, err error) error {
 		p := ValueProblem{Row: row, Column: col.FieldName, Value: valueText(v), Reason: err.Error()}
 		if strict {

@@ -20,7 +20,7 @@ import (
 // used read-only by the tests that need real data.
 var shared struct {
 	once sync.Once
-	srv  *Portal
+	srv  *Emulator
 	err  error
 }
 
@@ -33,7 +33,7 @@ func TestMain(m *testing.M) {
 }
 
 // newPortal returns a started, empty portal closed when t ends.
-func newPortal(t *testing.T) *Portal {
+func newPortal(t *testing.T) *Emulator {
 	t.Helper()
 	p, err := New(Options{})
 	if err != nil {
@@ -47,7 +47,7 @@ func newPortal(t *testing.T) *Portal {
 }
 
 // fixtureServer returns the shared server holding all fixture data.
-func fixtureServer(t *testing.T) *Portal {
+func fixtureServer(t *testing.T) *Emulator {
 	t.Helper()
 	catalogDir := fixtures.Path(t, "catalog")
 	datasetsDir := fixtures.Path(t, "datasets")
@@ -105,7 +105,7 @@ type response struct {
 	body   []byte
 }
 
-func get(t *testing.T, srv *Portal, path string, params url.Values) response {
+func get(t *testing.T, srv *Emulator, path string, params url.Values) response {
 	t.Helper()
 	u := srv.URL() + path
 	if len(params) > 0 {
@@ -128,7 +128,7 @@ func get(t *testing.T, srv *Portal, path string, params url.Values) response {
 }
 
 // query runs one $query and returns the rows, failing unless the status is 200.
-func query(t *testing.T, srv *Portal, id, soqlText string) []map[string]any {
+func query(t *testing.T, srv *Emulator, id, soqlText string) []map[string]any {
 	t.Helper()
 	r := get(t, srv, "/resource/"+id+".json", url.Values{"$query": {soqlText}})
 	if r.status != http.StatusOK {

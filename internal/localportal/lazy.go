@@ -26,7 +26,7 @@ type pendingDataset struct {
 // AddLazy registers dataset schema whose n rows gen makes on the first
 // query: the same rows as AddGenerated, made later. Discovery lists it and
 // Views describes it at once, without making rows.
-func (s *Portal) AddLazy(schema Schema, n int, gen func(i int) map[string]any) error {
+func (s *Emulator) AddLazy(schema Schema, n int, gen func(i int) map[string]any) error {
 	if !isDatasetID(schema.ID) {
 		return fmt.Errorf("localportal: dataset id %q is not a 4x4 identifier like \"abcd-1234\"", schema.ID)
 	}
@@ -38,7 +38,7 @@ func (s *Portal) AddLazy(schema Schema, n int, gen func(i int) map[string]any) e
 
 // addPending registers a dataset loaded by load on first use (or earlier,
 // by start).
-func (s *Portal) addPending(schema Schema, exact bool, load func(ctx context.Context) error) *pendingDataset {
+func (s *Emulator) addPending(schema Schema, exact bool, load func(ctx context.Context) error) *pendingDataset {
 	p := &pendingDataset{schema: schema, exact: exact, load: load, done: make(chan struct{})}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -54,7 +54,7 @@ func (s *Portal) addPending(schema Schema, exact bool, load func(ctx context.Con
 
 // start runs the load once, in its own goroutine, not bound to any
 // request: a client that gives up does not abort a load others wait for.
-func (s *Portal) start(id string, p *pendingDataset) {
+func (s *Emulator) start(id string, p *pendingDataset) {
 	p.once.Do(func() {
 		go func() {
 			defer close(p.done)
@@ -70,7 +70,7 @@ func (s *Portal) start(id string, p *pendingDataset) {
 
 // ensure makes sure a pending dataset id is loaded: it starts the load if
 // needed and waits for it. It reports whether id was pending.
-func (s *Portal) ensure(ctx context.Context, id string) (bool, error) {
+func (s *Emulator) ensure(ctx context.Context, id string) (bool, error) {
 	s.mu.RLock()
 	p := s.pending[id]
 	s.mu.RUnlock()
@@ -88,7 +88,7 @@ func (s *Portal) ensure(ctx context.Context, id string) (bool, error) {
 
 // Wait waits until every dataset that is loading has loaded (it does not
 // start the lazy ones) and returns the joined load errors.
-func (s *Portal) Wait(ctx context.Context) error {
+func (s *Emulator) Wait(ctx context.Context) error {
 	s.mu.RLock()
 	var started []*pendingDataset
 	for _, p := range s.pending {

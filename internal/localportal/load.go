@@ -48,7 +48,7 @@ var tableSeq atomic.Int64
 // in the cache file being built instead, and not published (the cache
 // publishes it once the file is in place). It returns the row count and
 // the dataset.
-func (s *Portal) install(ctx context.Context, schema Schema, extra []socrata.Column, next func() (map[string]any, bool, error), bad badValue, into *builder) (int64, *dataset, error) {
+func (s *Emulator) install(ctx context.Context, schema Schema, extra []socrata.Column, next func() (map[string]any, bool, error), bad badValue, into *builder) (int64, *dataset, error) {
 	ds, err := newDataset(schema, s.opts.Now())
 	if err != nil {
 		return 0, nil, err
@@ -86,7 +86,7 @@ func (s *Portal) install(ctx context.Context, schema Schema, extra []socrata.Col
 }
 
 // publish makes ds the dataset of its id, retiring the one it replaces.
-func (s *Portal) publish(ctx context.Context, ds *dataset) {
+func (s *Emulator) publish(ctx context.Context, ds *dataset) {
 	id := ds.schema.ID
 	s.mu.Lock()
 	old := s.datasets[id]
@@ -107,7 +107,7 @@ func (s *Portal) publish(ctx context.Context, ds *dataset) {
 }
 
 // changeSchema runs a CREATE or DROP TABLE statement while no query runs.
-func (s *Portal) changeSchema(ctx context.Context, stmt string) error {
+func (s *Emulator) changeSchema(ctx context.Context, stmt string) error {
 	s.ddlMu.Lock()
 	defer s.ddlMu.Unlock()
 	_, err := s.db.ExecContext(ctx, stmt)
@@ -115,7 +115,7 @@ func (s *Portal) changeSchema(ctx context.Context, stmt string) error {
 }
 
 // completeSchema fills schema's empty fields from the catalog entry of its id.
-func (s *Portal) completeSchema(schema Schema) Schema {
+func (s *Emulator) completeSchema(schema Schema) Schema {
 	s.mu.RLock()
 	e := s.catalog[schema.ID]
 	s.mu.RUnlock()
@@ -192,7 +192,7 @@ func (v *viewDoc) schema() Schema {
 // Catalog entries appear in Discovery results, are served by the Views API,
 // give schemas to datasets loaded later, and can be queried as empty
 // datasets until data is loaded for them.
-func (s *Portal) LoadCatalog(ctx context.Context, jsonlPath string) error {
+func (s *Emulator) LoadCatalog(ctx context.Context, jsonlPath string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -206,7 +206,7 @@ func (s *Portal) LoadCatalog(ctx context.Context, jsonlPath string) error {
 
 // LoadCatalogFrom is LoadCatalog reading the catalog from r; name names
 // it in errors and logs.
-func (s *Portal) LoadCatalogFrom(ctx context.Context, name string, r io.Reader) error {
+func (s *Emulator) LoadCatalogFrom(ctx context.Context, name string, r io.Reader) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -303,7 +303,7 @@ func (s *Portal) LoadCatalogFrom(ctx context.Context, name string, r io.Reader) 
 // addCatalogEntries adds or replaces catalog entries. An entry without a
 // date (rows_updated_at) keeps none, whether it is queried or not: it
 // sorts as the oldest in Discovery.
-func (s *Portal) addCatalogEntries(entries []*catalogEntry) {
+func (s *Emulator) addCatalogEntries(entries []*catalogEntry) {
 	now := s.opts.Now()
 	for _, e := range entries {
 		e.added = now
@@ -327,7 +327,7 @@ func (s *Portal) addCatalogEntries(entries []*catalogEntry) {
 // JSON would give them (strings or numbers for numbers, bools for checkboxes,
 // GeoJSON maps or "POINT (lon lat)" for points, time.Time or text for
 // timestamps); keys not in the schema are ignored.
-func (s *Portal) AddGenerated(ctx context.Context, schema Schema, n int, gen func(i int) map[string]any) error {
+func (s *Emulator) AddGenerated(ctx context.Context, schema Schema, n int, gen func(i int) map[string]any) error {
 	if n < 0 {
 		return fmt.Errorf("localportal: AddGenerated %s: negative row count %d", schema.ID, n)
 	}
@@ -348,7 +348,7 @@ func (s *Portal) AddGenerated(ctx context.Context, schema Schema, n int, gen fun
 
 // Datasets returns the ids of the datasets that have data, sorted: loaded,
 // or to be made or loaded on first use (AddLazy, data files loading).
-func (s *Portal) Datasets() []string {
+func (s *Emulator) Datasets() []string {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	ids := make([]string, 0, len(s.datasets)+len(s.pending))
@@ -367,11 +367,11 @@ func (s *Portal) Datasets() []string {
 // Schema returns the schema of a dataset or catalog entry. For a dataset
 // whose data file is still loading, it waits for the load (its columns
 // depend on the file).
-func (s *Portal) Schema(id string) (Schema, bool) {
+func (s *Emulator) Schema(id string) (Schema, bool) {
 	return s.schemaOf(context.Background(), id)
 }
 
-func (s *Portal) schemaOf(ctx context.Context, id string) (Schema, bool) {
+func (s *Emulator) schemaOf(ctx context.Context, id string) (Schema, bool) {
 	s.mu.RLock()
 	p := s.pending[id]
 	s.mu.RUnlock()
@@ -400,7 +400,7 @@ func (s *Portal) schemaOf(ctx context.Context, id string) (Schema, bool) {
 
 // lookup returns the dataset for id: loaded, loaded now (a pending
 // dataset), or the empty dataset of a catalog entry that has no data.
-func (s *Portal) lookup(ctx context.Context, id string) (*dataset, bool, error) {
+func (s *Emulator) lookup(ctx context.Context, id string) (*dataset, bool, error) {
 	if _, err := s.ensure(ctx, id); err != nil {
 		return nil, false, err
 	}

@@ -7,16 +7,16 @@ import (
 	"strings"
 )
 
-// A Portal can play a portal that moved to another host name, as DataSF
+// An Emulator can play a portal that moved to another host name, as DataSF
 // moved from data.sfgov.org to data.sf.gov in 2026-09
-// (testdata/evidence/live-portals-2026.jsonl): [Portal.SetMoved] makes
+// (testdata/evidence/live-portals-2026.jsonl): [Emulator.SetMoved] makes
 // requests whose Host is the old name answer as the old host does. The
 // Discovery API (/api/catalog/v1) is api.us.socrata.com's, not the
 // portal's, and is served as before.
 
 // NginxForbidden is the page the old host of a moved portal answers to a
 // query: a bare nginx 403, HTML, no Socrata JSON ("The legacy host served
-// an nginx 403", find_string ids 71253749410, 68351227217).
+// an nginx 403", evidence moves-nginx-403, moves-ordered-count-403).
 const NginxForbidden = "<html>\r\n<head><title>403 Forbidden</title></head>\r\n<body>\r\n<center><h1>403 Forbidden</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n"
 
 // SetMoved makes the portal answer requests for the host old as the old
@@ -27,12 +27,12 @@ const NginxForbidden = "<html>\r\n<head><title>403 Forbidden</title></head>\r\n<
 // It follows the evidence: "data.sfgov.org answers HTTP 301 (not 302) to
 // data.sf.gov for queries without $select ... the Location keeps path and
 // query string" and "data.sfgov.org answers 403 to any request whose query
-// contains $select=" (find_string id 67089408387); "Ordered and count
-// queries get 403 on the legacy host; metadata and limit-only queries get
-// 301" (id 68351227217). A SODA3 POST carries its query in the body; no
+// contains $select=" (evidence moves-301, moves-select-403); "Ordered and
+// count queries get 403 on the legacy host; metadata and limit-only
+// queries get 301" (evidence moves-ordered-count-403). A SODA3 POST carries its query in the body; no
 // source says how the old host answers it, and it gets the 301 of
-// "every request to the old host is 301-redirected" (id 70456400277).
-func (s *Portal) SetMoved(old, to string) error {
+// "every request to the old host is 301-redirected" (evidence moves-all-301).
+func (s *Emulator) SetMoved(old, to string) error {
 	old = strings.ToLower(strings.TrimSpace(old))
 	to = strings.ToLower(strings.TrimSpace(to))
 	if !looksLikeDomain(old) || (to != "" && !looksLikeDomain(to)) || old == to {
@@ -52,7 +52,7 @@ func (s *Portal) SetMoved(old, to string) error {
 }
 
 // movedTo returns where the host of r moved to, "" when it did not.
-func (s *Portal) movedTo(r *http.Request) string {
+func (s *Emulator) movedTo(r *http.Request) string {
 	s.srvMu.Lock()
 	defer s.srvMu.Unlock()
 	if len(s.moves) == 0 {

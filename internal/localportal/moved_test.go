@@ -8,7 +8,7 @@ import (
 )
 
 // The old host of a moved portal, as the evidence describes data.sfgov.org
-// (find_string ids 67089408387, 68351227217): 301 to the same path and
+// (evidence moves-301, moves-ordered-count-403): 301 to the same path and
 // query on the new host for plain reads, a bare nginx 403 page for
 // anything with $select or $query; Discovery is not the portal's.
 func TestSetMovedAnswers(t *testing.T) {

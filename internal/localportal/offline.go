@@ -20,12 +20,12 @@ type OfflineOptions struct {
 	// Domain is the portal domain (Options.Domain). Default
 	// socrata.DefaultDomain (data.sf.gov). A known old name
 	// (socrata.KnownMove) is served under its new name, and the old name
-	// answers as the old host does (see Portal.SetMoved).
+	// answers as the old host does (see Emulator.SetMoved).
 	Domain string
 	// Secret is Options.Secret: when set, the listener answers only
-	// requests that carry it (Portal.Client sends it).
+	// requests that carry it (Emulator.Client sends it).
 	Secret string
-	// Catalog is a catalog JSONL file to load first (see Portal.LoadCatalog);
+	// Catalog is a catalog JSONL file to load first (see Emulator.LoadCatalog);
 	// empty for none.
 	Catalog string
 	// DataSFCatalog loads the built-in DataSF catalog (sampledata.Catalog:
@@ -37,7 +37,7 @@ type OfflineOptions struct {
 	// Data lists the data to serve: files and directories of the portal's
 	// exports, each "PATH" or "ID=FILE" (see ParseDataSpec and LoadFiles),
 	// or "DOMAIN=PATH" / "DOMAIN=ID=FILE" to serve it on another portal
-	// domain (see SplitDomainSpec and Portal.AddDomain; built in memory).
+	// domain (see SplitDomainSpec and Emulator.AddDomain; built in memory).
 	Data []string
 	// DataDir is one more directory of exports (the same as a Data entry).
 	DataDir string
@@ -71,7 +71,7 @@ type OfflineOptions struct {
 // are built into SQLite files in opts.CacheDir, which later starts read
 // instead of building again. Point a socrata.Client at its URL; Close it
 // when done.
-func StartOffline(ctx context.Context, opts OfflineOptions) (*Portal, error) {
+func StartOffline(ctx context.Context, opts OfflineOptions) (*Emulator, error) {
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -128,7 +128,7 @@ func StartOffline(ctx context.Context, opts OfflineOptions) (*Portal, error) {
 
 // planOffline loads the catalog, registers the sample datasets and plans
 // the data files (registering each as pending unless strict).
-func (s *Portal) planOffline(ctx context.Context, opts OfflineOptions) ([]*dataFile, error) {
+func (s *Emulator) planOffline(ctx context.Context, opts OfflineOptions) ([]*dataFile, error) {
 	switch {
 	case opts.Catalog != "":
 		if err := s.LoadCatalog(ctx, opts.Catalog); err != nil {
@@ -175,7 +175,7 @@ func (s *Portal) planOffline(ctx context.Context, opts OfflineOptions) ([]*dataF
 // description, category, department and signals (tags, use), and the real description of each
 // column of the same field name, instead of the sample's own. The columns
 // and rows stay the sample's.
-func (s *Portal) describeFromCatalog(schema *Schema) {
+func (s *Emulator) describeFromCatalog(schema *Schema) {
 	s.mu.RLock()
 	e, ok := s.catalog[schema.ID]
 	s.mu.RUnlock()
@@ -201,7 +201,7 @@ func (s *Portal) describeFromCatalog(schema *Schema) {
 
 // addPendingFile registers f's dataset as loading; until it has loaded,
 // Discovery shows the catalog entry (or the file's name).
-func (s *Portal) addPendingFile(f *dataFile) {
+func (s *Emulator) addPendingFile(f *dataFile) {
 	placeholder, ok := s.Schema(f.id)
 	if !ok || f.matched == "new dataset" {
 		placeholder = Schema{ID: f.id, Name: f.name}
@@ -221,7 +221,7 @@ func (s *Portal) addPendingFile(f *dataFile) {
 
 // loadBackground loads the data files one after the other (a query for a
 // later one starts it earlier).
-func (s *Portal) loadBackground(files []*dataFile) {
+func (s *Emulator) loadBackground(files []*dataFile) {
 	for _, f := range files {
 		s.mu.RLock()
 		p := s.pending[f.id]
@@ -235,7 +235,7 @@ func (s *Portal) loadBackground(files []*dataFile) {
 }
 
 // loadStrict loads the data files now, failing on the first problem.
-func (s *Portal) loadStrict(ctx context.Context, files []*dataFile) error {
+func (s *Emulator) loadStrict(ctx context.Context, files []*dataFile) error {
 	for _, f := range files {
 		rep := s.loadFile(ctx, f, LoadOptions{Strict: true})
 		s.addReports(rep)
@@ -251,7 +251,7 @@ func (s *Portal) loadStrict(ctx context.Context, files []*dataFile) error {
 }
 
 // addReports records file reports for FileReports.
-func (s *Portal) addReports(reports ...FileReport) {
+func (s *Emulator) addReports(reports ...FileReport) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.reports = append(s.reports, reports...)
@@ -259,7 +259,7 @@ func (s *Portal) addReports(reports ...FileReport) {
 
 // FileReports returns the reports of the data files loaded so far by
 // StartOffline, in the order they finished (Wait first to have them all).
-func (s *Portal) FileReports() []FileReport {
+func (s *Emulator) FileReports() []FileReport {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return append([]FileReport(nil), s.reports...)

@@ -1,6 +1,6 @@
 // Package localportal is a local Socrata portal: SoQL executed on SQLite.
 //
-// A [Portal] serves, on data it holds in SQLite (modernc.org/sqlite, pure
+// An [Emulator] serves, on data it holds in SQLite (modernc.org/sqlite, pure
 // Go: an in-memory database, or files on disk for the offline mode), the
 // Socrata APIs that package socrata uses:
 //
@@ -18,17 +18,17 @@
 //     envelopes.
 //
 // Datasets are loaded from the portal's exports as a user downloads them
-// with [Portal.LoadFiles]: CSV (display-name or field-name headers mapped
+// with [Emulator.LoadFiles]: CSV (display-name or field-name headers mapped
 // through the catalog), Resource API JSON, GeoJSON, rows.json with its
 // Views document, whole directories, or "ID=FILE"; every value encoding the
 // exports use is read into its type (see values.go), columns no schema
 // names get types inferred from their values, and each file gets a
 // [FileReport] (rows, types, bad values with row and column);
-// [Portal.LoadCatalog] loads a catalog JSONL file alone. Generated data comes from
-// [Portal.AddGenerated], which streams rows into SQLite without holding
-// them in memory, or [Portal.AddLazy], which generates them on first use.
+// [Emulator.LoadCatalog] loads a catalog JSONL file alone. Generated data comes from
+// [Emulator.AddGenerated], which streams rows into SQLite without holding
+// them in memory, or [Emulator.AddLazy], which generates them on first use.
 //
-// The product's --offline mode runs a Portal with [StartOffline]: it
+// The product's --offline mode runs an Emulator with [StartOffline]: it
 // listens at once; the sample datasets of package
 // [github.com/datasf-mcp/datasf-mcp/localportal/sampledata] are generated on
 // their first query and the user's files load in the background. There each
@@ -37,7 +37,7 @@
 // columns queries filter, group and order by most, and read from disk by
 // every later start (see cache.go for the rules: keys, locking, checks). The benchmark
 // harness serves one too. Tests mostly use it through package
-// [github.com/datasf-mcp/datasf-mcp/socrata/socratatest], which wraps a Portal in an
+// [github.com/datasf-mcp/datasf-mcp/socrata/socratatest], which wraps an Emulator in an
 // httptest-style server with fault controls (failures, latency, cut bodies,
 // app-token checks) and a request log, which this package does not have.
 //
@@ -50,7 +50,7 @@
 //	if err := p.Start(); err != nil { ... }
 //	client := socrata.NewClient(socrata.Options{BaseURL: p.URL(), DiscoveryURL: p.URL(), HTTPClient: p.Client()})
 //
-// or mount [Portal.Handler] on a server of your own instead of calling Start.
+// or mount [Emulator.Handler] on a server of your own instead of calling Start.
 //
 // Imported by package datasf (--offline), the command, socrata/socratatest
 // (the fake portal of the tests) and the benchmarks only: internal, not a
@@ -76,7 +76,7 @@ import (
 	"github.com/datasf-mcp/datasf-mcp/socrata"
 )
 
-// Options configures a Portal. The zero value is valid.
+// Options configures an Emulator. The zero value is valid.
 type Options struct {
 	// Domain is the portal domain reported in Discovery results and
 	// permalinks. Default socrata.DefaultDomain (data.sf.gov).
@@ -101,8 +101,8 @@ type Options struct {
 // SecretHeader carries Options.Secret.
 const SecretHeader = "X-Localportal-Secret"
 
-// Portal is a local Socrata portal. All methods are safe for concurrent use.
-type Portal struct {
+// Emulator is a local Socrata portal. All methods are safe for concurrent use.
+type Emulator struct {
 	opts Options
 	log  *slog.Logger
 
@@ -148,7 +148,7 @@ type Portal struct {
 // New returns a portal that holds no data and is not yet listening. Load
 // data, then call Start to listen on Options.Addr or serve Handler yourself;
 // Close releases the database.
-func New(opts Options) (*Portal, error) {
+func New(opts Options) (*Emulator, error) {
 	if opts.Domain == "" {
 		opts.Domain = socrata.DefaultDomain
 	}
@@ -165,7 +165,7 @@ func New(opts Options) (*Portal, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Portal{
+	return &Emulator{
 		opts:     opts,
 		log:      opts.Logger,
 		db:       db,
@@ -178,11 +178,11 @@ func New(opts Options) (*Portal, error) {
 
 // Options returns the options the portal runs with, the defaults in place
 // of zero fields.
-func (s *Portal) Options() Options { return s.opts }
+func (s *Emulator) Options() Options { return s.opts }
 
 // Start listens on Options.Addr and serves Handler in the background until
 // Close.
-func (s *Portal) Start() error {
+func (s *Emulator) Start() error {
 	s.srvMu.Lock()
 	defer s.srvMu.Unlock()
 	if s.closed {
@@ -216,7 +216,7 @@ func (s *Portal) Start() error {
 }
 
 // URL returns the base URL ("http://127.0.0.1:port") once started, else "".
-func (s *Portal) URL() string {
+func (s *Emulator) URL() string {
 	s.srvMu.Lock()
 	defer s.srvMu.Unlock()
 	return s.url
@@ -224,7 +224,7 @@ func (s *Portal) URL() string {
 
 // Client returns an HTTP client for the portal (http.DefaultClient before
 // Start). Its idle connections are closed by Close.
-func (s *Portal) Client() *http.Client {
+func (s *Emulator) Client() *http.Client {
 	s.srvMu.Lock()
 	defer s.srvMu.Unlock()
 	if s.client == nil {
@@ -235,7 +235,7 @@ func (s *Portal) Client() *http.Client {
 
 // Close stops the listener (if started) and releases the database. It is
 // safe to call more than once.
-func (s *Portal) Close() {
+func (s *Emulator) Close() {
 	s.srvMu.Lock()
 	if s.closed {
 		s.srvMu.Unlock()
@@ -273,7 +273,7 @@ func (s *Portal) Close() {
 }
 
 // Handler returns the HTTP handler serving the portal's APIs.
-func (s *Portal) Handler() http.Handler {
+func (s *Emulator) Handler() http.Handler {
 	if s.opts.Secret == "" {
 		return http.HandlerFunc(s.serveHTTP)
 	}
@@ -295,7 +295,7 @@ func (s *Portal) Handler() http.Handler {
 
 // knownHost reports whether host (with or without a port) is a loopback
 // name or address, or a domain the portal serves.
-func (s *Portal) knownHost(host string) bool {
+func (s *Emulator) knownHost(host string) bool {
 	if h, _, err := net.SplitHostPort(host); err == nil {
 		host = h
 	}
@@ -361,7 +361,7 @@ func Endpoint(path string) string {
 	}
 }
 
-func (s *Portal) serveHTTP(w http.ResponseWriter, r *http.Request) {
+func (s *Emulator) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	if to := s.movedTo(r); to != "" && Endpoint(r.URL.Path) != EndpointCatalog {
 		serveMoved(w, r, to)
 		return

@@ -72,7 +72,7 @@ func notFoundService(w http.ResponseWriter) {
 	writeJSON(w, http.StatusNotFound, map[string]any{"code": "not_found", "error": true, "message": "No service found for this URL."})
 }
 
-func (s *Portal) serveResource(w http.ResponseWriter, r *http.Request) {
+func (s *Emulator) serveResource(w http.ResponseWriter, r *http.Request) {
 	if s.soda2Gone.Load() {
 		writeJSON(w, http.StatusGone, soda2GoneBody)
 		return
@@ -105,7 +105,7 @@ func (s *Portal) serveResource(w http.ResponseWriter, r *http.Request) {
 // portal's error: a parse error, a refusal of the query, or a failure while
 // it runs. defaultLimit applies the Resource API's 1,000 rows to a query
 // without LIMIT; page, when set, wraps the translated query (SODA3's page).
-func (s *Portal) answer(w http.ResponseWriter, r *http.Request, ds *dataset, id, src string, defaultLimit bool, page func(*compiled) *compiled) {
+func (s *Emulator) answer(w http.ResponseWriter, r *http.Request, ds *dataset, id, src string, defaultLimit bool, page func(*compiled) *compiled) {
 	q, err := soql.Parse(src)
 	if err != nil {
 		writeError(w, parseError(src, err))
@@ -260,7 +260,7 @@ func queryText(ds *dataset, params url.Values) (string, error) {
 // them, row by row: no result is held in memory whole. An error before
 // the first row is returned (for an error answer); one after it cuts the
 // body short, so the client sees a truncated document, never a short one.
-func (s *Portal) run(w http.ResponseWriter, r *http.Request, ds *dataset, c *compiled) error {
+func (s *Emulator) run(w http.ResponseWriter, r *http.Request, ds *dataset, c *compiled) error {
 	s.ddlMu.RLock()
 	defer s.ddlMu.RUnlock()
 	db := ds.db

@@ -67,9 +67,9 @@ type SODA3Live struct {
 const DefaultSODA3MaxPage = 5000
 
 // SetSODA3Live sets how SODA3 answers beyond its documentation.
-func (s *Portal) SetSODA3Live(l SODA3Live) { s.soda3Live.Store(&l) }
+func (s *Emulator) SetSODA3Live(l SODA3Live) { s.soda3Live.Store(&l) }
 
-func (s *Portal) soda3LiveNow() SODA3Live {
+func (s *Emulator) soda3LiveNow() SODA3Live {
 	if l := s.soda3Live.Load(); l != nil {
 		return *l
 	}
@@ -81,7 +81,7 @@ func (s *Portal) soda3LiveNow() SODA3Live {
 // the deprecation (soda2GoneBody). Tyler deprecated SODA1 on 2026-10-01
 // and will deprecate SODA 2.1 at a date to be announced; the words are
 // ours, since no portal has answered so yet.
-func (s *Portal) SetSODA2Gone(gone bool) { s.soda2Gone.Store(gone) }
+func (s *Emulator) SetSODA2Gone(gone bool) { s.soda2Gone.Store(gone) }
 
 // soda2GoneBody is the answer of a portal that retired SODA 2.1.
 var soda2GoneBody = map[string]any{"code": "gone", "error": true,
@@ -90,7 +90,7 @@ var soda2GoneBody = map[string]any{"code": "gone", "error": true,
 // SetSODA3 turns the SODA3 query API on (the default) or off. Off, the
 // portal answers it as a portal without SODA3 does: 404, "No service found
 // for this URL.". SODA 2.1 is served either way.
-func (s *Portal) SetSODA3(on bool) { s.noSODA3.Store(!on) }
+func (s *Emulator) SetSODA3(on bool) { s.noSODA3.Store(!on) }
 
 // soda3Path returns the dataset id of a SODA3 query path, or false.
 func soda3Path(path string) (string, bool) {
@@ -108,7 +108,7 @@ func badSODA3Request(msg string) error {
 		"code": "invalid_request", "error": true, "message": msg}}
 }
 
-func (s *Portal) serveSODA3(w http.ResponseWriter, r *http.Request) {
+func (s *Emulator) serveSODA3(w http.ResponseWriter, r *http.Request) {
 	id, ok := soda3Path(r.URL.Path)
 	if !ok || s.noSODA3.Load() {
 		notFoundService(w)
@@ -122,7 +122,7 @@ func (s *Portal) serveSODA3(w http.ResponseWriter, r *http.Request) {
 	// "Requests must be either authenticated by a user or marked with a
 	// valid application token." The refusal is Colorado's, word for word:
 	// "SODA3 query without a token returns a JSON authentication_required
-	// error" (find_string ids 61845906916, 57910144150).
+	// error" (evidence soda3-token-required).
 	if r.Header.Get("X-App-Token") == "" && r.URL.Query().Get("$$app_token") == "" && r.Header.Get("Authorization") == "" {
 		writeJSON(w, http.StatusForbidden, map[string]any{"code": "authentication_required", "error": true,
 			"message": "This request must be authenticated or have an application token"})

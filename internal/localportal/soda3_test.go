@@ -17,7 +17,7 @@ import (
 
 // soda3Portal returns a started portal with one generated dataset of n
 // rows: n, kind (alpha/beta/gamma), inserted out of n order.
-func soda3Portal(t *testing.T, n int) *Portal {
+func soda3Portal(t *testing.T, n int) *Emulator {
 	t.Helper()
 	p := newPortal(t)
 	schema := Schema{ID: "sod3-0001", Name: "Generated", Columns: []socrata.Column{
@@ -34,7 +34,7 @@ func soda3Portal(t *testing.T, n int) *Portal {
 }
 
 // post sends a SODA3 request; token "" sends none.
-func post(t *testing.T, p *Portal, path, token, body string) response {
+func post(t *testing.T, p *Emulator, path, token, body string) response {
 	t.Helper()
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, p.URL()+path, strings.NewReader(body))
 	if err != nil {

@@ -15,7 +15,7 @@ import (
 )
 
 // functionsDataset is the small dataset the function tests query.
-func functionsDataset(t *testing.T) *Portal {
+func functionsDataset(t *testing.T) *Emulator {
 	t.Helper()
 	p := newPortal(t)
 	schema := Schema{ID: "func-0001", Name: "Functions", Columns: []socrata.Column{

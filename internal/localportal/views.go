@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-func (s *Portal) serveViews(w http.ResponseWriter, r *http.Request) {
+func (s *Emulator) serveViews(w http.ResponseWriter, r *http.Request) {
 	id := strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/api/views/"), ".json")
 	sc, ok := s.schemaOf(r.Context(), id)
 	if !ok {

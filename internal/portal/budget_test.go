@@ -34,7 +34,7 @@ func budgetExecutor(t *testing.T, budget, growFrom int64) (*Executor, *socratate
 	}); err != nil {
 		t.Fatal(err)
 	}
-	r, err := New(Options{Default: &Portal{Client: socrata.NewClient(socrata.Options{BaseURL: fake.URL(), MaxRetries: -1})}})
+	r, err := New(Options{Default: &Target{Client: socrata.NewClient(socrata.Options{BaseURL: fake.URL(), MaxRetries: -1})}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -119,7 +119,7 @@ var defaultStream = streamOptions{pageRows: streamPageRows, ahead: streamAhead, 
 // prepares one from a stored query for pages and exports. Its tree is
 // read-only: Count and Page run concurrently.
 type Query struct {
-	Portal    *Portal
+	Portal    *Target
 	DatasetID string
 	Tree      *soql.Query
 
@@ -131,7 +131,7 @@ type Query struct {
 
 // Stale reports whether the portal said, in an answer to q's Count or
 // Page, that its replica's data is out of date: "Stale replicas send the
-// X-SODA2-Data-Out-Of-Date: true header" (find_string id 70838373565).
+// X-SODA2-Data-Out-Of-Date: true header" (evidence stale-replica-header).
 func (q *Query) Stale() bool { return q.stale.Load() }
 
 // Stored is the dualresp query definition kept for q: its text, its

@@ -30,7 +30,7 @@ func streamExecutor(t *testing.T) (*Executor, *socratatest.Server) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	r, err := New(Options{Default: &Portal{Client: socrata.NewClient(socrata.Options{BaseURL: fake.URL(), MaxRetries: -1})}})
+	r, err := New(Options{Default: &Target{Client: socrata.NewClient(socrata.Options{BaseURL: fake.URL(), MaxRetries: -1})}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +46,7 @@ func stored(t *testing.T, text string) dualresp.Query {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return (&Query{Portal: &Portal{Configured: true}, DatasetID: "abcd-1234", Tree: q.WithStableOrder()}).Stored()
+	return (&Query{Portal: &Target{Configured: true}, DatasetID: "abcd-1234", Tree: q.WithStableOrder()}).Stored()
 }
 
 // resolved is the *Query e prepares of q.

@@ -74,7 +74,7 @@ func TestRegistryFollowsMoves(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 3 {
-		if old, err = reg.Run(t.Context(), old, func(p *Portal) error {
+		if old, err = reg.Run(t.Context(), old, func(p *Target) error {
 			_, err := p.Client.Schema(t.Context(), "abcd-1234")
 			return err
 		}); err != nil {
@@ -148,8 +148,8 @@ func TestRunFollowsMoves(t *testing.T) {
 	if err := fake.SetMoved("data.old.example", "data.new.example"); err != nil {
 		t.Fatal(err)
 	}
-	schema := func(sc **socrata.Schema) func(*Portal) error {
-		return func(p *Portal) (err error) {
+	schema := func(sc **socrata.Schema) func(*Target) error {
+		return func(p *Target) (err error) {
 			*sc, err = p.Client.Schema(t.Context(), "abcd-1234")
 			return err
 		}

@@ -80,7 +80,7 @@ func parallelExecutor(t *testing.T, parallel, want int, pool int64) (*Executor, 
 	g := &gate{next: fake.Handler(), want: want, open: make(chan struct{})}
 	srv := httptest.NewServer(g)
 	t.Cleanup(srv.Close)
-	r, err := New(Options{Default: &Portal{Client: socrata.NewClient(socrata.Options{BaseURL: srv.URL, MaxRetries: -1})}})
+	r, err := New(Options{Default: &Target{Client: socrata.NewClient(socrata.Options{BaseURL: srv.URL, MaxRetries: -1})}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +167,7 @@ func TestExecutorParallelWithinPortalBound(t *testing.T) {
 	for _, tc := range []struct {
 		bound, want int
 	}{{0, 1}, {-1, 1}, {1, 1}, {2, 1}, {3, 2}, {4, 3}, {16, streamParallel}} {
-		r, err := New(Options{Default: &Portal{Client: socrata.NewClient(socrata.Options{BaseURL: "http://127.0.0.1:1"})},
+		r, err := New(Options{Default: &Target{Client: socrata.NewClient(socrata.Options{BaseURL: "http://127.0.0.1:1"})},
 			Limits: Limits{MaxConcurrent: tc.bound}})
 		if err != nil {
 			t.Fatal(err)

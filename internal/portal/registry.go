@@ -1,6 +1,6 @@
 // Package portal is the Socrata portals the tools talk to: a Registry
 // resolves a tool's domain argument once (checked, allowed, its addresses
-// public) into a *Portal, the value that carries the portal's client (with
+// public) into a *Target, the value that carries the portal's client (with
 // its own app token, retries and back-off) and schema cache to whatever
 // reads the portal. A Query (a portal, a dataset and a parsed tree) runs
 // SoQL on it, now for a tool, and later, for pages and exports, as the
@@ -71,10 +71,10 @@ const MaxSearchDomains = 1000
 // domainSchemaCacheSize bounds each other portal's schema cache.
 const domainSchemaCacheSize = 64
 
-// Portal is one Socrata portal the tools talk to, resolved once by a
+// Target is one Socrata portal the tools talk to, resolved once by a
 // Registry: its domain, its client (which holds the portal's app token) and
 // its schema cache.
-type Portal struct {
+type Target struct {
 	Domain  string
 	Client  *socrata.Client
 	Schemas *schemacache.Cache
@@ -95,7 +95,7 @@ type Options struct {
 	// Domain, after a known move; its AppToken, else Tokens') as it makes
 	// every other portal, so that it is reached the same way (the Host
 	// header, the public-address dialer, proxies, moves followed).
-	Default *Portal
+	Default *Target
 	// Socrata is the configured client's options: the other portals'
 	// clients copy their timeouts, retries, user agent, logger and
 	// Discovery URL. When BaseURL is set (offline mode, tests, a proxy),
@@ -123,7 +123,7 @@ type Options struct {
 // Registry is the registry of the portals the tools may talk to. It is
 // safe for concurrent use.
 type Registry struct {
-	def   *Portal
+	def   *Target
 	opts  Options
 	allow map[string]bool // nil: any public portal
 	// Catalog makes cross-portal Discovery requests (no app token).
@@ -131,7 +131,7 @@ type Registry struct {
 	log     *slog.Logger
 
 	mu     sync.Mutex // serialises making a portal (not its address look-up)
-	others *lru.Cache[string, *Portal]
+	others *lru.Cache[string, *Target]
 
 	// given is the configured domain as the configuration named it (an
 	// old name, possibly).
@@ -196,7 +196,7 @@ func New(opts Options) (*Registry, error) {
 			d = strings.ToLower(p.given) // one server answers for it (tests)
 		}
 		d = current(d)
-		p.def = p.newPortal(d, cmp.Or(opts.Socrata.AppToken, tokens[d]), schemacache.Options{})
+		p.def = p.newTarget(d, cmp.Or(opts.Socrata.AppToken, tokens[d]), schemacache.Options{})
 		if old := strings.ToLower(p.given); old != d {
 			p.log.Info("the configured portal has moved; using its new name", "domain", old, "moved_to", d)
 		}
@@ -207,7 +207,7 @@ func New(opts Options) (*Registry, error) {
 	}
 	p.def.Configured = true
 	var err error
-	p.others, err = lru.NewWithEvict(size, func(_ string, v *Portal) {
+	p.others, err = lru.NewWithEvict(size, func(_ string, v *Target) {
 		if v.transport != nil {
 			v.transport.CloseIdleConnections()
 		}
@@ -261,7 +261,7 @@ func (p *Registry) current(domain string) string {
 // the new host's portal, with its own client, token and limits. A new
 // host that is refused is the *socrata.MovedError, its Refused set; a
 // chain of more than socrata.MaxMoves moves, or a loop, is an error.
-func (p *Registry) Run(ctx context.Context, v *Portal, f func(*Portal) error) (*Portal, error) {
+func (p *Registry) Run(ctx context.Context, v *Target, f func(*Target) error) (*Target, error) {
 	seen := []string{v.Domain}
 	for hops := 0; ; hops++ {
 		err := f(v)
@@ -305,7 +305,7 @@ func (p *Registry) learn(from, to string) {
 // that portal has moved ("data.sfgov.org has moved to data.sf.gov; this
 // ran there."), else "". v is the portal Run ran on for given: a move
 // another call learnt since is resolved here.
-func (p *Registry) Moved(ctx context.Context, given string, v *Portal) (*Portal, string) {
+func (p *Registry) Moved(ctx context.Context, given string, v *Target) (*Target, string) {
 	name := strings.ToLower(strings.TrimSpace(given))
 	if name == "" {
 		name = strings.ToLower(p.given)
@@ -322,7 +322,7 @@ func (p *Registry) Moved(ctx context.Context, given string, v *Portal) (*Portal,
 }
 
 // Default returns the configured portal.
-func (p *Registry) Default() *Portal { return p.def }
+func (p *Registry) Default() *Target { return p.def }
 
 // Known lists the portals this server knows without asking Discovery:
 // the configured portal, then the allowlist's, sorted.
@@ -380,7 +380,7 @@ func clipList(list []string, n int) []string {
 // Get returns the portal of domain ("" for the configured one), making
 // its client on first use. A refused domain is a *socrata.DomainError and
 // nothing was sent to it.
-func (p *Registry) Get(ctx context.Context, domain string) (*Portal, error) {
+func (p *Registry) Get(ctx context.Context, domain string) (*Target, error) {
 	d, err := p.check(domain)
 	if err != nil {
 		return nil, err
@@ -403,7 +403,7 @@ func (p *Registry) Get(ctx context.Context, domain string) (*Portal, error) {
 	if v, ok := p.others.Get(d); ok {
 		return v, nil
 	}
-	v := p.newPortal(d, p.opts.Tokens[d], schemacache.Options{Size: domainSchemaCacheSize})
+	v := p.newTarget(d, p.opts.Tokens[d], schemacache.Options{Size: domainSchemaCacheSize})
 	p.others.Add(d, v)
 	p.log.Debug("datasf: portal client made", "domain", d)
 	return v, nil
@@ -432,13 +432,13 @@ func (p *Registry) lookup(ctx context.Context, given, d string) error {
 	return nil
 }
 
-// newPortal makes the client and schema cache of domain d, with token.
-func (p *Registry) newPortal(d, token string, cache schemacache.Options) *Portal {
+// newTarget makes the client and schema cache of domain d, with token.
+func (p *Registry) newTarget(d, token string, cache schemacache.Options) *Target {
 	copts := p.opts.Socrata
 	copts.Domain = d
 	copts.AppToken = token
 	p.opts.Limits.Apply(&copts)
-	v := &Portal{Domain: d}
+	v := &Target{Domain: d}
 	if copts.BaseURL != "" {
 		// One server answers for every domain (offline, tests): the
 		// request names the domain in its Host header; no DNS.

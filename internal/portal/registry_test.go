@@ -18,7 +18,7 @@ import (
 // configured portal's client is the caller's.
 func TestDirectClientIsGuarded(t *testing.T) {
 	t.Parallel()
-	def := &Portal{Domain: "data.sf.gov", Client: socrata.NewClient(socrata.Options{})}
+	def := &Target{Domain: "data.sf.gov", Client: socrata.NewClient(socrata.Options{})}
 	p, err := New(Options{Default: def, Socrata: socrata.Options{},
 		LookupIP: func(context.Context, string) ([]netip.Addr, error) {
 			return []netip.Addr{netip.MustParseAddr("52.206.140.199")}, nil

@@ -42,15 +42,15 @@ const (
 	BodySocrata Body = iota
 	// BodyEmpty is no body at all, as a CDN in front of the portal
 	// answers: "DataSF answers empty-body HTTP 425 under bursts"
-	// (find_string ids 68959116828, 68284003677).
+	// (evidence burst-425).
 	BodyEmpty
 	// BodyNginxHTML is a bare nginx error page (text/html), as the old
-	// host of a moved portal answers (find_string id 67089408387).
+	// host of a moved portal answers (evidence moves-select-403).
 	BodyNginxHTML
 	// BodyAuthRequired is the JSON of an anonymous request refused:
 	// {"code":"authentication_required","error":true,"message":...},
 	// how some portals throttle requests without an app token
-	// (find_string ids 61845906916, 67605731364).
+	// (evidence soda3-token-required, anon-throttle-403).
 	BodyAuthRequired
 )
 
@@ -188,7 +188,7 @@ func (s *Server) Fail(n int, f Fault) {
 // of every pass+fail requests to the portal's APIs (not Discovery), the
 // first pass are served and the next fail answer HTTP 425 with an empty
 // body ("DataSF answers empty-body HTTP 425 under bursts, even with an
-// app token", find_string ids 68959116828, 68284003677). The cycle counts
+// app token", evidence burst-425). The cycle counts
 // requests, not time, so tests do not depend on the clock. fail 0 turns
 // it off.
 func (s *Server) SetBurst(pass, fail int) {
@@ -198,7 +198,7 @@ func (s *Server) SetBurst(pass, fail int) {
 }
 
 // SetStale makes every answer carry X-SODA2-Data-Out-Of-Date: true, as a
-// stale replica's do (find_string id 70838373565).
+// stale replica's do (evidence stale-replica-header).
 func (s *Server) SetStale(stale bool) {
 	s.ctl.mu.Lock()
 	defer s.ctl.mu.Unlock()
@@ -226,7 +226,7 @@ func (s *Server) CutBodyAfter(n int) {
 // header fail with 403: without one, "You must be logged in to access this
 // resource"; with another, Socrata's answer to an invalid token,
 // {"code":"permission_denied","error":true,"message":"Invalid app_token
-// specified"} (find_string id 69388266164). An empty token removes the
+// specified"} (evidence error-shapes). An empty token removes the
 // requirement.
 func (s *Server) RequireAppToken(token string) {
 	s.ctl.mu.Lock()

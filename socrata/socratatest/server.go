@@ -133,7 +133,7 @@ func WithDataOf(data *Server) Option { return func(o *Options) { o.DataOf = data
 
 // Server is a fake Socrata server. All methods are safe for concurrent use.
 type Server struct {
-	portal *localportal.Portal
+	portal *localportal.Emulator
 	shared bool   // the portal is Options.DataOf's
 	addr   string // where Start listens
 	log    *slog.Logger
@@ -314,7 +314,7 @@ func (s *Server) AddDomain(domain string) error {
 }
 
 // domainPortal returns the portal of domain ("" for the server's own).
-func (s *Server) domainPortal(domain string) (*localportal.Portal, error) {
+func (s *Server) domainPortal(domain string) (*localportal.Emulator, error) {
 	if err := s.own("loading data"); err != nil {
 		return nil, err
 	}
