@@ -83,7 +83,11 @@ type Config struct {
 	// it, to whoever sends a challenge (StoreChallengeHeader), that this
 	// instance serves the store, so that another instance gives links on
 	// this one's address only when it is truly one of the user's
-	// instances, not a process of another user squatting the port.
+	// instances, not a process of another user squatting the port. It
+	// also closes the REST API to those without it: links carry a key
+	// made with it (LinkKey), and a result is served only at its link or
+	// to a request carrying the secret (StoreSecretHeader); anything else
+	// is answered 404, as an unknown id.
 	StoreSecret string
 	// MaxResources bounds the memory store (dualresp's default when zero).
 	MaxResources int
@@ -359,6 +363,9 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 		ErrorText:         restErrorText,
 	}
 	ropts.Authenticate = svc.auth
+	if secret := cfg.StoreSecret; secret != "" {
+		ropts.LinkKey = func(id string) string { return LinkKey(secret, id) }
+	}
 	if svc.results, err = dualresp.New(ropts); err != nil {
 		return svc, err
 	}
@@ -503,7 +510,13 @@ func (s *Service) MetricsHandler() http.Handler {
 // restMux serves the REST API at /resources/ and the metrics at /metrics.
 func (s *Service) restMux() *http.ServeMux {
 	mux := http.NewServeMux()
-	mux.Handle("/resources/", s.RESTHandler())
+	if s.cfg.StoreSecret != "" {
+		gate := storeGate{secret: s.cfg.StoreSecret, rest: s.RESTHandler()}
+		mux.Handle("/resources/", gate)
+		mux.Handle("/k/", gate)
+	} else {
+		mux.Handle("/resources/", s.RESTHandler())
+	}
 	mux.Handle("GET /metrics", s.MetricsHandler())
 	mux.HandleFunc("GET /{$}", s.landing)
 	return mux
