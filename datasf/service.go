@@ -328,6 +328,7 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 		limits.Shared = svc.shared
 	}
 	copts.OnRequest, copts.OnWait = svc.metrics.OnRequest, svc.metrics.OnWait
+	copts.Identity = upstreamIdentity
 	lookup := cfg.LookupIP
 	if lookup == nil && copts.BaseURL == "" {
 		lookup = func(ctx context.Context, host string) ([]netip.Addr, error) {
@@ -412,6 +413,21 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 		svc.metrics.EvictionCounters(mem.Evictions)
 	}
 	return svc, nil
+}
+
+// upstreamIdentity names the caller a request to a portal is made for,
+// for the fair shares of the upstream budget (socrata.Options.Identity):
+// the client of an MCP request over HTTP (its bearer token, else its
+// address), the owner of a REST request with tokens, else one caller
+// (stdio, and REST exports without tokens).
+func upstreamIdentity(ctx context.Context) string {
+	if c, ok := mcphttp.Client(ctx); ok {
+		return c
+	}
+	if owner, ok := dualresp.OwnerFrom(ctx); ok {
+		return "owner:" + dualresp.OwnerIdentity(owner)
+	}
+	return ""
 }
 
 // offlineNote is what offline answers say of their data ("" online).
