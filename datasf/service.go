@@ -249,6 +249,9 @@ type Service struct {
 	results *dualresp.Server
 	server  *toolServer
 	http    *mcphttp.Server
+	// stdioOwner owns the results of stdio sessions with RESTTokens: the
+	// first token's owner.
+	stdioOwner string
 	// auth identifies REST and /mcp callers by bearer token; nil without
 	// RESTTokens.
 	auth    func(*http.Request) (string, error)
@@ -266,9 +269,6 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 		return nil, fmt.Errorf("datasf: Config.Expiration must be positive; got %s", cfg.Expiration)
 	}
 	svc = &Service{cfg: cfg, log: cfg.Logger, metrics: metrics.New(metrics.Options{})}
-	if len(cfg.RESTTokens) > 0 {
-		svc.auth = dualresp.BearerTokens(cfg.RESTTokens...)
-	}
 	if svc.log == nil {
 		svc.log = slog.New(slog.DiscardHandler)
 	}
@@ -298,6 +298,11 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 		return svc, err
 	}
 	svc.closers = append(svc.closers, store.Close)
+	if len(cfg.RESTTokens) > 0 {
+		if svc.auth, svc.stdioOwner, err = tokenOwners(ctx, store, cfg.RESTTokens, svc.log); err != nil {
+			return svc, err
+		}
+	}
 	var (
 		served      func(string) bool
 		catalogOnly func(domain, id string) bool
@@ -413,6 +418,37 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 		svc.metrics.EvictionCounters(mem.Evictions)
 	}
 	return svc, nil
+}
+
+// tokenOwners returns the Authenticate function of tokens and the owner
+// of the first: KeyedTokenOwner under the store's key (a key of this
+// process's for a store that keeps none: the memory store, which ends
+// with it). Results that an earlier version stored under the unkeyed
+// TokenOwner of one of tokens are given to its keyed owner first, so that
+// they stay their owner's; those of tokens no longer given stay unkeyed,
+// and nobody's.
+func tokenOwners(ctx context.Context, store dualresp.Store, tokens []string, log *slog.Logger) (func(*http.Request) (string, error), string, error) {
+	key := dualresp.NewOwnerKey()
+	if k, ok := store.(dualresp.OwnerKeyer); ok {
+		var err error
+		if key, err = k.OwnerKey(ctx); err != nil {
+			return nil, "", err
+		}
+	}
+	if r, ok := store.(dualresp.OwnerRenamer); ok {
+		renames := make(map[string]string, len(tokens))
+		for _, t := range tokens {
+			renames[dualresp.TokenOwner(t)] = dualresp.KeyedTokenOwner(key, t)
+		}
+		n, err := r.RenameOwners(ctx, renames)
+		if err != nil {
+			return nil, "", fmt.Errorf("giving the results stored under the tokens' unkeyed hashes to their keyed ones: %w", err)
+		}
+		if n > 0 {
+			log.Info("results stored under a token's unkeyed hash (an earlier version) now name its keyed one", "results", n)
+		}
+	}
+	return dualresp.KeyedBearerTokens(key, tokens...), dualresp.KeyedTokenOwner(key, tokens[0]), nil
 }
 
 // upstreamIdentity names the caller a request to a portal is made for,
@@ -592,7 +628,7 @@ func (s *Service) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) e
 	stdio := server.NewStdioServer(s.MCPServer())
 	if len(s.cfg.RESTTokens) > 0 {
 		// The local user owns what it creates: the first REST token reads it.
-		owner := dualresp.TokenOwner(s.cfg.RESTTokens[0])
+		owner := s.stdioOwner
 		stdio.SetContextFunc(func(ctx context.Context) context.Context { return dualresp.WithOwner(ctx, owner) })
 	}
 	err := stdio.Listen(ctx, in, out)
