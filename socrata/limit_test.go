@@ -169,3 +169,26 @@ func TestFairSlotsBetweenCallers(t *testing.T) {
 		t.Errorf("the second caller's last request reached the portal %d-th of %d waiting, %d refused; want within the first %d, none refused", last+1, len(order), refusals.Load(), 2*few)
 	}
 }
+
+// TestFairSlotsGivingUp: a request that gives up waiting leaves no slot
+// taken, whether it left before a slot came to it or just after.
+func TestFairSlotsGivingUp(t *testing.T) {
+	t.Parallel()
+	f := newFairSlots(1)
+	if w := f.take("a"); w != nil {
+		t.Fatal("take on a free slot waited")
+	}
+	before := f.take("b")
+	f.leave(before) // gave up before a slot came
+	given := f.take("c")
+	f.release() // the slot goes to c…
+	select {
+	case <-given.ready:
+	default:
+		t.Fatal("release gave the slot to no waiting request")
+	}
+	f.leave(given) // …which had given up meanwhile: the slot is free again
+	if f.free != 1 || len(f.turns) != 0 || len(f.waiting) != 0 {
+		t.Errorf("after every request left: free %d, turns %v, %d callers waiting; want 1, none, none", f.free, f.turns, len(f.waiting))
+	}
+}
