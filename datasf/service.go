@@ -548,7 +548,8 @@ func (s *Service) HTTPHandler() (handler http.Handler, shutdown func(context.Con
 }
 
 // RESTHandler serves the REST API of stored results at /resources/ (and
-// the result viewer page to browsers).
+// the result viewer page to browsers), to whoever asks: with a
+// StoreSecret, Serve puts it behind the check of the links' keys.
 func (s *Service) RESTHandler() http.Handler {
 	return viewer.Wrap("/resources/", s.results.Handler())
 }
