@@ -83,7 +83,11 @@ type Config struct {
 	// it, to whoever sends a challenge (StoreChallengeHeader), that this
 	// instance serves the store, so that another instance gives links on
 	// this one's address only when it is truly one of the user's
-	// instances, not a process of another user squatting the port.
+	// instances, not a process of another user squatting the port. It
+	// also closes the REST API to those without it: links carry a key
+	// made with it (LinkKey), and a result is served only at its link or
+	// to a request carrying the secret (StoreSecretHeader); anything else
+	// is answered 404, as an unknown id.
 	StoreSecret string
 	// MaxResources bounds the memory store (dualresp's default when zero).
 	MaxResources int
@@ -245,6 +249,9 @@ type Service struct {
 	results *dualresp.Server
 	server  *toolServer
 	http    *mcphttp.Server
+	// stdioOwner owns the results of stdio sessions with RESTTokens: the
+	// first token's owner.
+	stdioOwner string
 	// auth identifies REST and /mcp callers by bearer token; nil without
 	// RESTTokens.
 	auth    func(*http.Request) (string, error)
@@ -262,9 +269,6 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 		return nil, fmt.Errorf("datasf: Config.Expiration must be positive; got %s", cfg.Expiration)
 	}
 	svc = &Service{cfg: cfg, log: cfg.Logger, metrics: metrics.New(metrics.Options{})}
-	if len(cfg.RESTTokens) > 0 {
-		svc.auth = dualresp.BearerTokens(cfg.RESTTokens...)
-	}
 	if svc.log == nil {
 		svc.log = slog.New(slog.DiscardHandler)
 	}
@@ -294,6 +298,11 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 		return svc, err
 	}
 	svc.closers = append(svc.closers, store.Close)
+	if len(cfg.RESTTokens) > 0 {
+		if svc.auth, svc.stdioOwner, err = tokenOwners(ctx, store, cfg.RESTTokens, svc.log); err != nil {
+			return svc, err
+		}
+	}
 	var (
 		served      func(string) bool
 		catalogOnly func(domain, id string) bool
@@ -324,6 +333,7 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 		limits.Shared = svc.shared
 	}
 	copts.OnRequest, copts.OnWait = svc.metrics.OnRequest, svc.metrics.OnWait
+	copts.Identity = upstreamIdentity
 	lookup := cfg.LookupIP
 	if lookup == nil && copts.BaseURL == "" {
 		lookup = func(ctx context.Context, host string) ([]netip.Addr, error) {
@@ -359,6 +369,9 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 		ErrorText:         restErrorText,
 	}
 	ropts.Authenticate = svc.auth
+	if secret := cfg.StoreSecret; secret != "" {
+		ropts.LinkKey = func(id string) string { return LinkKey(secret, id) }
+	}
 	if svc.results, err = dualresp.New(ropts); err != nil {
 		return svc, err
 	}
@@ -405,6 +418,52 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 		svc.metrics.EvictionCounters(mem.Evictions)
 	}
 	return svc, nil
+}
+
+// tokenOwners returns the Authenticate function of tokens and the owner
+// of the first: KeyedTokenOwner under the store's key (a key of this
+// process's for a store that keeps none: the memory store, which ends
+// with it). Results that an earlier version stored under the unkeyed
+// TokenOwner of one of tokens are given to its keyed owner first, so that
+// they stay their owner's; those of tokens no longer given stay unkeyed,
+// and nobody's.
+func tokenOwners(ctx context.Context, store dualresp.Store, tokens []string, log *slog.Logger) (func(*http.Request) (string, error), string, error) {
+	key := dualresp.NewOwnerKey()
+	if k, ok := store.(dualresp.OwnerKeyer); ok {
+		var err error
+		if key, err = k.OwnerKey(ctx); err != nil {
+			return nil, "", err
+		}
+	}
+	if r, ok := store.(dualresp.OwnerRenamer); ok {
+		renames := make(map[string]string, len(tokens))
+		for _, t := range tokens {
+			renames[dualresp.TokenOwner(t)] = dualresp.KeyedTokenOwner(key, t)
+		}
+		n, err := r.RenameOwners(ctx, renames)
+		if err != nil {
+			return nil, "", fmt.Errorf("giving the results stored under the tokens' unkeyed hashes to their keyed ones: %w", err)
+		}
+		if n > 0 {
+			log.Info("results stored under a token's unkeyed hash (an earlier version) now name its keyed one", "results", n)
+		}
+	}
+	return dualresp.KeyedBearerTokens(key, tokens...), dualresp.KeyedTokenOwner(key, tokens[0]), nil
+}
+
+// upstreamIdentity names the caller a request to a portal is made for,
+// for the fair shares of the upstream budget (socrata.Options.Identity):
+// the client of an MCP request over HTTP (its bearer token, else its
+// address), the owner of a REST request with tokens, else one caller
+// (stdio, and REST exports without tokens).
+func upstreamIdentity(ctx context.Context) string {
+	if c, ok := mcphttp.Client(ctx); ok {
+		return c
+	}
+	if owner, ok := dualresp.OwnerFrom(ctx); ok {
+		return "owner:" + dualresp.OwnerIdentity(owner)
+	}
+	return ""
 }
 
 // offlineNote is what offline answers say of their data ("" online).
@@ -489,7 +548,8 @@ func (s *Service) HTTPHandler() (handler http.Handler, shutdown func(context.Con
 }
 
 // RESTHandler serves the REST API of stored results at /resources/ (and
-// the result viewer page to browsers).
+// the result viewer page to browsers), to whoever asks: with a
+// StoreSecret, Serve puts it behind the check of the links' keys.
 func (s *Service) RESTHandler() http.Handler {
 	return viewer.Wrap("/resources/", s.results.Handler())
 }
@@ -503,7 +563,13 @@ func (s *Service) MetricsHandler() http.Handler {
 // restMux serves the REST API at /resources/ and the metrics at /metrics.
 func (s *Service) restMux() *http.ServeMux {
 	mux := http.NewServeMux()
-	mux.Handle("/resources/", s.RESTHandler())
+	if s.cfg.StoreSecret != "" {
+		gate := storeGate{secret: s.cfg.StoreSecret, rest: s.RESTHandler()}
+		mux.Handle("/resources/", gate)
+		mux.Handle("/k/", gate)
+	} else {
+		mux.Handle("/resources/", s.RESTHandler())
+	}
 	mux.Handle("GET /metrics", s.MetricsHandler())
 	mux.HandleFunc("GET /{$}", s.landing)
 	return mux
@@ -563,7 +629,7 @@ func (s *Service) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) e
 	stdio := server.NewStdioServer(s.MCPServer())
 	if len(s.cfg.RESTTokens) > 0 {
 		// The local user owns what it creates: the first REST token reads it.
-		owner := dualresp.TokenOwner(s.cfg.RESTTokens[0])
+		owner := s.stdioOwner
 		stdio.SetContextFunc(func(ctx context.Context) context.Context { return dualresp.WithOwner(ctx, owner) })
 	}
 	err := stdio.Listen(ctx, in, out)

@@ -2,6 +2,8 @@ package dualresp
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
@@ -102,10 +104,60 @@ func BearerToken(r *http.Request) (string, bool) {
 }
 
 // TokenOwner is the owner identity of a token: a hash, so records never hold
-// the token itself.
+// the token itself. It is not keyed: whoever reads a store whose owners are
+// TokenOwners can check guessed tokens against them. Servers whose store
+// has an OwnerKey use KeyedTokenOwner.
 func TokenOwner(token string) string {
 	sum := sha256.Sum256([]byte("dualresp-owner\x00" + token))
 	return tokenOwnerPrefix + hex.EncodeToString(sum[:12])
+}
+
+// KeyedTokenOwner is the owner identity of a token under key (see
+// OwnerKeyer): HMAC-SHA-256 of the token, so that records never hold the
+// token, and a copy of the records without the key cannot tell whether a
+// guessed token is one of their owners.
+func KeyedTokenOwner(key []byte, token string) string {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte("dualresp-owner\x00" + token))
+	return tokenOwnerPrefix + hex.EncodeToString(m.Sum(nil)[:12])
+}
+
+// KeyedBearerTokens is BearerTokens identifying the caller by
+// KeyedTokenOwner(key, T).
+func KeyedBearerTokens(key []byte, tokens ...string) func(*http.Request) (string, error) {
+	check := BearerTokens(tokens...)
+	return func(r *http.Request) (string, error) {
+		if _, err := check(r); err != nil {
+			return "", err
+		}
+		got, _ := BearerToken(r)
+		return KeyedTokenOwner(key, got), nil
+	}
+}
+
+// OwnerKeyer is a Store that keeps a secret key beside its records, for
+// KeyedTokenOwner: the servers sharing the store read the same key, so
+// they identify a token's owner alike.
+type OwnerKeyer interface {
+	OwnerKey(ctx context.Context) ([]byte, error)
+}
+
+// OwnerRenamer is a Store that can give the records of owners'
+// identities (see OwnerIdentity) to others: RenameOwners changes the owner
+// of every record whose owner is a key of renames, or KEY/LABEL, to its
+// value (VALUE/LABEL), and returns how many it changed. A server moving
+// from TokenOwner to KeyedTokenOwner renames the owners of the tokens it
+// knows, so that their results stay theirs.
+type OwnerRenamer interface {
+	RenameOwners(ctx context.Context, renames map[string]string) (int, error)
+}
+
+// NewOwnerKey returns a new random key for KeyedTokenOwner, 32 bytes as 64
+// hex digits (the form the stores keep it in).
+func NewOwnerKey() []byte {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b) // never fails (crypto/rand)
+	return []byte(hex.EncodeToString(b))
 }
 
 // tokenOwnerPrefix starts every TokenOwner.

@@ -130,6 +130,14 @@ type Options struct {
 	// BaseURL is the absolute http(s) URL the REST handler is reachable at,
 	// without the /resources/ part, e.g. "http://127.0.0.1:8765".
 	BaseURL string
+	// LinkKey, when set, puts a capability in every link: a result's URL
+	// is BaseURL + "/k/" + LinkKey(id) + "/resources/" + id, so that a
+	// REST API that serves a result only to whoever shows its key (a MAC
+	// of the id under a secret of the server's) serves the links it
+	// handed out and nothing to a caller who merely knows an id. Handler
+	// serves /resources/ only: the server in front of it checks the key
+	// and strips "/k/KEY" (datasf does so for its stdio instances).
+	LinkKey func(id string) string
 	// Store keeps the records. Default: a MemoryStore bounded by
 	// MaxResources, closed by Server.Close. A Store given here is not closed
 	// by the Server.
@@ -228,6 +236,7 @@ type Options struct {
 // REST. It is safe for concurrent use.
 type Server struct {
 	base        string
+	linkKey     func(id string) string
 	store       Store
 	ownStore    bool
 	executors   map[string]Executor
@@ -269,6 +278,7 @@ func New(opts Options) (*Server, error) {
 	}
 	s := &Server{
 		base:        base,
+		linkKey:     opts.LinkKey,
 		store:       opts.Store,
 		executors:   maps.Clone(opts.Executors),
 		expiration:  opts.DefaultExpiration,
@@ -365,8 +375,14 @@ func checkBaseURL(raw string) (string, error) {
 	return strings.TrimRight(raw, "/"), nil
 }
 
-// URL returns the REST URL of the resource with the given id.
-func (s *Server) URL(id string) string { return s.base + "/resources/" + id }
+// URL returns the REST URL of the resource with the given id (with its
+// key, see Options.LinkKey).
+func (s *Server) URL(id string) string {
+	if s.linkKey != nil {
+		return s.base + "/k/" + s.linkKey(id) + "/resources/" + id
+	}
+	return s.base + "/resources/" + id
+}
 
 // URI returns the MCP resource URI of the resource with the given id.
 func (s *Server) URI(id string) string { return "resource://" + id }

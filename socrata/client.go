@@ -98,6 +98,13 @@ type Options struct {
 	// SharedLimit, when set, is asked first for every request's turn: the
 	// limits this client shares with others (see SharedLimiter).
 	SharedLimit SharedLimiter
+	// Identity, when set, names the caller a request is made for (a
+	// server's tenant), from the request's context. While requests wait
+	// for a slot under MaxConcurrent, the slots that come free go round
+	// robin between the callers that have requests waiting, each caller's
+	// in their order: one caller's burst waits behind itself, not in
+	// front of another caller's few requests. Nil, or "", is one caller.
+	Identity func(ctx context.Context) string
 	// OnWait, when set, is told of every request that had to wait for its
 	// turn; OnRequest of every attempt sent, with its HTTP status (0 when
 	// none came) and how long the answer took to start. They are for

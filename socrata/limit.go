@@ -1,11 +1,13 @@
 package socrata
 
 import (
+	"container/list"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sync"
 	"time"
 
@@ -77,19 +79,20 @@ var ErrSharedLimitUnavailable = errors.New("socrata: the store of the shared lim
 // the limits here keep this server a polite client of the portal whatever
 // its own callers do.
 type limiter struct {
-	slots   chan struct{} // nil: no bound on requests in flight
-	rate    *rate.Limiter // nil: no rate
-	shared  SharedLimiter // nil: none
-	maxWait time.Duration
+	slots    *fairSlots // nil: no bound on requests in flight
+	identity func(context.Context) string
+	rate     *rate.Limiter // nil: no rate
+	shared   SharedLimiter // nil: none
+	maxWait  time.Duration
 }
 
 func newLimiter(opts Options) *limiter {
-	l := &limiter{maxWait: opts.MaxQueueWait, shared: opts.SharedLimit}
+	l := &limiter{maxWait: opts.MaxQueueWait, shared: opts.SharedLimit, identity: opts.Identity}
 	if l.maxWait <= 0 {
 		l.maxWait = DefaultMaxQueueWait
 	}
 	if opts.MaxConcurrent > 0 {
-		l.slots = make(chan struct{}, opts.MaxConcurrent)
+		l.slots = newFairSlots(opts.MaxConcurrent)
 	}
 	if opts.RequestRate > 0 {
 		burst := opts.RequestBurst
@@ -153,18 +156,22 @@ func (c *Client) acquire(ctx context.Context, endpoint string) (release func(), 
 		waited = false
 	}
 	if l.slots != nil {
-		select {
-		case l.slots <- struct{}{}:
-		default:
+		who := ""
+		if l.identity != nil {
+			who = l.identity(ctx)
+		}
+		if w := l.slots.take(who); w != nil {
 			waited = true
 			t := time.NewTimer(max(deadline.Sub(c.now()), 0))
 			select {
-			case l.slots <- struct{}{}:
+			case <-w.ready:
 				t.Stop()
 			case <-t.C:
+				l.slots.leave(w)
 				return nil, busy(l.maxWait / 4)
 			case <-ctx.Done():
 				t.Stop()
+				l.slots.leave(w)
 				done(false)
 				return nil, ctx.Err()
 			}
@@ -173,7 +180,7 @@ func (c *Client) acquire(ctx context.Context, endpoint string) (release func(), 
 	release = func() {}
 	if l.slots != nil {
 		var once sync.Once
-		release = func() { once.Do(func() { <-l.slots }) }
+		release = func() { once.Do(l.slots.release) }
 	}
 	if l.rate != nil {
 		r := l.rate.Reserve()
@@ -208,4 +215,98 @@ func (r *releaseOnClose) Close() error {
 	err := r.ReadCloser.Close()
 	r.release()
 	return err
+}
+
+// fairSlots bounds the requests in flight, and gives the slots that come
+// free round robin to the callers (Options.Identity) with requests
+// waiting, each caller's requests in their order.
+type fairSlots struct {
+	mu      sync.Mutex
+	free    int
+	waiting map[string]*list.List // a caller's waiting *slotWaiter, oldest first
+	turns   []string              // the callers with requests waiting, in turn
+	next    int                   // index in turns of the caller served next
+}
+
+// slotWaiter is a request waiting for a slot: ready is closed when it has
+// one.
+type slotWaiter struct {
+	who   string
+	elem  *list.Element
+	ready chan struct{}
+	given bool
+}
+
+func newFairSlots(n int) *fairSlots {
+	return &fairSlots{free: n, waiting: map[string]*list.List{}}
+}
+
+// take gives a slot at once (nil), or queues a request of who and returns
+// its waiter.
+func (f *fairSlots) take(who string) *slotWaiter {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.free > 0 && len(f.turns) == 0 {
+		f.free--
+		return nil
+	}
+	q := f.waiting[who]
+	if q == nil {
+		q = list.New()
+		f.waiting[who] = q
+		f.turns = append(f.turns, who)
+	}
+	w := &slotWaiter{who: who, ready: make(chan struct{})}
+	w.elem = q.PushBack(w)
+	return w
+}
+
+// leave takes w, which gave up, out of the queue; a slot given to it
+// meanwhile goes to the next request.
+func (f *fairSlots) leave(w *slotWaiter) {
+	f.mu.Lock()
+	given := w.given
+	if !given {
+		f.remove(w)
+	}
+	f.mu.Unlock()
+	if given {
+		f.release()
+	}
+}
+
+// release frees a slot: it goes to the oldest waiting request of the
+// caller whose turn it is.
+func (f *fairSlots) release() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.turns) == 0 {
+		f.free++
+		return
+	}
+	if f.next >= len(f.turns) {
+		f.next = 0
+	}
+	who := f.turns[f.next]
+	w := f.waiting[who].Front().Value.(*slotWaiter)
+	f.next++ // the next caller's turn, unless remove drops who from turns
+	f.remove(w)
+	w.given = true
+	close(w.ready)
+}
+
+// remove takes w out of its caller's queue, and the caller out of the
+// turns when it has nothing more waiting.
+func (f *fairSlots) remove(w *slotWaiter) {
+	q := f.waiting[w.who]
+	q.Remove(w.elem)
+	if q.Len() > 0 {
+		return
+	}
+	delete(f.waiting, w.who)
+	i := slices.Index(f.turns, w.who)
+	f.turns = slices.Delete(f.turns, i, i+1)
+	if i < f.next {
+		f.next--
+	}
 }

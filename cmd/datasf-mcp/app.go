@@ -125,10 +125,13 @@ const stdioKeepExpired = 7 * 24 * time.Hour
 // stdioStore is stdio's default store: a SQLite file in the user's cache
 // directory, shared by every instance of the user, so that a link given in
 // one Claude session still works in the next while any instance serves
-// the default REST address. An instance that found that address taken
-// (another one serves it) gives links on it all the same: the instance
-// there reads the same file. Without a cache directory, links live in
-// memory, as long as the process.
+// the default REST address. Its secret (in the same directory) keys the
+// links, so that the REST API serves the links the user's instances
+// handed out and nothing to a process that only knows an id. An instance
+// that found that address taken (another one serves it) gives links on
+// it all the same: the instance there reads the same file and secret.
+// Without a cache directory, links live in memory, as long as the
+// process.
 func stdioStore(cfg config, ln net.Listener, log *slog.Logger) (store, publicURL, secret string) {
 	publicURL = cfg.PublicURL
 	dir, err := os.UserCacheDir()
@@ -141,7 +144,9 @@ func stdioStore(cfg config, ln net.Listener, log *slog.Logger) (store, publicURL
 	}
 	if err != nil {
 		log.Warn("no cache directory for the result store; links end with this process", "error", err.Error())
-		return "memory", publicURL, ""
+		// A secret of this process only: its REST API still serves
+		// only the links it handed out (see datasf.Config.StoreSecret).
+		return "memory", publicURL, rand.Text() + rand.Text()
 	}
 	store = "sqlite:" + filepath.Join(dir, "results.db")
 	if publicURL == "" && ln != nil && !cfg.RESTAddrSet && ln.Addr().String() != cfg.RESTAddr {

@@ -43,6 +43,7 @@ import (
 	"math"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -102,8 +103,10 @@ type Store struct {
 }
 
 var (
-	_ dualresp.Store      = (*Store)(nil)
-	_ dualresp.PinCounter = (*Store)(nil)
+	_ dualresp.Store        = (*Store)(nil)
+	_ dualresp.PinCounter   = (*Store)(nil)
+	_ dualresp.OwnerKeyer   = (*Store)(nil)
+	_ dualresp.OwnerRenamer = (*Store)(nil)
 )
 
 // New connects to Redis (checking the connection with a PING bounded by ctx)
@@ -388,6 +391,96 @@ func (s *Store) CountPinned(ctx context.Context, owner string) (int, error) {
 	n, err := countPinnedScript.Run(ctx, s.client, []string{s.pinnedKey(owner)}, s.prefix+"rec:").Int()
 	if err != nil {
 		return 0, s.fail("count pinned", "", err)
+	}
+	return n, nil
+}
+
+// OwnerKey implements dualresp.OwnerKeyer: the key is kept in Redis, at
+// Prefix+"owner-key", made by the first replica that asks (SET NX), so
+// every replica sharing the store reads the same one. Whoever can read the
+// Redis can read it too: keep the Redis private, as its records are.
+func (s *Store) OwnerKey(ctx context.Context) ([]byte, error) {
+	if err := s.check(); err != nil {
+		return nil, fmt.Errorf("redisstore: owner key: %w", err)
+	}
+	key := s.prefix + "owner-key"
+	if err := s.client.SetNX(ctx, key, dualresp.NewOwnerKey(), 0).Err(); err != nil {
+		return nil, s.fail("owner key", "", err)
+	}
+	b, err := s.client.Get(ctx, key).Bytes()
+	if err != nil {
+		return nil, s.fail("owner key", "", err)
+	}
+	if len(b) < 32 {
+		return nil, fmt.Errorf("redisstore: owner key at %s is %d bytes; want at least 32 (delete it to make a new one)", key, len(b))
+	}
+	return b, nil
+}
+
+// RenameOwners implements dualresp.OwnerRenamer. It scans every record
+// once (a start-up step, bounded by the records the Redis holds) and
+// moves the identities' sets of pinned records.
+func (s *Store) RenameOwners(ctx context.Context, renames map[string]string) (int, error) {
+	if err := s.check(); err != nil {
+		return 0, fmt.Errorf("redisstore: rename owners: %w", err)
+	}
+	if len(renames) == 0 {
+		return 0, nil
+	}
+	n := 0
+	iter := s.client.Scan(ctx, 0, s.prefix+"rec:*", 1000).Iterator()
+	for iter.Next(ctx) {
+		key := iter.Val()
+		err := s.client.Watch(ctx, func(tx *redis.Tx) error {
+			b, err := tx.HGet(ctx, key, fieldData).Bytes()
+			if errors.Is(err, redis.Nil) {
+				return nil // gone meanwhile
+			}
+			if err != nil {
+				return err
+			}
+			var fields map[string]json.RawMessage
+			var owner string
+			if json.Unmarshal(b, &fields) != nil || json.Unmarshal(fields["owner"], &owner) != nil {
+				return nil // not a record of this store's, or without an owner
+			}
+			identity, label, labelled := strings.Cut(owner, "/")
+			to, ok := renames[identity]
+			if !ok {
+				return nil
+			}
+			if labelled {
+				to += "/" + label
+			}
+			fields["owner"], _ = json.Marshal(to)
+			b, err = json.Marshal(fields)
+			if err != nil {
+				return err
+			}
+			_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+				p.HSet(ctx, key, fieldData, b)
+				return nil
+			})
+			if err == nil {
+				n++
+			}
+			return err
+		}, key)
+		if err != nil {
+			return n, s.fail("rename owners", "", err)
+		}
+	}
+	if err := iter.Err(); err != nil {
+		return n, s.fail("rename owners", "", err)
+	}
+	if _, err := s.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		for from, to := range renames {
+			p.SUnionStore(ctx, s.pinnedKey(to), s.pinnedKey(to), s.pinnedKey(from))
+			p.Del(ctx, s.pinnedKey(from))
+		}
+		return nil
+	}); err != nil {
+		return n, s.fail("rename owners", "", err)
 	}
 	return n, nil
 }

@@ -69,13 +69,19 @@ type Store struct {
 	// maxRecords bounds the records (Options.MaxRecords); <= 0: none.
 	maxRecords int
 
+	keyOnce sync.Once // reads or makes key
+	key     []byte
+	keyErr  error
+
 	closeOnce sync.Once
 	closeErr  error
 }
 
 var (
-	_ dualresp.Store      = (*Store)(nil)
-	_ dualresp.PinCounter = (*Store)(nil)
+	_ dualresp.Store        = (*Store)(nil)
+	_ dualresp.PinCounter   = (*Store)(nil)
+	_ dualresp.OwnerKeyer   = (*Store)(nil)
+	_ dualresp.OwnerRenamer = (*Store)(nil)
 )
 
 // Open opens the SQLite database at path, creating the file and the schema
@@ -310,6 +316,75 @@ func (s *Store) CountPinned(ctx context.Context, owner string) (int, error) {
 		return 0, s.fail("count pinned", "", err)
 	}
 	return n, nil
+}
+
+// RenameOwners implements dualresp.OwnerRenamer, in one transaction.
+func (s *Store) RenameOwners(ctx context.Context, renames map[string]string) (int, error) {
+	tx, err := s.write.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, s.fail("rename owners", "", err)
+	}
+	defer tx.Rollback()
+	n := int64(0)
+	for from, to := range renames {
+		res, err := tx.ExecContext(ctx, `UPDATE records SET owner = ?2 || substr(owner, length(?1) + 1)
+			WHERE owner = ?1 OR substr(owner, 1, length(?1) + 1) = ?1 || '/'`, from, to)
+		if err != nil {
+			return 0, s.fail("rename owners", "", err)
+		}
+		k, _ := res.RowsAffected()
+		n += k
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, s.fail("rename owners", "", err)
+	}
+	return int(n), nil
+}
+
+// OwnerKey implements dualresp.OwnerKeyer: the key is kept in a file
+// beside the database, PATH.owner-key, readable by its owner only (0600;
+// a looser one is made so), made at the first call. A copy of the
+// database alone (a backup) then cannot tell whose tokens own its
+// records.
+func (s *Store) OwnerKey(ctx context.Context) ([]byte, error) {
+	s.keyOnce.Do(func() { s.key, s.keyErr = ownerKey(s.path + ".owner-key") })
+	if s.keyErr != nil {
+		return nil, fmt.Errorf("sqlitestore: owner key: %w", s.keyErr)
+	}
+	return s.key, nil
+}
+
+// ownerKey reads the key at path, or makes it there.
+func ownerKey(path string) ([]byte, error) {
+	for range 2 {
+		b, err := os.ReadFile(path)
+		if key := []byte(strings.TrimSpace(string(b))); err == nil && len(key) >= 32 {
+			if st, err := os.Stat(path); err == nil && st.Mode().Perm()&0o077 != 0 {
+				if err := os.Chmod(path, 0o600); err != nil {
+					return nil, fmt.Errorf("make %s readable by its owner only: %w", path, err)
+				}
+			}
+			return key, nil
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if errors.Is(err, os.ErrExist) {
+			continue // another process made it meanwhile: read it
+		}
+		if err != nil {
+			return nil, err
+		}
+		key := dualresp.NewOwnerKey()
+		_, err = f.Write(append(key, '\n'))
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			_ = os.Remove(path)
+			return nil, err
+		}
+		return key, nil
+	}
+	return nil, fmt.Errorf("%s is empty or too short: delete it to make a new key (the results of tokens then stay unread until they expire)", path)
 }
 
 // Delete implements dualresp.Store.

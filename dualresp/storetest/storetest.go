@@ -101,6 +101,8 @@ func Run(t *testing.T, newStore func(t *testing.T) dualresp.Store) {
 		{"ExpiredStillReadable", testExpiredStillReadable},
 		{"Concurrent", testConcurrent},
 		{"CountPinned", testCountPinned},
+		{"RenameOwners", testRenameOwners},
+		{"OwnerKey", testOwnerKey},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, open(t)) })
@@ -488,5 +490,59 @@ func testConcurrent(t *testing.T, s dualresp.Store) {
 				}
 			}
 		}
+	}
+}
+
+// testRenameOwners: a store that is a dualresp.OwnerRenamer gives the
+// records of an identity, labelled ones too, pinned or not, to the new
+// owner, and leaves the others' alone; the pinned ones count for the new
+// owner when the store counts pins.
+func testRenameOwners(t *testing.T, s dualresp.Store) {
+	r, ok := s.(dualresp.OwnerRenamer)
+	if !ok {
+		t.Skip("the store renames no owners")
+	}
+	owners := map[string]string{"a": "token:old", "b": "token:old/label", "c": "token:other", "d": "token:older"}
+	for id, owner := range owners {
+		rec := Record(id, base.Add(time.Hour))
+		rec.Owner = owner
+		mustSave(t, s, rec)
+	}
+	if _, err := s.Pin(t.Context(), "a"); err != nil {
+		t.Fatalf("Pin(a) = %v", err)
+	}
+	n, err := r.RenameOwners(t.Context(), map[string]string{"token:old": "token:new"})
+	if err != nil || n != 2 {
+		t.Fatalf("RenameOwners = %d, %v; want 2, nil", n, err)
+	}
+	want := map[string]string{"a": "token:new", "b": "token:new/label", "c": "token:other", "d": "token:older"}
+	for id, owner := range want {
+		if got := mustGet(t, s, id); got.Owner != owner {
+			t.Errorf("after RenameOwners, Get(%q).Owner = %q; want %q", id, got.Owner, owner)
+		}
+	}
+	if pc, ok := s.(dualresp.PinCounter); ok {
+		for owner, want := range map[string]int{"token:new": 1, "token:old": 0} {
+			if got, err := pc.CountPinned(t.Context(), owner); err != nil || got != want {
+				t.Errorf("CountPinned(%q) = %d, %v; want %d", owner, got, err, want)
+			}
+		}
+	}
+}
+
+// testOwnerKey: a store that is a dualresp.OwnerKeyer gives a key of at
+// least 32 bytes, the same one each time.
+func testOwnerKey(t *testing.T, s dualresp.Store) {
+	k, ok := s.(dualresp.OwnerKeyer)
+	if !ok {
+		t.Skip("the store keeps no owner key")
+	}
+	first, err := k.OwnerKey(t.Context())
+	if err != nil || len(first) < 32 {
+		t.Fatalf("OwnerKey() = %q, %v; want at least 32 bytes", first, err)
+	}
+	again, err := k.OwnerKey(t.Context())
+	if err != nil || string(again) != string(first) {
+		t.Errorf("OwnerKey() again = %q, %v; want %q", again, err, first)
 	}
 }

@@ -1,0 +1,74 @@
+package datasf
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+	"strings"
+)
+
+// The REST API of an instance with a StoreSecret (stdio's) serves a result
+// only to whoever holds its link or the secret. Its links carry a key, a
+// MAC of the result's id under the secret (LinkKey), in their path:
+// /k/KEY/resources/ID. Every instance of the user reads the same secret
+// (the 0700 cache directory), so a link one instance handed out works on
+// any other that serves the same store, and a process of another user
+// that knows an id (a resource:// URI, a log line) but not the key reads
+// nothing. The user's own programs may send the secret instead
+// (StoreSecretHeader).
+
+// StoreSecretHeader carries Config.StoreSecret to the REST API: a request
+// with it may read any result by its id, without the key of its link.
+const StoreSecretHeader = "X-Datasf-Store-Secret"
+
+// LinkKey is the key of the link of result id under the store's secret:
+// the first 128 bits of HMAC-SHA-256, in hex.
+func LinkKey(secret, id string) string {
+	m := hmac.New(sha256.New, []byte(secret))
+	m.Write([]byte("datasf-link\x00" + id))
+	return hex.EncodeToString(m.Sum(nil)[:16])
+}
+
+// storeGate serves rest (the REST API at /resources/) to the links that
+// carry their key (at /k/KEY/resources/ID…, stripped of /k/KEY) and to
+// requests carrying the secret; everything else gets the 404 of a result
+// that does not exist, so that a refusal tells nothing.
+type storeGate struct {
+	secret string
+	rest   http.Handler
+}
+
+func (g storeGate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if rest, ok := strings.CutPrefix(r.URL.Path, "/k/"); ok {
+		key, tail, _ := strings.Cut(rest, "/")
+		tail = "/" + tail
+		id, ok := strings.CutPrefix(tail, "/resources/")
+		id, _, _ = strings.Cut(id, "/")
+		if !ok || id == "" || !hmac.Equal([]byte(key), []byte(LinkKey(g.secret, id))) {
+			notFound(w)
+			return
+		}
+		r2 := r.Clone(r.Context())
+		r2.URL.Path, r2.URL.RawPath = tail, ""
+		g.rest.ServeHTTP(w, r2)
+		return
+	}
+	if subtle.ConstantTimeCompare([]byte(r.Header.Get(StoreSecretHeader)), []byte(g.secret)) != 1 {
+		notFound(w)
+		return
+	}
+	g.rest.ServeHTTP(w, r)
+}
+
+// notFound answers as dualresp does for an id it does not hold.
+func notFound(w http.ResponseWriter) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(http.StatusNotFound)
+	_ = json.NewEncoder(w).Encode(map[string]string{"error": "not_found", "message": "no resource with this id (it may have expired and been removed)"})
+}
