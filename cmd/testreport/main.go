@@ -14,7 +14,7 @@
 // skipped test is a failure too: CI installs everything the tests need, so
 // nothing may skip there.
 //
-//	go run ./cmd/testreport -race -count=1 ./... -- -count=1 -run TestBig ./pkg
+//	go run ./cmd/testreport -race -count=1 github.com/datasf-mcp/datasf-mcp/... -- -count=1 -run TestBig ./pkg
 package main
 
 import (
