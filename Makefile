@@ -23,7 +23,7 @@ modules:
 	@set -e; for dir in $$($(GO) list -m -f '{{.Dir}}'); do \
 		rel=$${dir#$(CURDIR)}; rel=$${rel#/}; \
 		echo "modules: $${rel:-.} alone (GOWORK=off): go build, go mod tidy -diff"; \
-		(cd "$$dir" && GOWORK=off $(GO) build ./... && GOWORK=off $(GO) mod tidy -diff); \
+		(cd "$$dir" && GOWORK=off $(GO) build -o /dev/null ./... && GOWORK=off $(GO) mod tidy -diff); \
 	done
 
 # `make test` sets up what the tests need, then runs every test with the race
