@@ -11,7 +11,16 @@
 
 FROM golang:1.26-alpine AS build
 WORKDIR /src
+# The app alone, as a clone without go.work builds it: the workspace's
+# other modules (the example, dualresp/gosdk) are not the image's.
+ENV GOWORK=off
+# The app's module and the dualresp modules it replaces by local
+# directories (go.mod), so that their dependencies download in one layer.
 COPY go.mod go.sum ./
+COPY dualresp/go.mod dualresp/go.sum dualresp/
+COPY dualresp/mcpgo/go.mod dualresp/mcpgo/go.sum dualresp/mcpgo/
+COPY dualresp/redisstore/go.mod dualresp/redisstore/go.sum dualresp/redisstore/
+COPY dualresp/sqlitestore/go.mod dualresp/sqlitestore/go.sum dualresp/sqlitestore/
 RUN go mod download
 COPY . .
 ARG VERSION=0.1.0-container

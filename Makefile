@@ -2,13 +2,29 @@
 GO ?= go
 FUZZTIME ?= 30s
 
-.PHONY: test test-deps race-gcflags-check smoke run vet fuzz bench build lint release bundle registry
+.PHONY: test test-deps race-gcflags-check modules smoke run vet fuzz bench build lint release bundle registry
+
+# The repository holds several modules (go.work): the app, dualresp and
+# its stores and adapters (dualresp/{mcpgo,gosdk,sqlitestore,redisstore})
+# and examples/dualresp-minimal. A relative pattern stops at a module's
+# edge (./... at the root is the app alone, with or without go.work); the
+# import-path pattern below is every package of every module of go.work.
+ALL = github.com/datasf-mcp/datasf-mcp/...
 
 build:
 	$(GO) build -o bin/datasf-mcp ./cmd/datasf-mcp
 
 vet:
-	$(GO) vet ./...
+	$(GO) vet $(ALL)
+
+# Each module of go.work builds alone (GOWORK=off: a clone without go.work,
+# or a user of one module), with its go.mod and go.sum tidy.
+modules:
+	@set -e; for dir in $$($(GO) list -m -f '{{.Dir}}'); do \
+		rel=$${dir#$(CURDIR)}; rel=$${rel#/}; \
+		echo "modules: $${rel:-.} alone (GOWORK=off): go build, go mod tidy -diff"; \
+		(cd "$$dir" && GOWORK=off $(GO) build -o /dev/null ./... && GOWORK=off $(GO) mod tidy -diff); \
+	done
 
 # `make test` sets up what the tests need, then runs every test with the race
 # detector through cmd/testreport: go test's usual output, then a
@@ -95,12 +111,12 @@ RACE_FIRST = ./datasf ./properties_test ./cmd/datasf-mcp ./reliability ./interna
 # of about 40 test binaries would hold a slot of go test's for that
 # second. The tests stop what they start, so the race run sets it to 0
 # (a GORACE of the caller's, given after it, still wins).
-test: vet test-deps race-gcflags-check
+test: vet modules test-deps race-gcflags-check
 	shared=$$(mktemp -d) && trap 'rm -rf "$$shared"' EXIT && \
 	$(GO) build -o "$$shared/datasf-mcp" ./cmd/datasf-mcp && \
 	GORACE="atexit_sleep_ms=0 $$GORACE" \
 	DATASF_MCP_TEST_BINARY="$$shared/datasf-mcp" DATASF_MCP_TEST_CACHE="$$shared/offline" \
-	$(GO) run ./cmd/testreport -race -gcflags='$(RACE_GCFLAGS)' -count=1 -skip '$(NORACE_TESTS)' $(RACE_FIRST) ./... \
+	$(GO) run ./cmd/testreport -race -gcflags='$(RACE_GCFLAGS)' -count=1 -skip '$(NORACE_TESTS)' $(RACE_FIRST) $(ALL) \
 		-- -count=1 -run '$(NORACE_TESTS)' $(NORACE_PKGS)
 
 # The uninstrumented package of the race run (RACE_GCFLAGS) may define no
@@ -147,7 +163,7 @@ smoke: build
 # gofmt, go vet and staticcheck (pinned).
 lint: vet
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
-	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 $(ALL)
 
 run:
 	$(GO) run ./cmd/datasf-mcp --offline
@@ -155,7 +171,7 @@ run:
 # Runs every fuzz target of every package for FUZZTIME each. The seed corpora
 # (and saved crashers under testdata/fuzz) also run in `make test`.
 fuzz:
-	@set -e; for pkg in $$($(GO) list ./...); do \
+	@set -e; for pkg in $$($(GO) list $(ALL)); do \
 		for target in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
 			echo "fuzz: $$pkg $$target ($(FUZZTIME))"; \
 			$(GO) test $$pkg -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME); \

@@ -4,6 +4,10 @@ go 1.26.0
 
 require (
 	github.com/blevesearch/snowballstem v0.9.0
+	github.com/datasf-mcp/datasf-mcp/dualresp v0.0.0-00010101000000-000000000000
+	github.com/datasf-mcp/datasf-mcp/dualresp/mcpgo v0.0.0-00010101000000-000000000000
+	github.com/datasf-mcp/datasf-mcp/dualresp/redisstore v0.0.0-00010101000000-000000000000
+	github.com/datasf-mcp/datasf-mcp/dualresp/sqlitestore v0.0.0-00010101000000-000000000000
 	github.com/go-playground/validator/v10 v10.30.6
 	github.com/go-redis/redis_rate/v10 v10.0.1
 	github.com/google/go-cmp v0.7.0
@@ -12,7 +16,6 @@ require (
 	github.com/klauspost/compress v1.20.1
 	github.com/mark3labs/mcp-go v1.2.1
 	github.com/modelcontextprotocol/go-sdk v1.8.0
-	github.com/parquet-go/parquet-go v0.32.0
 	github.com/prometheus/client_golang v1.25.0
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/sahilm/fuzzy v0.1.3
@@ -20,7 +23,6 @@ require (
 	github.com/schollz/progressbar/v3 v3.19.1
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.9
-	github.com/xuri/excelize/v2 v2.11.1
 	golang.org/x/sync v0.24.0
 	golang.org/x/sys v0.49.0
 	golang.org/x/text v0.43.0
@@ -53,6 +55,7 @@ require (
 	github.com/ncruces/go-strftime v1.1.0 // indirect
 	github.com/parquet-go/bitpack v1.0.0 // indirect
 	github.com/parquet-go/jsonlite v1.0.0 // indirect
+	github.com/parquet-go/parquet-go v0.32.0 // indirect
 	github.com/pierrec/lz4/v4 v4.1.21 // indirect
 	github.com/prometheus/client_model v0.6.3 // indirect
 	github.com/prometheus/common v0.72.0 // indirect
@@ -67,6 +70,7 @@ require (
 	github.com/tiendc/go-deepcopy v1.7.2 // indirect
 	github.com/twpayne/go-geom v1.6.1 // indirect
 	github.com/xuri/efp v0.0.3-0.20260924042702-217b81952dec // indirect
+	github.com/xuri/excelize/v2 v2.11.1 // indirect
 	github.com/xuri/nfp v0.0.2-0.20250530014748-2ddeb826f9a9 // indirect
 	github.com/yosida95/uritemplate/v3 v3.0.2 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
@@ -79,4 +83,15 @@ require (
 	modernc.org/libc v1.79.0 // indirect
 	modernc.org/mathutil v1.7.1 // indirect
 	modernc.org/memory v1.12.1 // indirect
+)
+
+// dualresp and its stores and adapters are modules of their own (so that
+// a user of one pulls no other's dependencies), developed in this
+// repository: the app builds against this checkout of them, with or
+// without go.work (GOWORK=off), until and after they are tagged.
+replace (
+	github.com/datasf-mcp/datasf-mcp/dualresp => ./dualresp
+	github.com/datasf-mcp/datasf-mcp/dualresp/mcpgo => ./dualresp/mcpgo
+	github.com/datasf-mcp/datasf-mcp/dualresp/redisstore => ./dualresp/redisstore
+	github.com/datasf-mcp/datasf-mcp/dualresp/sqlitestore => ./dualresp/sqlitestore
 )

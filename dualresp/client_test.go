@@ -13,20 +13,18 @@ import (
 	"time"
 
 	"github.com/datasf-mcp/datasf-mcp/dualresp"
-	"github.com/datasf-mcp/datasf-mcp/dualresp/mcpgo"
 	"github.com/google/go-cmp/cmp"
-	"github.com/mark3labs/mcp-go/mcp"
 )
 
 func TestParseInputs(t *testing.T) {
 	t.Parallel()
 	srv, _ := newServer(t, &genExecutor{Total: 40}, dualresp.Options{BaseURL: "http://127.0.0.1:8765"})
 	resp := create(t, srv, dualresp.Spec{Name: "forty", SampleSize: 3})
-	res := mcpgo.CallToolResult(resp)
+	res := toolResult(resp)
 	wire, _ := json.Marshal(res)
 	sc, _ := json.Marshal(resp.StructuredContent())
 	rpc := []byte(`{"jsonrpc":"2.0","id":1,"result":` + string(wire) + `}`)
-	textOnly := &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(string(sc))}}
+	textOnly := map[string]any{"content": []any{map[string]any{"type": "text", "text": string(sc)}}}
 	article := map[string]any{
 		"results":  []any{map[string]any{"a": 1.0}},
 		"resource": map[string]any{"url": "http://other.example/results/xyz"},
@@ -40,8 +38,7 @@ func TestParseInputs(t *testing.T) {
 		wantURL string
 		want    int64 // TotalCount; -1: want nil
 	}{
-		{"*CallToolResult", res, url, 40},
-		{"CallToolResult", *res, url, 40},
+		{"tool result", res, url, 40},
 		{"tool result JSON", wire, url, 40},
 		{"tool result json.RawMessage", json.RawMessage(wire), url, 40},
 		{"structured JSON", sc, url, 40},
@@ -51,8 +48,8 @@ func TestParseInputs(t *testing.T) {
 		{"JSON in text content", textOnly, url, 40},
 		{"article shape", article, "http://other.example/results/xyz", 99},
 		{"nil", nil, "", -1},
-		{"nil *CallToolResult", (*mcp.CallToolResult)(nil), "", -1},
-		{"plain tool result", mcp.NewToolResultText("hello"), "", -1},
+		{"nil map", map[string]any(nil), "", -1},
+		{"plain tool result", map[string]any{"content": []any{map[string]any{"type": "text", "text": "hello"}}}, "", -1},
 		{"other map", map[string]any{"results": []any{}}, "", -1},
 		{"resource without url or uri", map[string]any{"resource": map[string]any{"name": "x"}, "results": []any{}}, "", -1},
 		{"resource without results or total", map[string]any{"resource": map[string]any{"url": "http://x/y"}}, "", -1},

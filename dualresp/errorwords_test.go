@@ -27,7 +27,8 @@ func TestRESTErrorsInOurWords(t *testing.T) {
 	t.Parallel()
 	exec := &genExecutor{Total: 50}
 	errorText := func(err error) string {
-		if r, ok := errors.AsType[*refusal](err); ok {
+		var r *refusal // errors.As, not AsType: the module's go line is 1.25
+		if errors.As(err, &r) {
 			return "the data source refused the query: " + r.why
 		}
 		return ""

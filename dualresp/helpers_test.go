@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/datasf-mcp/datasf-mcp/dualresp"
-	"github.com/datasf-mcp/datasf-mcp/dualresp/mcpgo"
 )
 
 // fakeClock is a clock tests move by hand.
@@ -233,11 +232,28 @@ func newClient(t *testing.T, opts dualresp.ClientOptions) *dualresp.Client {
 
 func parse(t *testing.T, c *dualresp.Client, resp *dualresp.Response) *dualresp.Parsed {
 	t.Helper()
-	p := c.Parse(mcpgo.CallToolResult(resp))
+	p := c.Parse(toolResult(resp))
 	if p == nil {
-		t.Fatalf("Parse(CallToolResult of %s) = nil", resp.ID())
+		t.Fatalf("Parse(tool result of %s) = nil", resp.ID())
 	}
 	return p
+}
+
+// toolResult is resp as an MCP tool result on the wire: the text and the
+// resource_link as content, and the structured content. The SDK adapters
+// (dualresp/mcpgo, dualresp/gosdk, modules of their own) build it with
+// their SDK's types and check Parse reads those; this package's tests,
+// which import no SDK, use the wire shape.
+func toolResult(resp *dualresp.Response) map[string]any {
+	l := resp.Link()
+	link := map[string]any{"type": "resource_link", "uri": l.URI, "name": l.Name, "description": l.Description, "mimeType": l.MIMEType}
+	if l.Size != nil {
+		link["size"] = *l.Size
+	}
+	return map[string]any{
+		"content":           []any{map[string]any{"type": "text", "text": resp.Text()}, link},
+		"structuredContent": resp.StructuredContent(),
+	}
 }
 
 func isErr[T error](err error) bool {

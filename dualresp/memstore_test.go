@@ -18,6 +18,15 @@ func TestMemoryStoreContract(t *testing.T) {
 	})
 }
 
+// The pin quota and the pinned results' idle expiration, on the memory
+// store (dualresp/sqlitestore and dualresp/redisstore run them on theirs).
+func TestMemoryStorePins(t *testing.T) {
+	t.Parallel()
+	storetest.RunPins(t, func(t *testing.T) dualresp.Store {
+		return dualresp.NewMemoryStore(dualresp.MemoryStoreOptions{})
+	})
+}
+
 func TestMemoryStoreEvictsLeastRecentlyUsedUnpinned(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()

@@ -8,8 +8,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/datasf-mcp/datasf-mcp/dualresp"
-	"github.com/datasf-mcp/datasf-mcp/dualresp/gosdk"
-	"github.com/datasf-mcp/datasf-mcp/dualresp/mcpgo"
 	"github.com/google/go-cmp/cmp"
 	"pgregory.net/rapid"
 )
@@ -133,10 +131,10 @@ func TestPinnedStructuredContentHasNullExpiry(t *testing.T) {
 }
 
 // TestByteBudgetProperty checks that what the model is given (the
-// structured content, the text and the link, as both SDK adapters render
-// them) stays within the byte budget whatever the rows, columns and
-// metadata, that it marks what it cut, and that included rows are the
-// leading sample rows.
+// structured content, the text and the link, as a tool result on the wire
+// has them: ModelBytes) stays within the byte budget whatever the rows,
+// columns and metadata, that it marks what it cut, and that included rows
+// are the leading sample rows.
 func TestByteBudgetProperty(t *testing.T) {
 	t.Parallel()
 	rapid.Check(t, func(rt *rapid.T) {
@@ -210,10 +208,12 @@ func TestByteBudgetProperty(t *testing.T) {
 		if len(b) > limit {
 			rt.Fatalf("structured content is %d bytes; budget %d", len(b), limit)
 		}
-		mc, _ := json.Marshal(mcpgo.Content(resp))
-		gc, _ := json.Marshal(gosdk.Content(resp))
-		if n := max(len(mc), len(gc)) + len(b); n > limit || resp.ModelBytes() > limit {
-			rt.Fatalf("model-visible payload: mcp-go %d + %d, go-sdk %d + %d bytes, ModelBytes %d; budget %d", len(mc), len(b), len(gc), len(b), resp.ModelBytes(), limit)
+		// The adapters' modules check that their SDK's content and this
+		// structured content together stay within ModelBytes
+		// (TestContentWithinModelBytes in dualresp/mcpgo and dualresp/gosdk).
+		wc, _ := json.Marshal(toolResult(resp)["content"])
+		if n := len(wc) + len(b); n > resp.ModelBytes() || resp.ModelBytes() > limit {
+			rt.Fatalf("model-visible payload: content %d + structured %d bytes, ModelBytes %d; budget %d", len(wc), len(b), resp.ModelBytes(), limit)
 		}
 		meta := sc.Metadata
 		results := sc.Results

@@ -14,7 +14,12 @@
 // skipped test is a failure too: CI installs everything the tests need, so
 // nothing may skip there.
 //
-//	go run ./cmd/testreport -race -count=1 ./... -- -count=1 -run TestBig ./pkg
+// It names the modules (go list -m: those of go.work) of which no package
+// was tested, and with CI=true fails for them too: a relative pattern such
+// as ./... stops at a module's edge, so a test command of the root module
+// alone would leave dualresp's modules untested and pass.
+//
+//	go run ./cmd/testreport -race -count=1 github.com/datasf-mcp/datasf-mcp/... -- -count=1 -run TestBig ./pkg
 package main
 
 import (
@@ -157,6 +162,39 @@ func slowest(times map[string]float64, n int) []string {
 	return parts
 }
 
+// untested returns the modules of which no package was in the runs. A
+// package belongs to the module whose path is its longest prefix, so a
+// nested module's packages do not count for the module around it.
+func (r *report) untested(modules []string) []string {
+	tested := map[string]bool{}
+	for pkg := range r.packages {
+		owner := ""
+		for _, m := range modules {
+			if (pkg == m || strings.HasPrefix(pkg, m+"/")) && len(m) > len(owner) {
+				owner = m
+			}
+		}
+		tested[owner] = true
+	}
+	var out []string
+	for _, m := range modules {
+		if !tested[m] {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// modules returns the paths of the main modules: go.work's, or the one
+// module without it.
+func modules() ([]string, error) {
+	out, err := exec.Command(cmp.Or(os.Getenv("GO"), "go"), "list", "-m", "-f", "{{.Path}}").Output()
+	if err != nil {
+		return nil, fmt.Errorf("go list -m: %w", err)
+	}
+	return strings.Fields(string(out)), nil
+}
+
 func shortPkg(p string) string {
 	return strings.TrimPrefix(p, "github.com/datasf-mcp/datasf-mcp/")
 }
@@ -172,6 +210,11 @@ func main() {
 		}
 		defer f.Close()
 		r.raw = f
+	}
+	mods, err := modules()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "testreport:", err)
+		os.Exit(2)
 	}
 	runs := splitRuns(os.Args[1:])
 	codes := make([]int, len(runs))
@@ -191,8 +234,12 @@ func main() {
 	}
 	ci := os.Getenv("CI") == "true"
 	r.summary(os.Stdout, ci)
+	untested := r.untested(mods)
+	if len(untested) > 0 {
+		fmt.Printf("testreport: no package tested of the modules %s (./... stops at a module's edge: give github.com/datasf-mcp/datasf-mcp/...)\n", strings.Join(untested, ", "))
+	}
 	fmt.Printf("testreport: go test took %s\n", time.Since(start).Round(time.Second))
-	if code == 0 && ci && len(r.skips) > 0 {
+	if code == 0 && ci && (len(r.skips) > 0 || len(untested) > 0) {
 		code = 1
 	}
 	os.Exit(code)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"strings"
 	"testing"
 
@@ -60,5 +61,26 @@ func TestSplitRuns(t *testing.T) {
 		if diff := cmp.Diff(tt.want, splitRuns(tt.args)); diff != "" {
 			t.Errorf("splitRuns(%q) (-want +got):\n%s", tt.args, diff)
 		}
+	}
+}
+
+// A nested module's packages count for it, not for the module around it;
+// a module none of whose packages ran is named.
+func TestUntested(t *testing.T) {
+	t.Parallel()
+	const root = "github.com/datasf-mcp/datasf-mcp"
+	mods := []string{root, root + "/dualresp", root + "/dualresp/mcpgo", root + "/dualresp/gosdk", root + "/examples/dualresp-minimal"}
+	r := newReport(io.Discard)
+	for _, pkg := range []string{root + "/datasf", root + "/dualresp/mcpgo", root + "/dualresp-other", root + "/examples/dualresp-minimal"} {
+		r.add(event{Action: "pass", Package: pkg, Elapsed: 1})
+	}
+	want := []string{root + "/dualresp", root + "/dualresp/gosdk"}
+	if diff := cmp.Diff(want, r.untested(mods)); diff != "" {
+		t.Errorf("untested (-want +got):\n%s", diff)
+	}
+	r.add(event{Action: "skip", Package: root + "/dualresp/storetest"}) // [no test files]
+	r.add(event{Action: "fail", Package: root + "/dualresp/gosdk"})
+	if got := r.untested(mods); len(got) != 0 {
+		t.Errorf("untested = %v; want none", got)
 	}
 }

@@ -115,6 +115,23 @@ func TestCallToolResult(t *testing.T) {
 	if p := mcpgo.Parse(nil, mcp.NewToolResultText("hello")); p != nil {
 		t.Errorf("Parse(plain text) = %+v; want nil", p)
 	}
+
+	// dualresp's own Parse takes mcp-go's results too, as the README's
+	// client shows (readme_test.go).
+	c, err := dualresp.NewClient(dualresp.ClientOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, r := range map[string]any{"*CallToolResult": res, "CallToolResult": *res} {
+		if p := c.Parse(r); p == nil || p.ID() != resp.ID() || p.TotalCount != 30 || p.Name != "Letters" {
+			t.Errorf("Client.Parse(%s) = %+v", name, p)
+		}
+	}
+	for name, r := range map[string]any{"nil *CallToolResult": (*mcp.CallToolResult)(nil), "plain tool result": mcp.NewToolResultText("hello")} {
+		if p := c.Parse(r); p != nil {
+			t.Errorf("Client.Parse(%s) = %+v; want nil", name, p)
+		}
+	}
 }
 
 // CallToolResultJSON's text is the structured content's JSON; the rest is

@@ -67,6 +67,17 @@ func TestContract(t *testing.T) {
 	}
 }
 
+// The pin quota through a dualresp.Server on this store (storetest's
+// clock is in the past: no native expiry, as in TestContract). The store
+// is no dualresp.UnusedPinDeleter, so RunPins leaves idle pins out.
+func TestPins(t *testing.T) {
+	t.Parallel()
+	addr := redistest.Start(t)
+	storetest.RunPins(t, func(t *testing.T) dualresp.Store {
+		return newStore(t, addr, Options{ExpiryGrace: -1})
+	})
+}
+
 // TestNativeExpiry checks the TTL Redis holds for a record through Save,
 // Touch and Pin, against the real clock.
 func TestNativeExpiry(t *testing.T) {

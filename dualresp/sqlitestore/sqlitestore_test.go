@@ -38,6 +38,19 @@ func TestContract(t *testing.T) {
 	})
 }
 
+// The pin quota and the pinned results' idle expiration, through a
+// dualresp.Server on this store.
+func TestPins(t *testing.T) {
+	t.Parallel()
+	storetest.RunPins(t, func(t *testing.T) dualresp.Store {
+		s, err := Open(t.Context(), filepath.Join(t.TempDir(), "results.db"), Options{})
+		if err != nil {
+			t.Fatalf("Open = %v; want nil", err)
+		}
+		return s
+	})
+}
+
 // TestSurvivesReopen closes the store and opens the file again: every
 // record, pinned or not, comes back exactly as it was.
 func TestSurvivesReopen(t *testing.T) {

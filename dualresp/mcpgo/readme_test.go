@@ -1,11 +1,9 @@
-package dualresp_test
+package mcpgo_test
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"regexp"
 	"strings"
@@ -40,7 +38,7 @@ func readmeClient(ctx context.Context, toolResult *mcp.CallToolResult) error {
 
 func TestREADMEGoClientSnippetIsCompiledCode(t *testing.T) {
 	t.Parallel()
-	readme, err := os.ReadFile("../README.md")
+	readme, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,16 +57,11 @@ func TestREADMEGoClientSnippetIsCompiledCode(t *testing.T) {
 	}
 
 	// And it runs: every row of a result, in order.
-	mux := http.NewServeMux()
-	ts := httptest.NewServer(mux)
-	defer ts.Close()
-	srv, err := dualresp.New(dualresp.Options{BaseURL: ts.URL, Executors: map[string]dualresp.Executor{"gen": &genExecutor{Total: 25}}, CleanupInterval: -1})
+	results := newResults(t, 25)
+	resp, err := results.CreateResponse(t.Context(), dualresp.Spec{Query: dualresp.Query{Kind: "letters"}, SampleSize: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer srv.Close()
-	mux.Handle("/resources/", srv.Handler())
-	resp := create(t, srv, dualresp.Spec{SampleSize: 3})
 	if err := readmeClient(t.Context(), mcpgo.CallToolResult(resp)); err != nil {
 		t.Fatalf("readmeClient: %v", err)
 	}
