@@ -7,24 +7,8 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/datasf-mcp/datasf-mcp/internal/soql"
 	"github.com/datasf-mcp/datasf-mcp/socrata"
 )
-
-// The function tables agree with soql on which functions are aggregates.
-func TestFunctionTablesAgreeWithSoQL(t *testing.T) {
-	t.Parallel()
-	for name := range aggregateFunctions {
-		if !soql.IsAggregate(name) {
-			t.Errorf("aggregateFunctions has %q; soql.IsAggregate(%q) = false", name, name)
-		}
-	}
-	for name := range scalarFunctions {
-		if soql.IsAggregate(name) {
-			t.Errorf("scalarFunctions has %q; soql.IsAggregate(%q) = true", name, name)
-		}
-	}
-}
 
 func TestStandardDeviation(t *testing.T) {
 	t.Parallel()

@@ -1,4 +1,4 @@
-package localportal
+package soqlsqlite
 
 import (
 	"fmt"
@@ -52,16 +52,16 @@ func (tr *translator) expr(e soql.Expr) (typed, error) {
 func literal(e soql.Expr) typed {
 	switch n := e.(type) {
 	case *soql.StringLit:
-		return typed{sql: quoteString(n.Value), kind: kindText}
+		return typed{sql: QuoteString(n.Value), kind: KindText}
 	case *soql.NumberLit:
-		return typed{sql: numberSQL(n.Raw), kind: kindNumber}
+		return typed{sql: numberSQL(n.Raw), kind: KindNumber}
 	case *soql.BoolLit:
 		if n.Value {
-			return typed{sql: "1", kind: kindBool}
+			return typed{sql: "1", kind: KindBool}
 		}
-		return typed{sql: "0", kind: kindBool}
+		return typed{sql: "0", kind: KindBool}
 	default:
-		return typed{sql: "NULL", kind: kindNull}
+		return typed{sql: "NULL", kind: KindNull}
 	}
 }
 
@@ -81,9 +81,9 @@ func (tr *translator) unary(n *soql.Unary) (typed, error) {
 	}
 	switch n.Op {
 	case "not":
-		return typed{sql: "(NOT " + t.sql + ")", kind: kindBool, agg: t.agg}, nil
+		return typed{sql: "(NOT " + t.sql + ")", kind: KindBool, agg: t.agg}, nil
 	case "-":
-		return typed{sql: "(-" + t.sql + ")", kind: kindNumber, agg: t.agg}, nil
+		return typed{sql: "(-" + t.sql + ")", kind: KindNumber, agg: t.agg}, nil
 	default:
 		return typed{sql: t.sql, kind: t.kind, agg: t.agg}, nil
 	}
@@ -112,7 +112,7 @@ func (tr *translator) in(n *soql.In) (typed, error) {
 		agg = agg || t.agg
 		list = append(list, t.sql)
 	}
-	return typed{sql: "(" + x.sql + " " + not(n.Not, "IN") + " (" + strings.Join(list, ", ") + "))", kind: kindBool, agg: agg}, nil
+	return typed{sql: "(" + x.sql + " " + not(n.Not, "IN") + " (" + strings.Join(list, ", ") + "))", kind: KindBool, agg: agg}, nil
 }
 
 func (tr *translator) between(n *soql.Between) (typed, error) {
@@ -129,7 +129,7 @@ func (tr *translator) between(n *soql.Between) (typed, error) {
 		return hi, err
 	}
 	return typed{sql: "(" + x.sql + " " + not(n.Not, "BETWEEN") + " " + lo.sql + " AND " + hi.sql + ")",
-		kind: kindBool, agg: x.agg || lo.agg || hi.agg}, nil
+		kind: KindBool, agg: x.agg || lo.agg || hi.agg}, nil
 }
 
 func (tr *translator) like(n *soql.Like) (typed, error) {
@@ -139,13 +139,13 @@ func (tr *translator) like(n *soql.Like) (typed, error) {
 	}
 	if lit, ok := unparen(n.Pattern).(*soql.StringLit); ok {
 		// Case-sensitive LIKE through GLOB, which SQLite runs natively.
-		return typed{sql: "(" + x.sql + " " + not(n.Not, "GLOB") + " " + quoteString(likeToGlob(lit.Value)) + ")", kind: kindBool, agg: x.agg}, nil
+		return typed{sql: "(" + x.sql + " " + not(n.Not, "GLOB") + " " + QuoteString(likeToGlob(lit.Value)) + ")", kind: KindBool, agg: x.agg}, nil
 	}
 	p, err := tr.expr(n.Pattern)
 	if err != nil {
 		return p, err
 	}
-	return typed{sql: "(" + not(n.Not, "localportal_like(") + x.sql + ", " + p.sql + "))", kind: kindBool, agg: x.agg || p.agg}, nil
+	return typed{sql: "(" + not(n.Not, "localportal_like(") + x.sql + ", " + p.sql + "))", kind: KindBool, agg: x.agg || p.agg}, nil
 }
 
 func (tr *translator) isNull(n *soql.IsNull) (typed, error) {
@@ -157,7 +157,7 @@ func (tr *translator) isNull(n *soql.IsNull) (typed, error) {
 	if n.Not {
 		op = " IS NOT NULL"
 	}
-	return typed{sql: "(" + x.sql + op + ")", kind: kindBool, agg: x.agg}, nil
+	return typed{sql: "(" + x.sql + op + ")", kind: KindBool, agg: x.agg}, nil
 }
 
 // caseExpr translates CASE WHEN ... THEN ... [ELSE ...] END; its kind is
@@ -165,13 +165,13 @@ func (tr *translator) isNull(n *soql.IsNull) (typed, error) {
 func (tr *translator) caseExpr(n *soql.Case) (typed, error) {
 	var b strings.Builder
 	b.WriteString("(CASE")
-	res := typed{kind: kindNull}
+	res := typed{kind: KindNull}
 	branch := func(keyword string, e soql.Expr, isValue bool) error {
 		v, err := tr.expr(e)
 		if err != nil {
 			return err
 		}
-		if isValue && res.kind == kindNull {
+		if isValue && res.kind == KindNull {
 			res.kind = v.kind
 		}
 		res.agg = res.agg || v.agg
@@ -229,23 +229,23 @@ func (tr *translator) operand(e soql.Expr, x typed) (typed, error) {
 		return tr.expr(e)
 	}
 	switch x.kind {
-	case kindFloating, kindFixed:
-		fixed := x.kind == kindFixed
+	case KindFloating, KindFixed:
+		fixed := x.kind == KindFixed
 		t, ok := soql.ParseTimestamp(lit.Value, fixed)
 		if !ok {
 			return typed{}, tr.typeMismatch(lit.Pos(), fmt.Sprintf("Cannot interpret %s as a timestamp", lit.Raw))
 		}
-		return typed{sql: quoteString(formatTimestamp(t, fixed)), kind: x.kind}, nil
-	case kindNumber:
+		return typed{sql: QuoteString(FormatTimestamp(t, fixed)), kind: x.kind}, nil
+	case KindNumber:
 		if f, err := strconv.ParseFloat(strings.TrimSpace(lit.Value), 64); err == nil {
-			return typed{sql: strconv.FormatFloat(f, 'g', -1, 64), kind: kindNumber}, nil
+			return typed{sql: strconv.FormatFloat(f, 'g', -1, 64), kind: KindNumber}, nil
 		}
-	case kindBool:
+	case KindBool:
 		if b, ok := soql.ParseBoolean(lit.Value); ok {
 			if b {
-				return typed{sql: "1", kind: kindBool}, nil
+				return typed{sql: "1", kind: KindBool}, nil
 			}
-			return typed{sql: "0", kind: kindBool}, nil
+			return typed{sql: "0", kind: KindBool}, nil
 		}
 	}
 	return tr.expr(e)
@@ -256,7 +256,7 @@ func (tr *translator) operand(e soql.Expr, x typed) (typed, error) {
 // type. ok is false when n is not that form.
 func (tr *translator) shiftTimestamp(n *soql.Binary, l typed) (typed, bool) {
 	lit, isLit := unparen(n.Right).(*soql.StringLit)
-	if !isLit || (n.Op != "+" && n.Op != "-") || (l.kind != kindFloating && l.kind != kindFixed) {
+	if !isLit || (n.Op != "+" && n.Op != "-") || (l.kind != KindFloating && l.kind != KindFixed) {
 		return typed{}, false
 	}
 	p, ok := soql.ParseInterval(lit.Value)
@@ -268,7 +268,7 @@ func (tr *translator) shiftTimestamp(n *soql.Binary, l typed) (typed, bool) {
 		sign = "-"
 	}
 	fixed := int64(0)
-	if l.kind == kindFixed {
+	if l.kind == KindFixed {
 		fixed = 1
 	}
 	sql := fmt.Sprintf("localportal_ts_shift(%s, %d, %d, %d, %d, %d, %s, %s1, %d)", l.sql, p.Years, p.Months, p.Days, p.Hours, p.Minutes,
@@ -294,7 +294,7 @@ func (tr *translator) binary(n *soql.Binary) (typed, error) {
 				l = l2
 			}
 		}
-		return typed{sql: "(" + l.sql + " " + op + " " + r.sql + ")", kind: kindBool, agg: l.agg || r.agg}, nil
+		return typed{sql: "(" + l.sql + " " + op + " " + r.sql + ")", kind: KindBool, agg: l.agg || r.agg}, nil
 	}
 	l, err := tr.expr(n.Left)
 	if err != nil {
@@ -310,18 +310,18 @@ func (tr *translator) binary(n *soql.Binary) (typed, error) {
 	agg := l.agg || r.agg
 	switch n.Op {
 	case "and":
-		return typed{sql: "(" + l.sql + " AND " + r.sql + ")", kind: kindBool, agg: agg}, nil
+		return typed{sql: "(" + l.sql + " AND " + r.sql + ")", kind: KindBool, agg: agg}, nil
 	case "or":
-		return typed{sql: "(" + l.sql + " OR " + r.sql + ")", kind: kindBool, agg: agg}, nil
+		return typed{sql: "(" + l.sql + " OR " + r.sql + ")", kind: KindBool, agg: agg}, nil
 	case "+", "-", "*", "%":
-		return typed{sql: "(" + l.sql + " " + n.Op + " " + r.sql + ")", kind: kindNumber, agg: agg}, nil
+		return typed{sql: "(" + l.sql + " " + n.Op + " " + r.sql + ")", kind: KindNumber, agg: agg}, nil
 	case "/":
 		// SoQL numbers are decimals: 5/2 is 2.5, not SQLite's integer 2.
-		return typed{sql: "(CAST(" + l.sql + " AS REAL) / " + r.sql + ")", kind: kindNumber, agg: agg}, nil
+		return typed{sql: "(CAST(" + l.sql + " AS REAL) / " + r.sql + ")", kind: KindNumber, agg: agg}, nil
 	case "^":
-		return typed{sql: "localportal_pow(" + l.sql + ", " + r.sql + ")", kind: kindNumber, agg: agg}, nil
+		return typed{sql: "localportal_pow(" + l.sql + ", " + r.sql + ")", kind: KindNumber, agg: agg}, nil
 	case "||":
-		return typed{sql: "(localportal_text(" + l.sql + ") || localportal_text(" + r.sql + "))", kind: kindText, agg: agg}, nil
+		return typed{sql: "(localportal_text(" + l.sql + ") || localportal_text(" + r.sql + "))", kind: KindText, agg: agg}, nil
 	}
 	return typed{}, unsupported(tr, n.OpPos, "operator "+n.Op+" is not supported by the local portal")
 }
@@ -333,14 +333,14 @@ func (tr *translator) cast(n *soql.Cast) (typed, error) {
 	}
 	switch strings.ToLower(n.Type.Name) {
 	case "number", "double", "money":
-		return typed{sql: "CAST(" + x.sql + " AS NUMERIC)", kind: kindNumber, agg: x.agg}, nil
+		return typed{sql: "CAST(" + x.sql + " AS NUMERIC)", kind: KindNumber, agg: x.agg}, nil
 	case "text":
-		return typed{sql: "localportal_text(" + x.sql + ")", kind: kindText, agg: x.agg}, nil
+		return typed{sql: "localportal_text(" + x.sql + ")", kind: KindText, agg: x.agg}, nil
 	case "floating_timestamp":
-		return typed{sql: "localportal_ts(" + x.sql + ")", kind: kindFloating, agg: x.agg}, nil
+		return typed{sql: "localportal_ts(" + x.sql + ")", kind: KindFloating, agg: x.agg}, nil
 	case "boolean":
 		return typed{sql: "(CASE WHEN lower(localportal_text(" + x.sql + ")) IN ('true','1') THEN 1 WHEN lower(localportal_text(" +
-			x.sql + ")) IN ('false','0') THEN 0 END)", kind: kindBool, agg: x.agg}, nil
+			x.sql + ")) IN ('false','0') THEN 0 END)", kind: KindBool, agg: x.agg}, nil
 	}
 	return typed{}, unsupported(tr, n.Type.NamePos, "cast to "+n.Type.Name+" is not supported by the local portal")
 }
@@ -348,9 +348,9 @@ func (tr *translator) cast(n *soql.Cast) (typed, error) {
 // latLon returns SQL for the latitude and longitude of a point or location.
 func latLon(t typed) (lat, lon string, ok bool) {
 	switch t.kind {
-	case kindPoint:
+	case KindPoint:
 		return "json_extract(" + t.sql + ", '$.coordinates[1]')", "json_extract(" + t.sql + ", '$.coordinates[0]')", true
-	case kindLocation:
+	case KindLocation:
 		return "CAST(json_extract(" + t.sql + ", '$.latitude') AS REAL)", "CAST(json_extract(" + t.sql + ", '$.longitude') AS REAL)", true
 	}
 	return "", "", false
@@ -365,18 +365,18 @@ func (tr *translator) dot(n *soql.Dot) (typed, error) {
 	if lat, lon, ok := latLon(x); ok {
 		switch field {
 		case "latitude":
-			return typed{sql: lat, kind: kindNumber, agg: x.agg}, nil
+			return typed{sql: lat, kind: KindNumber, agg: x.agg}, nil
 		case "longitude":
-			return typed{sql: lon, kind: kindNumber, agg: x.agg}, nil
+			return typed{sql: lon, kind: KindNumber, agg: x.agg}, nil
 		}
 	}
-	if x.kind == kindLocation || x.kind == kindJSON {
+	if x.kind == KindLocation || x.kind == KindJSON {
 		switch field {
 		case "human_address", "url", "description":
-			return typed{sql: "json_extract(" + x.sql + ", " + quoteString("$."+field) + ")", kind: kindText, agg: x.agg}, nil
+			return typed{sql: "json_extract(" + x.sql + ", " + QuoteString("$."+field) + ")", kind: KindText, agg: x.agg}, nil
 		}
 	}
-	return typed{}, &queryError{status: http.StatusBadRequest, body: map[string]any{
+	return typed{}, &Error{Status: http.StatusBadRequest, Body: map[string]any{
 		"errorCode": "query.soql.no-such-column",
 		"message":   "Query coordinator error: query.soql.no-such-column; No such column: " + n.Field.Name,
 		"data":      map[string]any{"column": n.Field.Name, "dataset": tr.datasetID, "position": tr.position(n.Field.NamePos)},

@@ -1,4 +1,4 @@
-package localportal
+package soqlsqlite
 
 import (
 	"fmt"
@@ -25,26 +25,26 @@ type function struct {
 
 // scalarFunctions are the scalar SoQL functions, by lower-case name.
 var scalarFunctions = map[string]function{
-	"upper":       sqlFunction(1, kindText, "upper(%s)"),
-	"lower":       sqlFunction(1, kindText, "lower(%s)"),
-	"abs":         sqlFunction(1, kindNumber, "abs(%s)"),
-	"length":      sqlFunction(1, kindNumber, "length(%s)"),
-	"starts_with": sqlFunction(2, kindBool, "(instr(%s, %s) = 1)"),
-	"contains":    sqlFunction(2, kindBool, "(instr(%s, %s) > 0)"),
+	"upper":       sqlFunction(1, KindText, "upper(%s)"),
+	"lower":       sqlFunction(1, KindText, "lower(%s)"),
+	"abs":         sqlFunction(1, KindNumber, "abs(%s)"),
+	"length":      sqlFunction(1, KindNumber, "length(%s)"),
+	"starts_with": sqlFunction(2, KindBool, "(instr(%s, %s) = 1)"),
+	"contains":    sqlFunction(2, KindBool, "(instr(%s, %s) > 0)"),
 
 	// Timestamps are stored as fixed-width text (see store.go), so truncating
 	// and extracting are substrings of it.
-	"date_trunc_y":     sqlFunction(1, kindFloating, "(CASE WHEN %[1]s IS NULL THEN NULL ELSE substr(%[1]s, 1, 4) || '-01-01T00:00:00.000' END)"),
-	"date_trunc_ym":    sqlFunction(1, kindFloating, "(CASE WHEN %[1]s IS NULL THEN NULL ELSE substr(%[1]s, 1, 7) || '-01T00:00:00.000' END)"),
-	"date_trunc_ymd":   sqlFunction(1, kindFloating, "(CASE WHEN %[1]s IS NULL THEN NULL ELSE substr(%[1]s, 1, 10) || 'T00:00:00.000' END)"),
-	"date_extract_y":   sqlFunction(1, kindNumber, "CAST(substr(%s, 1, 4) AS INTEGER)"),
-	"date_extract_m":   sqlFunction(1, kindNumber, "CAST(substr(%s, 6, 2) AS INTEGER)"),
-	"date_extract_d":   sqlFunction(1, kindNumber, "CAST(substr(%s, 9, 2) AS INTEGER)"),
-	"date_extract_hh":  sqlFunction(1, kindNumber, "CAST(substr(%s, 12, 2) AS INTEGER)"),
-	"date_extract_mm":  sqlFunction(1, kindNumber, "CAST(substr(%s, 15, 2) AS INTEGER)"),
-	"date_extract_ss":  sqlFunction(1, kindNumber, "CAST(substr(%s, 18, 2) AS INTEGER)"),
-	"date_extract_dow": sqlFunction(1, kindNumber, "CAST(strftime('%%w', substr(%s, 1, 19)) AS INTEGER)"),
-	"date_extract_woy": sqlFunction(1, kindNumber, "CAST(strftime('%%V', substr(%s, 1, 19)) AS INTEGER)"),
+	"date_trunc_y":     sqlFunction(1, KindFloating, "(CASE WHEN %[1]s IS NULL THEN NULL ELSE substr(%[1]s, 1, 4) || '-01-01T00:00:00.000' END)"),
+	"date_trunc_ym":    sqlFunction(1, KindFloating, "(CASE WHEN %[1]s IS NULL THEN NULL ELSE substr(%[1]s, 1, 7) || '-01T00:00:00.000' END)"),
+	"date_trunc_ymd":   sqlFunction(1, KindFloating, "(CASE WHEN %[1]s IS NULL THEN NULL ELSE substr(%[1]s, 1, 10) || 'T00:00:00.000' END)"),
+	"date_extract_y":   sqlFunction(1, KindNumber, "CAST(substr(%s, 1, 4) AS INTEGER)"),
+	"date_extract_m":   sqlFunction(1, KindNumber, "CAST(substr(%s, 6, 2) AS INTEGER)"),
+	"date_extract_d":   sqlFunction(1, KindNumber, "CAST(substr(%s, 9, 2) AS INTEGER)"),
+	"date_extract_hh":  sqlFunction(1, KindNumber, "CAST(substr(%s, 12, 2) AS INTEGER)"),
+	"date_extract_mm":  sqlFunction(1, KindNumber, "CAST(substr(%s, 15, 2) AS INTEGER)"),
+	"date_extract_ss":  sqlFunction(1, KindNumber, "CAST(substr(%s, 18, 2) AS INTEGER)"),
+	"date_extract_dow": sqlFunction(1, KindNumber, "CAST(strftime('%%w', substr(%s, 1, 19)) AS INTEGER)"),
+	"date_extract_woy": sqlFunction(1, KindNumber, "CAST(strftime('%%V', substr(%s, 1, 19)) AS INTEGER)"),
 
 	"coalesce": {translate: coalesce},
 	"case":     {translate: caseFunction},
@@ -56,7 +56,7 @@ var scalarFunctions = map[string]function{
 
 // sqlFunction is a function of arity arguments whose SQL is format filled
 // with the SQL of the arguments, giving a value of kind k.
-func sqlFunction(arity int, k valueKind, format string) function {
+func sqlFunction(arity int, k Kind, format string) function {
 	return function{arity: []int{arity}, translate: func(_ *translator, _ *soql.Call, args []typed) (typed, error) {
 		sqls := make([]any, len(args))
 		for i, a := range args {
@@ -86,19 +86,19 @@ var aggregateFunctions = map[string]aggregate{
 // numberAggregate is sqlName(x), a number, for any x.
 func numberAggregate(sqlName string) aggregate {
 	return func(_ *translator, _ *soql.Call, distinct string, arg typed) (typed, error) {
-		return typed{sql: sqlName + "(" + distinct + arg.sql + ")", kind: kindNumber, agg: true}, nil
+		return typed{sql: sqlName + "(" + distinct + arg.sql + ")", kind: KindNumber, agg: true}, nil
 	}
 }
 
 // numericAggregate is sqlName(x), a number, for a number x.
 func numericAggregate(sqlName string) aggregate {
 	return func(tr *translator, n *soql.Call, distinct string, arg typed) (typed, error) {
-		if arg.kind != kindNumber && arg.kind != kindNull {
+		if arg.kind != KindNumber && arg.kind != KindNull {
 			// The checker refused what Socrata refuses (soql's
 			// signatures); median of text (F MedianDisc) remains.
 			return typed{}, unsupported(tr, n.Args[0].Pos(), strings.ToLower(n.Name.Name)+" of a value that is not a number is not supported by the local portal")
 		}
-		return typed{sql: sqlName + "(" + distinct + arg.sql + ")", kind: kindNumber, agg: true}, nil
+		return typed{sql: sqlName + "(" + distinct + arg.sql + ")", kind: KindNumber, agg: true}, nil
 	}
 }
 
@@ -132,10 +132,10 @@ func (tr *translator) call(n *soql.Call) (typed, error) {
 		// A function of Socrata's this portal does not translate.
 		return typed{}, unsupported(tr, n.Name.NamePos, "function "+name+" is not supported by the local portal")
 	}
-	if ok && len(args) == 2 && strings.HasPrefix(name, "date_trunc_") && args[0].kind == kindFixed {
+	if ok && len(args) == 2 && strings.HasPrefix(name, "date_trunc_") && args[0].kind == KindFixed {
 		// date_trunc_ym(fixed, zone) truncates the wall time in the zone
 		// (F FixedTimeStampTruncYmAtTimeZone): a floating timestamp.
-		args = []typed{{sql: "localportal_to_floating(" + args[0].sql + ", " + args[1].sql + ")", kind: kindFloating, agg: anyAgg}}
+		args = []typed{{sql: "localportal_to_floating(" + args[0].sql + ", " + args[1].sql + ")", kind: KindFloating, agg: anyAgg}}
 	}
 	if ok && !n.Star && !arityOK(f.arity, len(args)) && soqlArity(name, len(args)) {
 		return typed{}, unsupported(tr, n.Name.NamePos, fmt.Sprintf("%s with %d arguments is not supported by the local portal", name, len(args)))
@@ -186,15 +186,15 @@ func (tr *translator) aggregateCall(n *soql.Call, name string, args []typed, nes
 		if name != "count" {
 			return typed{}, tr.noSuchFunction(n)
 		}
-		return typed{sql: "count(*)", kind: kindNumber, agg: true}, nil
+		return typed{sql: "count(*)", kind: KindNumber, agg: true}, nil
 	}
 	if sqlName, ok := twoArgAggregates[name]; ok && len(args) == 2 {
 		for i, a := range args {
-			if a.kind != kindNumber && a.kind != kindNull {
+			if a.kind != KindNumber && a.kind != KindNull {
 				return typed{}, tr.typeMismatch(n.Args[i].Pos(), name+" needs numbers")
 			}
 		}
-		return typed{sql: sqlName + "(" + args[0].sql + ", " + args[1].sql + ")", kind: kindNumber, agg: true}, nil
+		return typed{sql: sqlName + "(" + args[0].sql + ", " + args[1].sql + ")", kind: KindNumber, agg: true}, nil
 	}
 	if len(args) != 1 {
 		return typed{}, tr.noSuchFunction(n)
@@ -212,10 +212,10 @@ func coalesce(tr *translator, n *soql.Call, args []typed) (typed, error) {
 	if len(args) == 0 {
 		return typed{}, tr.noSuchFunction(n)
 	}
-	kind := kindNull
+	kind := KindNull
 	parts := make([]string, 0, len(args))
 	for _, a := range args {
-		if kind == kindNull {
+		if kind == KindNull {
 			kind = a.kind
 		}
 		parts = append(parts, a.sql)
@@ -233,9 +233,9 @@ func caseFunction(tr *translator, n *soql.Call, args []typed) (typed, error) {
 	}
 	var b strings.Builder
 	b.WriteString("(CASE")
-	kind := kindNull
+	kind := KindNull
 	for i := 0; i < len(args); i += 2 {
-		if kind == kindNull {
+		if kind == KindNull {
 			kind = args[i+1].kind
 		}
 		b.WriteString(" WHEN " + args[i].sql + " THEN " + args[i+1].sql)
@@ -250,7 +250,7 @@ func withinCircle(tr *translator, n *soql.Call, args []typed) (typed, error) {
 	if !ok {
 		return typed{}, unsupported(tr, n.Args[0].Pos(), "within_circle of this argument is not supported by the local portal (it takes a point or location column)")
 	}
-	return typed{sql: "(localportal_distance(" + lat + ", " + lon + ", " + args[1].sql + ", " + args[2].sql + ") <= " + args[3].sql + ")", kind: kindBool}, nil
+	return typed{sql: "(localportal_distance(" + lat + ", " + lon + ", " + args[1].sql + ", " + args[2].sql + ") <= " + args[3].sql + ")", kind: KindBool}, nil
 }
 
 // withinBox is within_box(location, lat1, lon1, lat2, lon2), corners in
@@ -262,7 +262,7 @@ func withinBox(tr *translator, n *soql.Call, args []typed) (typed, error) {
 	}
 	a1, o1, a2, o2 := args[1].sql, args[2].sql, args[3].sql, args[4].sql
 	return typed{sql: fmt.Sprintf("(%s BETWEEN min(%s, %s) AND max(%s, %s) AND %s BETWEEN min(%s, %s) AND max(%s, %s))",
-		lat, a1, a2, a1, a2, lon, o1, o2, o1, o2), kind: kindBool}, nil
+		lat, a1, a2, a1, a2, lon, o1, o2, o1, o2), kind: KindBool}, nil
 }
 
 // distanceInMeters is distance_in_meters(point, point), the second point
@@ -278,11 +278,11 @@ func distanceInMeters(tr *translator, n *soql.Call, args []typed) (typed, error)
 		if !isLit {
 			return typed{}, unsupported(tr, n.Args[1].Pos(), "distance_in_meters of this argument is not supported by the local portal (it takes a point)")
 		}
-		lo, la, ok := parseWKTPoint(lit.Value)
+		lo, la, ok := ParseWKTPoint(lit.Value)
 		if !ok {
 			return typed{}, tr.typeMismatch(n.Args[1].Pos(), "Cannot interpret "+lit.Raw+" as a point")
 		}
-		lat2, lon2 = formatFloat(la), formatFloat(lo)
+		lat2, lon2 = FormatFloat(la), FormatFloat(lo)
 	}
-	return typed{sql: "localportal_distance(" + lat1 + ", " + lon1 + ", " + lat2 + ", " + lon2 + ")", kind: kindNumber}, nil
+	return typed{sql: "localportal_distance(" + lat1 + ", " + lon1 + ", " + lat2 + ", " + lon2 + ")", kind: KindNumber}, nil
 }

@@ -1,4 +1,4 @@
-package localportal
+package soqlsqlite
 
 import (
 	"errors"
@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/datasf-mcp/datasf-mcp/internal/soql"
 	"github.com/datasf-mcp/datasf-mcp/socrata"
@@ -14,7 +15,7 @@ import (
 // This file translates a parsed SoQL query (package soql) into one SQLite
 // SELECT statement. Each |> stage becomes a subquery read by the next stage.
 //
-// Storage conventions (see store.go): numbers are NUMERIC, checkboxes 0/1,
+// Storage conventions (see storage.go): numbers are NUMERIC, checkboxes 0/1,
 // floating timestamps fixed-width text 'YYYY-MM-DDTHH:MM:SS.000' (so text
 // comparison orders them), points GeoJSON text, locations JSON text. Text
 // comparison uses SQLite's BINARY collation and is case-sensitive, as SoQL's.
@@ -22,49 +23,57 @@ import (
 // defaultLimit is the number of rows Socrata returns when no limit is given.
 const defaultLimit = 1000
 
-// queryError is a SoQL error answered with a Socrata error envelope.
-type queryError struct {
-	status int
-	body   map[string]any
+// Error is a query Socrata refuses, with the portal's answer: the HTTP
+// status and the JSON error envelope (errorCode, message, data), in
+// Socrata's words.
+type Error struct {
+	Status int
+	Body   map[string]any
 }
 
-func (e *queryError) Error() string {
-	if m, ok := e.body["message"].(string); ok {
+func (e *Error) Error() string {
+	if m, ok := e.Body["message"].(string); ok {
 		return m
 	}
-	return fmt.Sprint(e.body)
+	return fmt.Sprint(e.Body)
 }
 
-// outCol is one output column of a stage.
-type outCol struct {
-	name  string    // Socrata field name (alias or implicit name)
-	kind  valueKind // storage kind, drives encoding
-	soda2 string    // X-SODA2-Types name
-	// key is the row key when it is not name (SODA3's display-name keys,
-	// SODA3Live); omit leaves the field out of every row (SODA3Live.Missing).
-	key  string
-	omit bool
+// Table is what a query reads: one dataset's rows in SQLite.
+type Table struct {
+	// ID is the dataset's 4x4 identifier, named in error answers.
+	ID string
+	// From is the SQL the first stage reads: a quoted table name or a
+	// parenthesised subquery. It has the column RowIDColumn and, for each
+	// of Columns, a column named QuoteIdent(FieldName) holding values in
+	// the storage form of KindOf(DataType).
+	From string
+	// Columns are the dataset's columns, DataType a Views dataTypeName;
+	// system fields (":id", ...) are not among them.
+	Columns []socrata.Column
+	// CreatedAt is the dataset's :created_at and :updated_at.
+	CreatedAt time.Time
 }
 
-// rowKey is the column's key in a row and in X-SODA2-Fields.
-func (c outCol) rowKey() string {
-	if c.key != "" {
-		return c.key
-	}
-	return c.name
+// Statement is a compiled query: one SQLite SELECT and its result columns.
+type Statement struct {
+	// SQL is the statement's text. Literals are written into it, quoted;
+	// it takes no arguments.
+	SQL     string
+	Columns []Column
 }
 
-// compiled is a translated query.
-type compiled struct {
-	sql  string
-	cols []outCol
+// Column is one result column of a Statement.
+type Column struct {
+	Name  string // Socrata field name (alias or implicit name)
+	Kind  Kind   // storage kind of its values, drives their encoding
+	SODA2 string // its X-SODA2-Types name
 }
 
 // scopeCol is a column visible to a stage's expressions.
 type scopeCol struct {
 	name   string
 	sql    string
-	kind   valueKind
+	kind   Kind
 	soda2  string
 	system bool
 }
@@ -72,13 +81,13 @@ type scopeCol struct {
 // typed is a translated expression.
 type typed struct {
 	sql   string
-	kind  valueKind
+	kind  Kind
 	soda2 string // set when the value is a column's, so its exact type shows in headers
 	agg   bool   // contains an aggregate call
 }
 
 type translator struct {
-	ds        *dataset
+	table     *Table
 	datasetID string
 	src       string // query text, for error positions
 	stage     int
@@ -87,23 +96,28 @@ type translator struct {
 	aliases   map[string]typed // fieldKey(alias) -> expression, for WHERE/GROUP/HAVING/ORDER
 }
 
-// translate compiles q against ds. withDefaultLimit applies Socrata's
-// default LIMIT 1000 to the last stage when it has no LIMIT.
-func translate(ds *dataset, src string, q *soql.Query, withDefaultLimit bool) (*compiled, error) {
+// Compile translates q, parsed from src, into one SQLite statement reading
+// t. src is the query's text, quoted in error positions. With
+// defaultLimit, the last stage without a LIMIT gets Socrata's default LIMIT
+// 1000. A query Socrata refuses (an unknown column or function, a type
+// mismatch, an aggregate in WHERE, ...) is an *Error in Socrata's words;
+// one Socrata runs but this package cannot translate is an *Error with
+// code query.soql.unsupported.
+func Compile(t *Table, src string, q *soql.Query, defaultLimit bool) (*Statement, error) {
 	if q == nil || len(q.Stages) == 0 {
-		return nil, malformed(src, soql.Pos{Line: 1, Column: 1}, "empty query")
+		return nil, Malformed(src, soql.Pos{Line: 1, Column: 1}, "empty query")
 	}
-	tr := &translator{ds: ds, datasetID: ds.schema.ID, src: src}
+	tr := &translator{table: t, datasetID: t.ID, src: src}
 	// Socrata's analyzer resolves names, then types, before it plans the
 	// query; the rules are the documented ones soql implements.
 	if err := tr.analyze(q); err != nil {
 		return nil, err
 	}
-	var prev *compiled
+	var prev *Statement
 	for i, st := range q.Stages {
 		tr.stage = i
 		tr.setScope(prev)
-		c, err := tr.selectStage(st, prev, withDefaultLimit && i == len(q.Stages)-1)
+		c, err := tr.selectStage(st, prev, defaultLimit && i == len(q.Stages)-1)
 		if err != nil {
 			return nil, err
 		}
@@ -112,9 +126,13 @@ func translate(ds *dataset, src string, q *soql.Query, withDefaultLimit bool) (*
 	return prev, nil
 }
 
+// fieldKey canonicalises a field name for lookups, as Socrata compares
+// column names (soql.CanonicalName).
+func fieldKey(name string) string { return soql.CanonicalName(name) }
+
 // setScope makes the dataset's columns (stage 0) or the previous stage's
 // output (later stages) visible.
-func (tr *translator) setScope(prev *compiled) {
+func (tr *translator) setScope(prev *Statement) {
 	tr.cols = map[string]scopeCol{}
 	tr.colOrder = nil
 	tr.aliases = map[string]typed{}
@@ -123,27 +141,27 @@ func (tr *translator) setScope(prev *compiled) {
 		tr.colOrder = append(tr.colOrder, c)
 	}
 	if prev == nil {
-		created := quoteString(formatTimestamp(tr.ds.createdAt, true))
-		add(scopeCol{name: ":id", sql: "localportal_row_id(t." + rowIDColumn + ")", kind: kindText, soda2: "text", system: true})
-		add(scopeCol{name: ":created_at", sql: created, kind: kindFixed, soda2: "fixed_timestamp", system: true})
-		add(scopeCol{name: ":updated_at", sql: created, kind: kindFixed, soda2: "fixed_timestamp", system: true})
-		for _, c := range tr.ds.cols {
-			add(scopeCol{name: c.FieldName, sql: "t." + c.sqlName, kind: c.kind, soda2: soda2Type(c.DataType)})
+		created := QuoteString(FormatTimestamp(tr.table.CreatedAt, true))
+		add(scopeCol{name: ":id", sql: "localportal_row_id(t." + RowIDColumn + ")", kind: KindText, soda2: "text", system: true})
+		add(scopeCol{name: ":created_at", sql: created, kind: KindFixed, soda2: "fixed_timestamp", system: true})
+		add(scopeCol{name: ":updated_at", sql: created, kind: KindFixed, soda2: "fixed_timestamp", system: true})
+		for _, c := range tr.table.Columns {
+			add(scopeCol{name: c.FieldName, sql: "t." + QuoteIdent(c.FieldName), kind: KindOf(c.DataType), soda2: soda2Type(c.DataType)})
 		}
 		return
 	}
-	for _, c := range prev.cols {
-		add(scopeCol{name: c.name, sql: "t." + quoteIdent(c.name), kind: c.kind, soda2: c.soda2,
-			system: strings.HasPrefix(c.name, ":") && !strings.HasPrefix(c.name, ":@")})
+	for _, c := range prev.Columns {
+		add(scopeCol{name: c.Name, sql: "t." + QuoteIdent(c.Name), kind: c.Kind, soda2: c.SODA2,
+			system: strings.HasPrefix(c.Name, ":") && !strings.HasPrefix(c.Name, ":@")})
 	}
 }
 
 // selectStage translates one stage of the query into a SELECT statement
 // reading from the dataset's table (the first stage) or from prev.
-func (tr *translator) selectStage(st *soql.Select, prev *compiled, withDefaultLimit bool) (*compiled, error) {
-	from := tr.ds.table + " AS t"
+func (tr *translator) selectStage(st *soql.Select, prev *Statement, withDefaultLimit bool) (*Statement, error) {
+	from := tr.table.From + " AS t"
 	if prev != nil {
-		from = "(" + prev.sql + ") AS t"
+		from = "(" + prev.SQL + ") AS t"
 	}
 	sel, err := tr.selectList(st)
 	if err != nil {
@@ -173,12 +191,12 @@ func (tr *translator) selectStage(st *soql.Select, prev *compiled, withDefaultLi
 		return nil, err
 	}
 	b.WriteString(where + groupBy + having + orderBy + limitClause(st, withDefaultLimit))
-	return &compiled{sql: b.String(), cols: sel.cols}, nil
+	return &Statement{SQL: b.String(), Columns: sel.cols}, nil
 }
 
 // selection is a translated SELECT list.
 type selection struct {
-	cols    []outCol
+	cols    []Column
 	exprs   []string // "expr AS name", one per column
 	used    map[string]int
 	grouped bool // the stage aggregates (GROUP BY or an aggregate call)
@@ -196,8 +214,8 @@ func (sel *selection) add(name string, t typed) {
 	if soda2 == "" {
 		soda2 = kindSODA2(t.kind)
 	}
-	sel.cols = append(sel.cols, outCol{name: name, kind: t.kind, soda2: soda2})
-	sel.exprs = append(sel.exprs, t.sql+" AS "+quoteIdent(name))
+	sel.cols = append(sel.cols, Column{Name: name, Kind: t.kind, SODA2: soda2})
+	sel.exprs = append(sel.exprs, t.sql+" AS "+QuoteIdent(name))
 }
 
 // selectList translates the SELECT list (all columns when there is none)
@@ -227,7 +245,7 @@ func (tr *translator) selectList(st *soql.Select) (*selection, error) {
 		sel.add(name, t)
 	}
 	if len(sel.cols) == 0 {
-		return nil, malformed(tr.src, st.SelectPos, "the query selects no columns")
+		return nil, Malformed(tr.src, st.SelectPos, "the query selects no columns")
 	}
 	for k, t := range aliases {
 		tr.aliases[k] = t
@@ -293,7 +311,7 @@ func (tr *translator) havingClause(st *soql.Select, grouped bool) (string, error
 		return "", err
 	}
 	if !grouped && !t.agg {
-		return "", &queryError{status: http.StatusBadRequest, body: map[string]any{
+		return "", &Error{Status: http.StatusBadRequest, Body: map[string]any{
 			"errorCode": "query.soql.having-without-group-by",
 			"message":   "Query coordinator error: query.soql.having-without-group-by; HAVING used without GROUP BY or an aggregate",
 			"data":      map[string]any{"dataset": tr.datasetID, "position": tr.position(st.Having.Pos())},
@@ -316,7 +334,7 @@ func (tr *translator) orderByClause(st *soql.Select, firstStage bool) (string, e
 		if err != nil {
 			return "", err
 		}
-		if key == "t."+rowIDColumn {
+		if key == "t."+RowIDColumn {
 			// The row number is never null: without a null ordering,
 			// SQLite walks the table in its order instead of sorting it
 			// (a whole result's sort per page, in memory).
@@ -334,7 +352,7 @@ func (tr *translator) orderByClause(st *soql.Select, firstStage bool) (string, e
 
 func (tr *translator) orderKey(e soql.Expr, firstStage bool) (string, error) {
 	if id, ok := unparen(e).(*soql.Ident); ok && firstStage && id.Name == ":id" {
-		return "t." + rowIDColumn, nil
+		return "t." + RowIDColumn, nil
 	}
 	t, err := tr.exprIn(e, true)
 	return t.sql, err
@@ -389,7 +407,7 @@ func unparen(e soql.Expr) soql.Expr {
 func (tr *translator) search(q string) string {
 	var textCols []string
 	for _, c := range tr.colOrder {
-		if c.kind == kindText && !c.system {
+		if c.kind == KindText && !c.system {
 			textCols = append(textCols, c.sql)
 		}
 	}
@@ -402,7 +420,7 @@ func (tr *translator) search(q string) string {
 	}
 	var all []string
 	for _, w := range words {
-		lit := quoteString(strings.ToLower(w))
+		lit := QuoteString(strings.ToLower(w))
 		var any []string
 		for _, c := range textCols {
 			any = append(any, "instr(lower("+c+"), "+lit+") > 0")
@@ -486,7 +504,7 @@ func (tr *translator) position(pos soql.Pos) map[string]any {
 }
 
 func (tr *translator) noSuchColumn(n *soql.Ident) error {
-	return &queryError{status: http.StatusBadRequest, body: map[string]any{
+	return &Error{Status: http.StatusBadRequest, Body: map[string]any{
 		"errorCode": "query.soql.no-such-column",
 		"message":   "Query coordinator error: query.soql.no-such-column; No such column: " + n.Name,
 		"data":      map[string]any{"column": n.Name, "dataset": tr.datasetID, "position": tr.position(n.NamePos)},
@@ -499,7 +517,7 @@ func (tr *translator) noSuchFunction(n *soql.Call) error {
 		arity = 1
 	}
 	pos := tr.position(n.Name.NamePos)
-	return &queryError{status: http.StatusBadRequest, body: map[string]any{
+	return &Error{Status: http.StatusBadRequest, Body: map[string]any{
 		"errorCode": "query.soql.no-such-function",
 		"message": fmt.Sprintf("Query coordinator error: query.soql.no-such-function; No such function '%s'; arity=%d; position: Map(row -> %d, column -> %d, line -> %q)",
 			n.Name.Name, arity, pos["row"], pos["column"], pos["line"]),
@@ -508,7 +526,7 @@ func (tr *translator) noSuchFunction(n *soql.Call) error {
 }
 
 func (tr *translator) typeMismatch(pos soql.Pos, msg string) error {
-	return &queryError{status: http.StatusBadRequest, body: map[string]any{
+	return &Error{Status: http.StatusBadRequest, Body: map[string]any{
 		"errorCode": "query.soql.type-mismatch",
 		"message":   "Query coordinator error: query.soql.type-mismatch; " + msg,
 		"data":      map[string]any{"dataset": tr.datasetID, "position": tr.position(pos)},
@@ -524,8 +542,8 @@ func (tr *translator) typeMismatch(pos soql.Pos, msg string) error {
 // (socrata.ColumnType), so that an answer here means the checker there
 // lets the query through.
 func (tr *translator) analyze(q *soql.Query) error {
-	fields := make([]soql.Field, len(tr.ds.cols))
-	for i, c := range tr.ds.cols {
+	fields := make([]soql.Field, len(tr.table.Columns))
+	for i, c := range tr.table.Columns {
 		fields[i] = soql.Field{Name: c.FieldName, Type: socrata.ColumnType(c.DataType)}
 	}
 	var ce *soql.CheckError
@@ -547,11 +565,11 @@ func (tr *translator) analyze(q *soql.Query) error {
 			data["type"] = ce.Type
 		}
 	}
-	return &queryError{status: http.StatusBadRequest, body: map[string]any{"errorCode": ce.Code, "message": message, "data": data}}
+	return &Error{Status: http.StatusBadRequest, Body: map[string]any{"errorCode": ce.Code, "message": message, "data": data}}
 }
 
 func aggregateInWhere(tr *translator, e soql.Expr) error {
-	return &queryError{status: http.StatusBadRequest, body: map[string]any{
+	return &Error{Status: http.StatusBadRequest, Body: map[string]any{
 		"errorCode": "query.soql.aggregate-in-ungrouped-context",
 		"message":   "Query coordinator error: query.soql.aggregate-in-ungrouped-context; Aggregate function used in ungrouped context: WHERE",
 		"data":      map[string]any{"clause": "WHERE", "dataset": tr.datasetID, "position": tr.position(e.Pos())},
@@ -559,16 +577,17 @@ func aggregateInWhere(tr *translator, e soql.Expr) error {
 }
 
 func unsupported(tr *translator, pos soql.Pos, msg string) error {
-	return &queryError{status: http.StatusBadRequest, body: map[string]any{
+	return &Error{Status: http.StatusBadRequest, Body: map[string]any{
 		"errorCode": "query.soql.unsupported",
 		"message":   "Query coordinator error: query.soql.unsupported; " + msg,
 		"data":      map[string]any{"dataset": tr.datasetID, "position": tr.position(pos)},
 	}}
 }
 
-// malformed is the parse-error envelope (code query.compiler.malformed).
-func malformed(src string, pos soql.Pos, detail string) error {
-	return &queryError{status: http.StatusBadRequest, body: map[string]any{
+// Malformed is the error Socrata answers a query it cannot parse with (code
+// query.compiler.malformed): detail says what is wrong at pos of src.
+func Malformed(src string, pos soql.Pos, detail string) error {
+	return &Error{Status: http.StatusBadRequest, Body: map[string]any{
 		"code":    "query.compiler.malformed",
 		"error":   true,
 		"message": fmt.Sprintf("Could not parse SoQL query '%s' at line %d character %d: %s", src, pos.Line, pos.Column, detail),

@@ -1,4 +1,4 @@
-package localportal
+package soqlsqlite
 
 import (
 	"database/sql/driver"
@@ -53,7 +53,7 @@ func extentAggregate(tr *translator, n *soql.Call, _ string, arg typed) (typed, 
 	if !ok {
 		return typed{}, unsupported(tr, n.Args[0].Pos(), "extent of this argument is not supported by the local portal (it takes a point or location)")
 	}
-	return typed{sql: "localportal_extent(" + lon + ", " + lat + ")", kind: kindJSON, soda2: "multipolygon", agg: true}, nil
+	return typed{sql: "localportal_extent(" + lon + ", " + lat + ")", kind: KindJSON, soda2: "multipolygon", agg: true}, nil
 }
 
 // convexHullAggregate is convex_hull(point): a GeoJSON Polygon.
@@ -62,54 +62,54 @@ func convexHullAggregate(tr *translator, n *soql.Call, _ string, arg typed) (typ
 	if !ok {
 		return typed{}, unsupported(tr, n.Args[0].Pos(), "convex_hull of this argument is not supported by the local portal (it takes a point or location)")
 	}
-	return typed{sql: "localportal_convex_hull(" + lon + ", " + lat + ")", kind: kindJSON, soda2: "polygon", agg: true}, nil
+	return typed{sql: "localportal_convex_hull(" + lon + ", " + lat + ")", kind: KindJSON, soda2: "polygon", agg: true}, nil
 }
 
 // moreScalarFunctions are merged into scalarFunctions.
 var moreScalarFunctions = map[string]function{
 	// Caseless comparisons fold case with Unicode rules (Go's, in SQL
 	// through localportal_fold), as the portal's do.
-	"caseless_eq":          sqlFunction(2, kindBool, "(localportal_fold(%s) = localportal_fold(%s))"),
-	"caseless_ne":          sqlFunction(2, kindBool, "(localportal_fold(%s) != localportal_fold(%s))"),
-	"caseless_starts_with": sqlFunction(2, kindBool, "(instr(localportal_fold(%s), localportal_fold(%s)) = 1)"),
-	"caseless_contains":    sqlFunction(2, kindBool, "(instr(localportal_fold(%s), localportal_fold(%s)) > 0)"),
+	"caseless_eq":          sqlFunction(2, KindBool, "(localportal_fold(%s) = localportal_fold(%s))"),
+	"caseless_ne":          sqlFunction(2, KindBool, "(localportal_fold(%s) != localportal_fold(%s))"),
+	"caseless_starts_with": sqlFunction(2, KindBool, "(instr(localportal_fold(%s), localportal_fold(%s)) = 1)"),
+	"caseless_contains":    sqlFunction(2, KindBool, "(instr(localportal_fold(%s), localportal_fold(%s)) > 0)"),
 	"caseless_one_of":      {translate: caselessOneOf(false)},
 	"caseless_not_one_of":  {translate: caselessOneOf(true)},
 
 	// upper and lower follow Unicode (SQLite's change ASCII letters only).
-	"upper": sqlFunction(1, kindText, "localportal_upper(%s)"),
-	"lower": sqlFunction(1, kindText, "localportal_lower(%s)"),
+	"upper": sqlFunction(1, KindText, "localportal_upper(%s)"),
+	"lower": sqlFunction(1, KindText, "localportal_lower(%s)"),
 
 	"greatest": {translate: extremum("localportal_greatest")},
 	"least":    {translate: extremum("localportal_least")},
-	"ln":       sqlFunction(1, kindNumber, "(CASE WHEN %[1]s > 0 THEN ln(%[1]s) END)"),
+	"ln":       sqlFunction(1, KindNumber, "(CASE WHEN %[1]s > 0 THEN ln(%[1]s) END)"),
 	"round":    {arity: []int{1, 2}, translate: roundFunction},
-	"unaccent": sqlFunction(1, kindText, "localportal_unaccent(%s)"),
+	"unaccent": sqlFunction(1, KindText, "localportal_unaccent(%s)"),
 
 	"get_utc_date":          {arity: []int{0}, translate: utcNow},
 	"get_date_utc":          {arity: []int{0}, translate: utcNow},
-	"date_diff_d":           sqlFunction(2, kindNumber, "CAST(julianday(substr(%s, 1, 23)) - julianday(substr(%s, 1, 23)) AS INTEGER)"),
-	"to_floating_timestamp": sqlFunction(2, kindFloating, "localportal_to_floating(%s, %s)"),
+	"date_diff_d":           sqlFunction(2, KindNumber, "CAST(julianday(substr(%s, 1, 23)) - julianday(substr(%s, 1, 23)) AS INTEGER)"),
+	"to_floating_timestamp": sqlFunction(2, KindFloating, "localportal_to_floating(%s, %s)"),
 
 	"within_polygon": {arity: []int{2}, translate: withinPolygon},
 	"intersects":     {arity: []int{2}, translate: withinPolygon},
 	"num_points":     {arity: []int{1}, translate: numPoints},
 
 	// Data transform functions that read well in a query.
-	"trim":                           sqlFunction(1, kindText, "trim(%s)"),
-	"trim_leading":                   sqlFunction(1, kindText, "ltrim(%s)"),
-	"trim_trailing":                  sqlFunction(1, kindText, "rtrim(%s)"),
-	"left_pad":                       sqlFunction(3, kindText, "localportal_pad(%s, %s, %s, 0)"),
-	"right_pad":                      sqlFunction(3, kindText, "localportal_pad(%s, %s, %s, 1)"),
-	"replace":                        sqlFunction(3, kindText, "replace(%s, %s, %s)"),
-	"title_case":                     sqlFunction(1, kindText, "localportal_title(%s)"),
-	"slice":                          sqlFunction(3, kindText, "substr(%s, (%s) + 1, %s)"),
-	"to_number":                      sqlFunction(1, kindNumber, "CAST(%s AS NUMERIC)"),
-	"to_text":                        sqlFunction(1, kindText, "localportal_text(%s)"),
-	"is_null":                        sqlFunction(1, kindBool, "(%s IS NULL)"),
-	"is_not_null":                    sqlFunction(1, kindBool, "(%s IS NOT NULL)"),
-	"url_url":                        sqlFunction(1, kindText, "json_extract(%s, '$.url')"),
-	"url_description":                sqlFunction(1, kindText, "json_extract(%s, '$.description')"),
+	"trim":                           sqlFunction(1, KindText, "trim(%s)"),
+	"trim_leading":                   sqlFunction(1, KindText, "ltrim(%s)"),
+	"trim_trailing":                  sqlFunction(1, KindText, "rtrim(%s)"),
+	"left_pad":                       sqlFunction(3, KindText, "localportal_pad(%s, %s, %s, 0)"),
+	"right_pad":                      sqlFunction(3, KindText, "localportal_pad(%s, %s, %s, 1)"),
+	"replace":                        sqlFunction(3, KindText, "replace(%s, %s, %s)"),
+	"title_case":                     sqlFunction(1, KindText, "localportal_title(%s)"),
+	"slice":                          sqlFunction(3, KindText, "substr(%s, (%s) + 1, %s)"),
+	"to_number":                      sqlFunction(1, KindNumber, "CAST(%s AS NUMERIC)"),
+	"to_text":                        sqlFunction(1, KindText, "localportal_text(%s)"),
+	"is_null":                        sqlFunction(1, KindBool, "(%s IS NULL)"),
+	"is_not_null":                    sqlFunction(1, KindBool, "(%s IS NOT NULL)"),
+	"url_url":                        sqlFunction(1, KindText, "json_extract(%s, '$.url')"),
+	"url_description":                sqlFunction(1, KindText, "json_extract(%s, '$.description')"),
 	"point_latitude":                 {arity: []int{1}, translate: coordinate(true)},
 	"point_longitude":                {arity: []int{1}, translate: coordinate(false)},
 	"location_latitude":              {arity: []int{1}, translate: coordinate(true)},
@@ -121,13 +121,13 @@ var moreScalarFunctions = map[string]function{
 	"location_state":                 locationPart("state"),
 	"location_zip":                   locationPart("zip"),
 	"make_point":                     {arity: []int{2}, translate: makePoint},
-	"floating_timestamp_year":        sqlFunction(1, kindNumber, "CAST(substr(%s, 1, 4) AS INTEGER)"),
-	"floating_timestamp_month":       sqlFunction(1, kindNumber, "CAST(substr(%s, 6, 2) AS INTEGER)"),
-	"floating_timestamp_day":         sqlFunction(1, kindNumber, "CAST(substr(%s, 9, 2) AS INTEGER)"),
-	"floating_timestamp_hour":        sqlFunction(1, kindNumber, "CAST(substr(%s, 12, 2) AS INTEGER)"),
-	"floating_timestamp_minute":      sqlFunction(1, kindNumber, "CAST(substr(%s, 15, 2) AS INTEGER)"),
-	"floating_timestamp_second":      sqlFunction(1, kindNumber, "CAST(substr(%s, 18, 2) AS INTEGER)"),
-	"floating_timestamp_day_of_week": sqlFunction(1, kindNumber, "CAST(strftime('%%w', substr(%s, 1, 19)) AS INTEGER)"),
+	"floating_timestamp_year":        sqlFunction(1, KindNumber, "CAST(substr(%s, 1, 4) AS INTEGER)"),
+	"floating_timestamp_month":       sqlFunction(1, KindNumber, "CAST(substr(%s, 6, 2) AS INTEGER)"),
+	"floating_timestamp_day":         sqlFunction(1, KindNumber, "CAST(substr(%s, 9, 2) AS INTEGER)"),
+	"floating_timestamp_hour":        sqlFunction(1, KindNumber, "CAST(substr(%s, 12, 2) AS INTEGER)"),
+	"floating_timestamp_minute":      sqlFunction(1, KindNumber, "CAST(substr(%s, 15, 2) AS INTEGER)"),
+	"floating_timestamp_second":      sqlFunction(1, KindNumber, "CAST(substr(%s, 18, 2) AS INTEGER)"),
+	"floating_timestamp_day_of_week": sqlFunction(1, KindNumber, "CAST(strftime('%%w', substr(%s, 1, 19)) AS INTEGER)"),
 }
 
 // caselessOneOf is caseless_one_of(x, a, b, ...) and its negation.
@@ -144,7 +144,7 @@ func caselessOneOf(negate bool) func(tr *translator, n *soql.Call, args []typed)
 		if negate {
 			op = " NOT IN ("
 		}
-		return typed{sql: "(localportal_fold(" + args[0].sql + ")" + op + strings.Join(list, ", ") + "))", kind: kindBool}, nil
+		return typed{sql: "(localportal_fold(" + args[0].sql + ")" + op + strings.Join(list, ", ") + "))", kind: KindBool}, nil
 	}
 }
 
@@ -156,10 +156,10 @@ func extremum(sqlName string) func(tr *translator, n *soql.Call, args []typed) (
 			return typed{}, tr.noSuchFunction(n)
 		}
 		parts := make([]string, len(args))
-		kind := kindNull
+		kind := KindNull
 		for i, a := range args {
 			parts[i] = a.sql
-			if kind == kindNull {
+			if kind == KindNull {
 				kind = a.kind
 			}
 		}
@@ -173,12 +173,12 @@ func roundFunction(_ *translator, _ *soql.Call, args []typed) (typed, error) {
 	if len(args) == 2 {
 		digits = args[1].sql
 	}
-	return typed{sql: "localportal_round(" + args[0].sql + ", " + digits + ")", kind: kindNumber}, nil
+	return typed{sql: "localportal_round(" + args[0].sql + ", " + digits + ")", kind: KindNumber}, nil
 }
 
 // utcNow is get_utc_date(): the time of the query, a fixed timestamp.
 func utcNow(_ *translator, _ *soql.Call, _ []typed) (typed, error) {
-	return typed{sql: quoteString(formatTimestamp(time.Now().UTC(), true)), kind: kindFixed}, nil
+	return typed{sql: QuoteString(FormatTimestamp(time.Now().UTC(), true)), kind: KindFixed}, nil
 }
 
 // withinPolygon is within_polygon(point, 'MULTIPOLYGON (...)') and
@@ -197,17 +197,17 @@ func withinPolygon(tr *translator, n *soql.Call, args []typed) (typed, error) {
 	if _, err := parseWKTPolygons(lit.Value); err != nil {
 		return typed{}, tr.typeMismatch(n.Args[1].Pos(), "Cannot interpret "+lit.Raw+" as a polygon: "+err.Error())
 	}
-	return typed{sql: "(localportal_in_polygon(" + lat + ", " + lon + ", " + quoteString(lit.Value) + ") = 1)", kind: kindBool}, nil
+	return typed{sql: "(localportal_in_polygon(" + lat + ", " + lon + ", " + QuoteString(lit.Value) + ") = 1)", kind: KindBool}, nil
 }
 
 // numPoints is num_points(geometry): 1 for a point or location, the number
 // of positions of a stored GeoJSON shape.
 func numPoints(tr *translator, n *soql.Call, args []typed) (typed, error) {
 	switch args[0].kind {
-	case kindPoint, kindLocation:
-		return typed{sql: "(CASE WHEN " + args[0].sql + " IS NULL THEN NULL ELSE 1 END)", kind: kindNumber}, nil
-	case kindJSON:
-		return typed{sql: "localportal_num_points(" + args[0].sql + ")", kind: kindNumber}, nil
+	case KindPoint, KindLocation:
+		return typed{sql: "(CASE WHEN " + args[0].sql + " IS NULL THEN NULL ELSE 1 END)", kind: KindNumber}, nil
+	case KindJSON:
+		return typed{sql: "localportal_num_points(" + args[0].sql + ")", kind: KindNumber}, nil
 	}
 	return typed{}, unsupported(tr, n.Args[0].Pos(), "num_points of this argument is not supported by the local portal (it takes a geometry)")
 }
@@ -219,9 +219,9 @@ func coordinate(latitude bool) func(tr *translator, n *soql.Call, args []typed) 
 			return typed{}, tr.typeMismatch(n.Args[0].Pos(), strings.ToLower(n.Name.Name)+" needs a point or location")
 		}
 		if latitude {
-			return typed{sql: lat, kind: kindNumber}, nil
+			return typed{sql: lat, kind: KindNumber}, nil
 		}
-		return typed{sql: lon, kind: kindNumber}, nil
+		return typed{sql: lon, kind: KindNumber}, nil
 	}
 }
 
@@ -230,11 +230,11 @@ func locationPoint(tr *translator, n *soql.Call, args []typed) (typed, error) {
 	if !ok {
 		return typed{}, tr.typeMismatch(n.Args[0].Pos(), strings.ToLower(n.Name.Name)+" needs a location")
 	}
-	return typed{sql: pointSQL(lat, lon), kind: kindPoint}, nil
+	return typed{sql: pointSQL(lat, lon), kind: KindPoint}, nil
 }
 
 func makePoint(_ *translator, _ *soql.Call, args []typed) (typed, error) {
-	return typed{sql: pointSQL(args[0].sql, args[1].sql), kind: kindPoint}, nil
+	return typed{sql: pointSQL(args[0].sql, args[1].sql), kind: KindPoint}, nil
 }
 
 // pointSQL builds GeoJSON point text from latitude and longitude SQL.
@@ -245,10 +245,10 @@ func pointSQL(lat, lon string) string {
 
 func locationPart(part string) function {
 	return function{arity: []int{1}, translate: func(tr *translator, n *soql.Call, args []typed) (typed, error) {
-		if args[0].kind != kindLocation {
+		if args[0].kind != KindLocation {
 			return typed{}, tr.typeMismatch(n.Args[0].Pos(), strings.ToLower(n.Name.Name)+" needs a location")
 		}
-		return typed{sql: "json_extract(json_extract(" + args[0].sql + ", '$.human_address'), '$." + part + "')", kind: kindText}, nil
+		return typed{sql: "json_extract(json_extract(" + args[0].sql + ", '$.human_address'), '$." + part + "')", kind: KindText}, nil
 	}}
 }
 
@@ -276,7 +276,7 @@ func sqlText(v any) (string, bool) {
 	if s, ok := v.(string); ok {
 		return s, true
 	}
-	return formatScalar(v), true
+	return FormatScalar(v), true
 }
 
 // textFunc is a function of one text argument, NULL for NULL.
@@ -320,7 +320,7 @@ var moreSQLAggregates = []sqlAggregate{
 }
 
 // registerMoreFuncs registers moreSQLFuncs with add, the helper of
-// registerFuncs, and moreSQLAggregates with the driver.
+// register, and moreSQLAggregates with the driver.
 func registerMoreFuncs(add func(name string, n int32, fn func(args []any) (any, error))) []error {
 	for _, f := range moreSQLFuncs {
 		add(f.name, f.nargs, f.fn)
@@ -339,7 +339,7 @@ func registerMoreFuncs(add func(name string, n int32, fn func(args []any) (any, 
 // than maxValueBytes is an error (tooLong), never an allocation.
 func padFunc(a []any) (any, error) {
 	s, ok1 := sqlText(a[0])
-	n, ok2 := toFloat(a[1])
+	n, ok2 := ToFloat(a[1])
 	pad, ok3 := sqlText(a[2])
 	if !ok1 || !ok2 || !ok3 || pad == "" {
 		return nil, nil
@@ -372,8 +372,8 @@ func padFunc(a []any) (any, error) {
 
 // roundFunc is localportal_round(x, digits), half away from zero.
 func roundFunc(a []any) (any, error) {
-	x, ok1 := toFloat(a[0])
-	d, ok2 := toFloat(a[1])
+	x, ok1 := ToFloat(a[0])
+	d, ok2 := ToFloat(a[1])
 	if !ok1 || !ok2 {
 		return nil, nil
 	}
@@ -397,18 +397,18 @@ func toFloatingFunc(a []any) (any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("to_floating_timestamp: unknown time zone %q", zone)
 	}
-	t, ok := parseTimestamp(s)
+	t, ok := ParseTimestamp(s)
 	if !ok {
 		return nil, nil
 	}
-	return formatTimestamp(t.In(loc), false), nil
+	return FormatTimestamp(t.In(loc), false), nil
 }
 
 // inPolygonFunc is localportal_in_polygon(lat, lon, wkt): 1 inside, 0
 // outside.
 func inPolygonFunc(a []any) (any, error) {
-	lat, ok1 := toFloat(a[0])
-	lon, ok2 := toFloat(a[1])
+	lat, ok1 := ToFloat(a[0])
+	lon, ok2 := ToFloat(a[1])
 	wkt, ok3 := a[2].(string)
 	if !ok1 || !ok2 || !ok3 {
 		return nil, nil
@@ -472,18 +472,18 @@ func tsShiftFunc(a []any) (any, error) {
 	if !ok {
 		return nil, nil
 	}
-	t, ok := parseTimestamp(s)
+	t, ok := ParseTimestamp(s)
 	if !ok {
 		return nil, nil
 	}
 	var f [8]float64
 	for i := range f {
-		if f[i], ok = toFloat(a[i+1]); !ok {
+		if f[i], ok = ToFloat(a[i+1]); !ok {
 			return nil, nil
 		}
 	}
 	p := soql.Period{Years: int(f[0]), Months: int(f[1]), Days: int(f[2]), Hours: int(f[3]), Minutes: int(f[4]), Seconds: f[5]}
-	return formatTimestamp(p.AddTo(t, int(f[6])), f[7] == 1), nil
+	return FormatTimestamp(p.AddTo(t, int(f[6])), f[7] == 1), nil
 }
 
 // compareValues orders two SQLite values: numerically when both are
@@ -506,7 +506,7 @@ func compareValues(a, b any) int {
 		}
 		return 0
 	}
-	return strings.Compare(formatScalar(a), formatScalar(b))
+	return strings.Compare(FormatScalar(a), FormatScalar(b))
 }
 
 // unaccent drops combining marks after canonical decomposition: "Café" is
@@ -703,7 +703,7 @@ func inPolygons(polys []polygon, x, y float64) bool {
 type median struct{ xs []float64 }
 
 func (a *median) Step(_ *sqlite.FunctionContext, args []driver.Value) error {
-	if x, ok := toFloat(args[0]); ok {
+	if x, ok := ToFloat(args[0]); ok {
 		a.xs = append(a.xs, x)
 	}
 	return nil
@@ -735,8 +735,8 @@ type regression struct {
 }
 
 func (a *regression) Step(_ *sqlite.FunctionContext, args []driver.Value) error {
-	y, ok1 := toFloat(args[0])
-	x, ok2 := toFloat(args[1])
+	y, ok1 := ToFloat(args[0])
+	x, ok2 := ToFloat(args[1])
 	if !ok1 || !ok2 {
 		return nil
 	}
@@ -785,8 +785,8 @@ func (a *regression) Final(*sqlite.FunctionContext) {}
 type hull struct{ pts [][2]float64 }
 
 func (a *hull) Step(_ *sqlite.FunctionContext, args []driver.Value) error {
-	x, ok1 := toFloat(args[0])
-	y, ok2 := toFloat(args[1])
+	x, ok1 := ToFloat(args[0])
+	y, ok2 := ToFloat(args[1])
 	if ok1 && ok2 {
 		a.pts = append(a.pts, [2]float64{x, y})
 	}
@@ -837,8 +837,8 @@ type extent struct {
 }
 
 func (a *extent) Step(_ *sqlite.FunctionContext, args []driver.Value) error {
-	x, ok1 := toFloat(args[0])
-	y, ok2 := toFloat(args[1])
+	x, ok1 := ToFloat(args[0])
+	y, ok2 := ToFloat(args[1])
 	if !ok1 || !ok2 {
 		return nil
 	}
