@@ -151,7 +151,7 @@ func compile(ds *dataset, src string, q *soql.Query, defaultLimit bool) (*compil
 	for i, c := range ds.cols {
 		cols[i] = c.Column
 	}
-	st, err := soqlsqlite.Compile(&soqlsqlite.Table{ID: ds.schema.ID, From: ds.table, Columns: cols, CreatedAt: ds.createdAt}, src, q, defaultLimit)
+	st, err := soqlsqlite.Compile(&soqlsqlite.Table{ID: ds.schema.ID, From: ds.table, Columns: cols, CreatedAt: ds.createdAt}, src, q, soqlsqlite.Options{DefaultLimit: defaultLimit})
 	if err != nil {
 		return nil, err
 	}
@@ -169,7 +169,7 @@ func compile(ds *dataset, src string, q *soql.Query, defaultLimit bool) (*compil
 func (s *Portal) answer(w http.ResponseWriter, r *http.Request, ds *dataset, id, src string, defaultLimit bool, page func(*compiled) *compiled) {
 	q, err := soql.Parse(src)
 	if err != nil {
-		writeError(w, parseError(src, err))
+		writeError(w, soqlsqlite.ParseError(src, err))
 		return
 	}
 	c, err := compile(ds, src, q, defaultLimit)
@@ -206,20 +206,6 @@ func writeHeaders(w http.ResponseWriter, c *compiled) {
 	w.Header().Set("X-SODA2-Types", string(tb))
 	w.Header().Set("X-SODA2-Warning", "X-SODA2-Fields, X-SODA2-Types, and X-SODA2-Legacy-Types are deprecated")
 	w.WriteHeader(http.StatusOK)
-}
-
-func parseError(src string, err error) error {
-	var se *soql.SyntaxError
-	if !errors.As(err, &se) {
-		return soqlsqlite.Malformed(src, soql.Pos{Line: 1, Column: 1}, err.Error())
-	}
-	detail := se.Msg
-	if se.Expected != "" {
-		detail = "Expected " + se.Expected + ", but got `" + se.Got + "'"
-	} else if detail == "" {
-		detail = se.Error()
-	}
-	return soqlsqlite.Malformed(src, se.Pos, detail)
 }
 
 // queryText turns the request's parameters into one SoQL text: $query as

@@ -177,8 +177,8 @@ func roundFunction(_ *translator, _ *soql.Call, args []typed) (typed, error) {
 }
 
 // utcNow is get_utc_date(): the time of the query, a fixed timestamp.
-func utcNow(_ *translator, _ *soql.Call, _ []typed) (typed, error) {
-	return typed{sql: QuoteString(FormatTimestamp(time.Now().UTC(), true)), kind: KindFixed}, nil
+func utcNow(tr *translator, _ *soql.Call, _ []typed) (typed, error) {
+	return typed{sql: QuoteString(FormatTimestamp(tr.now.UTC(), true)), kind: KindFixed}, nil
 }
 
 // withinPolygon is within_polygon(point, 'MULTIPOLYGON (...)') and

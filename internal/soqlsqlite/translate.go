@@ -90,24 +90,38 @@ type translator struct {
 	table     *Table
 	datasetID string
 	src       string // query text, for error positions
+	now       time.Time
 	stage     int
 	cols      map[string]scopeCol // fieldKey -> column
 	colOrder  []scopeCol
 	aliases   map[string]typed // fieldKey(alias) -> expression, for WHERE/GROUP/HAVING/ORDER
 }
 
+// Options are the choices of one compilation; the zero value compiles a
+// query as the SODA3 API runs it, without a default limit, at time.Now().
+type Options struct {
+	// DefaultLimit gives the last stage without a LIMIT Socrata's default
+	// LIMIT 1000, as the Resource API does.
+	DefaultLimit bool
+	// Now is the time of the query, get_utc_date()'s value; zero means
+	// time.Now().
+	Now time.Time
+}
+
 // Compile translates q, parsed from src, into one SQLite statement reading
-// t. src is the query's text, quoted in error positions. With
-// defaultLimit, the last stage without a LIMIT gets Socrata's default LIMIT
-// 1000. A query Socrata refuses (an unknown column or function, a type
+// t. src is the query's text, quoted in error positions. A query Socrata refuses (an unknown column or function, a type
 // mismatch, an aggregate in WHERE, ...) is an *Error in Socrata's words;
 // one Socrata runs but this package cannot translate is an *Error with
 // code query.soql.unsupported.
-func Compile(t *Table, src string, q *soql.Query, defaultLimit bool) (*Statement, error) {
+func Compile(t *Table, src string, q *soql.Query, opts Options) (*Statement, error) {
 	if q == nil || len(q.Stages) == 0 {
-		return nil, Malformed(src, soql.Pos{Line: 1, Column: 1}, "empty query")
+		return nil, malformed(src, soql.Pos{Line: 1, Column: 1}, "empty query")
 	}
-	tr := &translator{table: t, datasetID: t.ID, src: src}
+	now := opts.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	tr := &translator{table: t, datasetID: t.ID, src: src, now: now}
 	// Socrata's analyzer resolves names, then types, before it plans the
 	// query; the rules are the documented ones soql implements.
 	if err := tr.analyze(q); err != nil {
@@ -117,7 +131,7 @@ func Compile(t *Table, src string, q *soql.Query, defaultLimit bool) (*Statement
 	for i, st := range q.Stages {
 		tr.stage = i
 		tr.setScope(prev)
-		c, err := tr.selectStage(st, prev, defaultLimit && i == len(q.Stages)-1)
+		c, err := tr.selectStage(st, prev, opts.DefaultLimit && i == len(q.Stages)-1)
 		if err != nil {
 			return nil, err
 		}
@@ -245,7 +259,7 @@ func (tr *translator) selectList(st *soql.Select) (*selection, error) {
 		sel.add(name, t)
 	}
 	if len(sel.cols) == 0 {
-		return nil, Malformed(tr.src, st.SelectPos, "the query selects no columns")
+		return nil, malformed(tr.src, st.SelectPos, "the query selects no columns")
 	}
 	for k, t := range aliases {
 		tr.aliases[k] = t
@@ -584,9 +598,26 @@ func unsupported(tr *translator, pos soql.Pos, msg string) error {
 	}}
 }
 
-// Malformed is the error Socrata answers a query it cannot parse with (code
+// ParseError is the error Socrata answers a query src with when soql.Parse
+// returned err for it: a malformed-query envelope at the
+// syntax error's position.
+func ParseError(src string, err error) error {
+	var se *soql.SyntaxError
+	if !errors.As(err, &se) {
+		return malformed(src, soql.Pos{Line: 1, Column: 1}, err.Error())
+	}
+	detail := se.Msg
+	if se.Expected != "" {
+		detail = "Expected " + se.Expected + ", but got `" + se.Got + "'"
+	} else if detail == "" {
+		detail = se.Error()
+	}
+	return malformed(src, se.Pos, detail)
+}
+
+// malformed is the error Socrata answers a query it cannot parse with (code
 // query.compiler.malformed): detail says what is wrong at pos of src.
-func Malformed(src string, pos soql.Pos, detail string) error {
+func malformed(src string, pos soql.Pos, detail string) error {
 	return &Error{Status: http.StatusBadRequest, Body: map[string]any{
 		"code":    "query.compiler.malformed",
 		"error":   true,
