@@ -32,7 +32,7 @@ var scalarFunctions = map[string]function{
 	"starts_with": sqlFunction(2, KindBool, "(instr(%s, %s) = 1)"),
 	"contains":    sqlFunction(2, KindBool, "(instr(%s, %s) > 0)"),
 
-	// Timestamps are stored as fixed-width text (see store.go), so truncating
+	// Timestamps are stored as fixed-width text (see storage.go), so truncating
 	// and extracting are substrings of it.
 	"date_trunc_y":     sqlFunction(1, KindFloating, "(CASE WHEN %[1]s IS NULL THEN NULL ELSE substr(%[1]s, 1, 4) || '-01-01T00:00:00.000' END)"),
 	"date_trunc_ym":    sqlFunction(1, KindFloating, "(CASE WHEN %[1]s IS NULL THEN NULL ELSE substr(%[1]s, 1, 7) || '-01T00:00:00.000' END)"),
@@ -78,7 +78,7 @@ var aggregateFunctions = map[string]aggregate{
 	"avg":   numberAggregate("avg"),
 	"min":   sameTypeAggregate("min"),
 	"max":   sameTypeAggregate("max"),
-	// SQLite has no standard deviation: Go aggregates registered in store.go.
+	// SQLite has no standard deviation: Go aggregates registered in sqlfuncs.go.
 	"stddev_pop":  numericAggregate("localportal_stddev_pop"),
 	"stddev_samp": numericAggregate("localportal_stddev_samp"),
 }

@@ -710,7 +710,7 @@ func (a *median) Step(_ *sqlite.FunctionContext, args []driver.Value) error {
 }
 
 func (a *median) WindowInverse(*sqlite.FunctionContext, []driver.Value) error {
-	return errors.New("localportal: median is not a window function")
+	return errors.New("soqlsqlite: median is not a window function")
 }
 
 func (a *median) WindowValue(*sqlite.FunctionContext) (driver.Value, error) {
@@ -750,7 +750,7 @@ func (a *regression) Step(_ *sqlite.FunctionContext, args []driver.Value) error 
 }
 
 func (a *regression) WindowInverse(*sqlite.FunctionContext, []driver.Value) error {
-	return errors.New("localportal: regression is not a window function")
+	return errors.New("soqlsqlite: regression is not a window function")
 }
 
 func (a *regression) WindowValue(*sqlite.FunctionContext) (driver.Value, error) {
@@ -794,7 +794,7 @@ func (a *hull) Step(_ *sqlite.FunctionContext, args []driver.Value) error {
 }
 
 func (a *hull) WindowInverse(*sqlite.FunctionContext, []driver.Value) error {
-	return errors.New("localportal: convex_hull is not a window function")
+	return errors.New("soqlsqlite: convex_hull is not a window function")
 }
 
 func (a *hull) WindowValue(*sqlite.FunctionContext) (driver.Value, error) {
@@ -852,7 +852,7 @@ func (a *extent) Step(_ *sqlite.FunctionContext, args []driver.Value) error {
 }
 
 func (a *extent) WindowInverse(*sqlite.FunctionContext, []driver.Value) error {
-	return errors.New("localportal: extent is not a window function")
+	return errors.New("soqlsqlite: extent is not a window function")
 }
 
 func (a *extent) WindowValue(*sqlite.FunctionContext) (driver.Value, error) {

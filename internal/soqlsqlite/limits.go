@@ -44,7 +44,7 @@ func (e *LimitError) Error() string { return limitPrefix + e.Msg }
 
 // limitPrefix marks a LimitError's text inside SQLite's error message
 // (a Go function's error reaches database/sql as text).
-const limitPrefix = "localportal limit: "
+const limitPrefix = "soqlsqlite limit: "
 
 // tooLong is the error of a Go function whose result would be longer than
 // maxValueBytes.
@@ -100,7 +100,7 @@ func Conn(ctx context.Context, db *sql.DB) (conn *sql.Conn, release func(), err 
 	for i, l := range limits {
 		if limits[i].old, err = sqlite.Limit(conn, l.id, l.value); err != nil {
 			release()
-			return nil, nil, fmt.Errorf("localportal: limit a query's values: %w", err)
+			return nil, nil, fmt.Errorf("soqlsqlite: limit a query's values: %w", err)
 		}
 	}
 	return conn, release, nil

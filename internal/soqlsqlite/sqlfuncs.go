@@ -124,7 +124,7 @@ func (a *stddev) Step(_ *sqlite.FunctionContext, args []driver.Value) error {
 }
 
 func (a *stddev) WindowInverse(*sqlite.FunctionContext, []driver.Value) error {
-	return errors.New("localportal: standard deviation is not a window function")
+	return errors.New("soqlsqlite: standard deviation is not a window function")
 }
 
 func (a *stddev) WindowValue(*sqlite.FunctionContext) (driver.Value, error) {
