@@ -96,10 +96,12 @@ func kindSODA2(k Kind) string {
 // Socrata :id is derived from it, so :id order is insertion order.
 const RowIDColumn = `"_rowid"`
 
+// QuoteIdent quotes name as an SQLite identifier.
 func QuoteIdent(name string) string {
 	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
 }
 
+// QuoteString quotes s as an SQLite string literal.
 func QuoteString(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
 }
@@ -193,6 +195,9 @@ func isCanonicalFloating(s string) bool {
 	return err == nil
 }
 
+// FormatTimestamp writes t in the stored form of a floating timestamp
+// ("2024-01-01T00:00:00.000", its wall time) or of a fixed one (in UTC,
+// with a trailing Z).
 func FormatTimestamp(t time.Time, fixed bool) string {
 	if fixed {
 		return t.UTC().Format("2006-01-02T15:04:05.000") + "Z"
@@ -200,6 +205,7 @@ func FormatTimestamp(t time.Time, fixed bool) string {
 	return t.Format("2006-01-02T15:04:05.000")
 }
 
+// ParseWKTPoint reads a WKT point, "POINT (lon lat)".
 func ParseWKTPoint(s string) (lon, lat float64, ok bool) {
 	s = strings.TrimSpace(s)
 	up := strings.ToUpper(s)
@@ -217,6 +223,7 @@ func ParseWKTPoint(s string) (lon, lat float64, ok bool) {
 	return lo, la, err1 == nil && err2 == nil
 }
 
+// ToFloat reads a number from an SQLite or JSON value, or from text.
 func ToFloat(v any) (float64, bool) {
 	switch x := v.(type) {
 	case float64:
@@ -235,6 +242,8 @@ func ToFloat(v any) (float64, bool) {
 	return 0, false
 }
 
+// FormatFloat writes f as Socrata writes numbers: integral values
+// without a fraction, others in the shortest decimal form.
 func FormatFloat(f float64) string {
 	if f == math.Trunc(f) && math.Abs(f) < 1e15 {
 		return strconv.FormatInt(int64(f), 10)
