@@ -151,7 +151,8 @@ func compile(ds *dataset, src string, q *soql.Query, defaultLimit bool) (*compil
 	for i, c := range ds.cols {
 		cols[i] = c.Column
 	}
-	st, err := soqlsqlite.Compile(&soqlsqlite.Table{ID: ds.schema.ID, From: ds.table, Columns: cols, CreatedAt: ds.createdAt}, src, q, soqlsqlite.Options{DefaultLimit: defaultLimit})
+	table := &soqlsqlite.Table{ID: ds.schema.ID, From: ds.table, Columns: cols, CreatedAt: ds.createdAt}
+	st, err := soqlsqlite.Compile(table, src, q, soqlsqlite.Options{DefaultLimit: defaultLimit})
 	if err != nil {
 		return nil, err
 	}
@@ -165,7 +166,7 @@ func compile(ds *dataset, src string, q *soql.Query, defaultLimit bool) (*compil
 // answer runs the SoQL src on dataset id (ds) and writes its rows, or the
 // portal's error: a parse error, a refusal of the query, or a failure while
 // it runs. defaultLimit applies the Resource API's 1,000 rows to a query
-// without LIMIT; page, when set, wraps the translated query (SODA3's page).
+// without LIMIT; page, when set, wraps the compiled query (SODA3's page).
 func (s *Portal) answer(w http.ResponseWriter, r *http.Request, ds *dataset, id, src string, defaultLimit bool, page func(*compiled) *compiled) {
 	q, err := soql.Parse(src)
 	if err != nil {
