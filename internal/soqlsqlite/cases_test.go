@@ -179,14 +179,21 @@ func caseTable(t *testing.T, dir string) *Table {
 // names is returned as the portal's *Error.
 func runStatement(t *testing.T, table *Table, rowsJSON []byte, stmt *Statement) (*caseResult, error) {
 	t.Helper()
-	db, err := sql.Open("sqlite", "file:"+strings.ReplaceAll(t.Name(), "/", "_")+"?mode=memory")
+	// An in-memory database private to this case (the memdb VFS, as
+	// localportal opens its own), used through one connection held with
+	// Conn's bounds.
+	db, err := sql.Open("sqlite", "file:/soqlsqlite-"+strings.ReplaceAll(t.Name(), "/", "-")+"?vfs=memdb")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	db.SetMaxOpenConns(1)
 	ctx := t.Context()
-	if _, err := db.ExecContext(ctx, createTable(table)); err != nil {
+	conn, release, err := Conn(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	if _, err := conn.ExecContext(ctx, createTable(table)); err != nil {
 		t.Fatalf("create table: %v", err)
 	}
 	var rows []map[string]json.RawMessage
@@ -210,16 +217,11 @@ func runStatement(t *testing.T, table *Table, rowsJSON []byte, stmt *Statement) 
 		}
 		insert := fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s)", table.From, strings.Join(names, ", "),
 			strings.TrimSuffix(strings.Repeat("?, ", len(names)), ", "))
-		if _, err := db.ExecContext(ctx, insert, args...); err != nil {
+		if _, err := conn.ExecContext(ctx, insert, args...); err != nil {
 			t.Fatalf("rows.json row %d: %v", i+1, err)
 		}
 	}
 
-	conn, release, err := Conn(ctx, db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer release()
 	res := &caseResult{Rows: [][]any{}}
 	for _, c := range stmt.Columns {
 		res.Columns = append(res.Columns, caseColumn{Name: c.Name, Kind: kindNames[c.Kind], SODA2: c.SODA2})
