@@ -19,6 +19,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/datasf-mcp/datasf-mcp/internal/soqlsqlite"
 )
 
 // This file keeps the offline datasets in SQLite files on disk: each
@@ -249,7 +251,7 @@ func checkCached(ctx context.Context, db *sql.DB, size int64, key string) (*cach
 		return nil, errStale
 	}
 	var last sql.NullInt64
-	if err := db.QueryRowContext(ctx, fmt.Sprintf("SELECT max(%s) FROM %s", rowIDColumn, meta.Table)).Scan(&last); err != nil {
+	if err := db.QueryRowContext(ctx, fmt.Sprintf("SELECT max(%s) FROM %s", soqlsqlite.RowIDColumn, meta.Table)).Scan(&last); err != nil {
 		return nil, fmt.Errorf("reading the table: %w", err)
 	}
 	if last.Int64 != meta.Rows {
@@ -399,7 +401,7 @@ const maxIndexes = 5
 func indexColumns(ds *dataset) []*column {
 	var out []*column
 	for _, c := range ds.cols {
-		if c.kind == kindFloating || c.kind == kindFixed {
+		if c.kind == soqlsqlite.KindFloating || c.kind == soqlsqlite.KindFixed {
 			out = append(out, c)
 			break
 		}
@@ -410,7 +412,7 @@ func indexColumns(ds *dataset) []*column {
 			if len(out) >= maxIndexes {
 				return out
 			}
-			if taken[c] || !(c.kind == kindText || c.kind == kindNumber || c.kind == kindBool) {
+			if taken[c] || !(c.kind == soqlsqlite.KindText || c.kind == soqlsqlite.KindNumber || c.kind == soqlsqlite.KindBool) {
 				continue
 			}
 			if strings.Contains(strings.ToLower(c.FieldName), name) && !olderVersion(c, out) {
@@ -439,7 +441,7 @@ func olderVersion(c *column, chosen []*column) bool {
 // createIndexes indexes ds's table in db (see indexColumns).
 func createIndexes(ctx context.Context, db *sql.DB, ds *dataset) error {
 	for i, c := range indexColumns(ds) {
-		idx := quoteIdent(fmt.Sprintf("%s_i%d", strings.Trim(ds.table, `"`), i))
+		idx := soqlsqlite.QuoteIdent(fmt.Sprintf("%s_i%d", strings.Trim(ds.table, `"`), i))
 		if _, err := db.ExecContext(ctx, fmt.Sprintf("CREATE INDEX %s ON %s (%s)", idx, ds.table, c.sqlName)); err != nil {
 			return err
 		}

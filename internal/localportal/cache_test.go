@@ -286,7 +286,7 @@ func TestQueryPlansUseIndexes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c, err := translate(ds, tc.soql, q, true)
+		c, err := compile(ds, tc.soql, q, true)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+
+	"github.com/datasf-mcp/datasf-mcp/internal/soqlsqlite"
 )
 
 // Column statistics in Views documents. The real Views API gives each
@@ -141,7 +143,7 @@ func (s *Emulator) computeStats(ctx context.Context, ds *dataset) (map[string]*c
 	for i, c := range cols {
 		st := &columnStats{NonNull: counts[i+1], Null: counts[0] - counts[i+1]}
 		out[c.FieldName] = st
-		if c.kind == kindText && st.NonNull > 0 {
+		if c.kind == soqlsqlite.KindText && st.NonNull > 0 {
 			text = append(text, c)
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/datasf-mcp/datasf-mcp/internal/fixtures"
+	"github.com/datasf-mcp/datasf-mcp/internal/soqlsqlite"
 	"github.com/datasf-mcp/datasf-mcp/socrata"
 )
 
@@ -407,13 +408,13 @@ func TestLoadWithoutCatalogInfersTypes(t *testing.T) {
 	if sc.Name != "food trucks 2022" {
 		t.Errorf("schema name = %q; want the file's name", sc.Name)
 	}
-	if got := query(t, p, rep.ID, "SELECT max(cnn) AS m")[0]["m"]; got != formatFloat(maxCNN) {
-		t.Errorf("max(cnn) = %v; want %v", got, formatFloat(maxCNN))
+	if got := query(t, p, rep.ID, "SELECT max(cnn) AS m")[0]["m"]; got != soqlsqlite.FormatFloat(maxCNN) {
+		t.Errorf("max(cnn) = %v; want %v", got, soqlsqlite.FormatFloat(maxCNN))
 	}
 	if got := count(t, p, rep.ID, "SELECT count(*) AS n WHERE cnn > 9000000"); got != big {
 		t.Errorf("cnn > 9000000: %d; want %d", got, big)
 	}
-	t.Logf("no catalog: max(cnn) = %v, cnn > 9,000,000: %d rows", formatFloat(maxCNN), big)
+	t.Logf("no catalog: max(cnn) = %v, cnn > 9,000,000: %d rows", soqlsqlite.FormatFloat(maxCNN), big)
 }
 
 // TestLoadFormatsAsDownloaded loads the JSON, rows.json+view.json fixtures

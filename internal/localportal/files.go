@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/datasf-mcp/datasf-mcp/internal/soqlsqlite"
 	"github.com/datasf-mcp/datasf-mcp/socrata"
 )
 
@@ -438,6 +439,10 @@ func containsString(list []string, s string) bool {
 	return false
 }
 
+// idAlphabet has the characters of a derived id, those of Socrata's 4x4s
+// and row ids.
+const idAlphabet = "23456789abcdefghijkmnpqrstuvwxyz"
+
 // derivedID is a stable 4x4 id for a file that names no dataset.
 func derivedID(stem string) string {
 	h := fnv.New64a()
@@ -449,7 +454,7 @@ func derivedID(stem string) string {
 			b[i] = '-'
 			continue
 		}
-		b[i] = rowIDAlphabet[u%32]
+		b[i] = idAlphabet[u%32]
 		u /= 32
 	}
 	return string(b[:])
@@ -1005,13 +1010,13 @@ func rowsJSONSource(rowsPath, viewPath string) (*rowSource, error) {
 // geometryColumn is the field a GeoJSON geometry goes to.
 func geometryColumn(cols []socrata.Column) string {
 	for _, c := range cols {
-		switch kindOf(c.DataType) {
-		case kindPoint, kindLocation:
+		switch soqlsqlite.KindOf(c.DataType) {
+		case soqlsqlite.KindPoint, soqlsqlite.KindLocation:
 			return c.FieldName
 		}
 	}
 	for _, c := range cols {
-		if kindOf(c.DataType) == kindJSON && !strings.EqualFold(c.DataType, "url") {
+		if soqlsqlite.KindOf(c.DataType) == soqlsqlite.KindJSON && !strings.EqualFold(c.DataType, "url") {
 			return c.FieldName
 		}
 	}

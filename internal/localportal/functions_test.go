@@ -7,24 +7,8 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/datasf-mcp/datasf-mcp/internal/soql"
 	"github.com/datasf-mcp/datasf-mcp/socrata"
 )
-
-// The function tables agree with soql on which functions are aggregates.
-func TestFunctionTablesAgreeWithSoQL(t *testing.T) {
-	t.Parallel()
-	for name := range aggregateFunctions {
-		if !soql.IsAggregate(name) {
-			t.Errorf("aggregateFunctions has %q; soql.IsAggregate(%q) = false", name, name)
-		}
-	}
-	for name := range scalarFunctions {
-		if soql.IsAggregate(name) {
-			t.Errorf("scalarFunctions has %q; soql.IsAggregate(%q) = true", name, name)
-		}
-	}
-}
 
 func TestStandardDeviation(t *testing.T) {
 	t.Parallel()
@@ -89,23 +73,5 @@ func TestStandardDeviation(t *testing.T) {
 	r := get(t, p, "/resource/stdv-0001.json", url.Values{"$query": {"SELECT stddev_pop(g)"}})
 	if body := decodeObject(t, r.body); r.status != http.StatusBadRequest || body["errorCode"] != "query.soql.type-mismatch" {
 		t.Errorf("stddev_pop of text: status %d, %v; want 400 query.soql.type-mismatch", r.status, body)
-	}
-}
-
-// Aggregates that SoQL has and the portal does not translate are refused
-// with Socrata's unsupported envelope, not as unknown functions.
-func TestUnsupportedAggregates(t *testing.T) {
-	t.Parallel()
-	p := newPortal(t)
-	schema := Schema{ID: "aggr-0001", Columns: []socrata.Column{{FieldName: "x", DataType: "number"}, {FieldName: "p", DataType: "point"}}}
-	if err := p.AddGenerated(t.Context(), schema, 1, func(int) map[string]any { return map[string]any{"x": 1} }); err != nil {
-		t.Fatal(err)
-	}
-	for _, q := range []string{"SELECT spatial_union(p)"} {
-		r := get(t, p, "/resource/aggr-0001.json", url.Values{"$query": {q}})
-		body := decodeObject(t, r.body)
-		if r.status != http.StatusBadRequest || body["errorCode"] != "query.soql.unsupported" {
-			t.Errorf("%s: status %d, %v; want 400 query.soql.unsupported", q, r.status, body)
-		}
 	}
 }

@@ -1,27 +1,10 @@
 package localportal
 
-import (
-	"context"
-	"database/sql"
-	"fmt"
-	"strings"
-
-	"modernc.org/sqlite"
-	sqlite3 "modernc.org/sqlite/lib"
-)
-
-// What one query can make the portal build. A query is text a client
-// wrote: without these bounds right_pad(x, 400000000, 'x') or three nested
-// replaces build values of gigabytes, and a few such queries at once take
-// the machine's memory. The real portal's bounds are not known; these are
-// the analysis engine's (internal/analyze: 1 MiB a value) and leave every
-// value of the offline data sets (a few KB at most) far inside.
+// What one answer can make the portal hold, beside the bounds on the
+// values a query makes (package soqlsqlite: 1 MiB a value, LIKE patterns
+// and LIKE's work). The real portal's bounds are not known; these leave
+// every result of the offline data sets far inside.
 const (
-	// maxValueBytes bounds one value a query makes: SQLite's
-	// SQLITE_LIMIT_LENGTH on the connection while the query runs (replace,
-	// ||, substr, json_*: "string or blob too big"), and the results of
-	// this package's Go functions, checked before they allocate.
-	maxValueBytes = 1 << 20
 	// maxRowBytes bounds one row of a result as the Resource API encodes it
 	// (many long values side by side).
 	maxRowBytes = 4 << 20
@@ -29,84 +12,4 @@ const (
 	// them, but the client holds the page it asked for. The product's
 	// exports ask for pages of 16 MiB at most (internal/portal).
 	maxPageBytes = 64 << 20
-	// maxLikeSteps bounds the work of one LIKE on one value (localportal_like):
-	// the matcher backtracks, n×m steps at worst, so that a long value and a
-	// long pattern would keep a core busy for minutes in one call, out of
-	// reach of the query's context (SQLite is interrupted between calls).
-	maxLikeSteps = 50_000_000
-	// maxPatternLength bounds a LIKE pattern written in the query, which
-	// SQLite's GLOB matches (SQLITE_LIMIT_LIKE_PATTERN_LENGTH): GLOB's work
-	// is the value's length times the pattern's at worst, in one call out
-	// of reach of the query's context (a 1,000-character pattern on a
-	// 1 MiB value: 8.6 s, measured; 256: about 2 s).
-	maxPatternLength = 256
 )
-
-// limitError is a bound of this file a query went past; its text is the
-// portal's answer (executionReason passes it on).
-type limitError struct{ msg string }
-
-func (e *limitError) Error() string { return limitPrefix + e.msg }
-
-// limitPrefix marks a limitError's text inside SQLite's error message
-// (a Go function's error reaches database/sql as text).
-const limitPrefix = "localportal limit: "
-
-// tooLong is the error of a Go function whose result would be longer than
-// maxValueBytes.
-func tooLong(function string, n float64) error {
-	return &limitError{fmt.Sprintf("%s to %.0f characters would make a value longer than the limit of %d bytes (1 MiB) a value may have; pad to fewer characters",
-		function, n, maxValueBytes)}
-}
-
-// limitReason is the portal's words for an error of a bound of this file,
-// "" for another error.
-func limitReason(err error) string {
-	msg := err.Error()
-	if i := strings.Index(msg, limitPrefix); i >= 0 {
-		rest := msg[i+len(limitPrefix):]
-		// SQLite appends " (1)", its result code, to a function's error.
-		if j := strings.LastIndex(rest, " ("); j > 0 && strings.HasSuffix(rest, ")") {
-			rest = rest[:j]
-		}
-		return rest
-	}
-	if strings.Contains(msg, "LIKE or GLOB pattern too complex") {
-		return fmt.Sprintf("a LIKE pattern is longer than the limit of %d characters a pattern may have; use a shorter pattern", maxPatternLength)
-	}
-	if strings.Contains(msg, "string or blob too big") {
-		return fmt.Sprintf("a value would be longer than the limit of %d bytes (1 MiB) a value may have; build shorter text (replace, concatenation and pads make long values)", maxValueBytes)
-	}
-	return ""
-}
-
-// queryConn is a connection of db that a client's query runs on: SQLite's
-// value length is limited to maxValueBytes, and a LIKE pattern's to
-// maxPatternLength, while it is held. release puts
-// the connection's own limit back (the pool's connections also load data
-// sets) and returns it to the pool.
-func queryConn(ctx context.Context, db *sql.DB) (conn *sql.Conn, release func(), err error) {
-	conn, err = db.Conn(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	limits := []struct{ id, value, old int }{
-		{id: sqlite3.SQLITE_LIMIT_LENGTH, value: maxValueBytes},
-		{id: sqlite3.SQLITE_LIMIT_LIKE_PATTERN_LENGTH, value: maxPatternLength},
-	}
-	release = func() {
-		for _, l := range limits {
-			if l.old > 0 {
-				_, _ = sqlite.Limit(conn, l.id, l.old)
-			}
-		}
-		conn.Close()
-	}
-	for i, l := range limits {
-		if limits[i].old, err = sqlite.Limit(conn, l.id, l.value); err != nil {
-			release()
-			return nil, nil, fmt.Errorf("localportal: limit a query's values: %w", err)
-		}
-	}
-	return conn, release, nil
-}

@@ -70,3 +70,27 @@ func TestPageBound(t *testing.T) {
 		t.Errorf("100 rows of 1,000,000 bytes: status %d, %d bytes, ends %q; want 200 cut short within %d bytes", r.status, len(r.body), r.body[max(0, len(r.body)-20):], maxPageBytes)
 	}
 }
+
+// functionsDataset is the small dataset the function tests query.
+func functionsDataset(t *testing.T) *Emulator {
+	t.Helper()
+	p := newPortal(t)
+	schema := Schema{ID: "func-0001", Name: "Functions", Columns: []socrata.Column{
+		{FieldName: "t", DataType: "text"}, {FieldName: "n", DataType: "number"}, {FieldName: "m", DataType: "number"},
+		{FieldName: "d", DataType: "calendar_date"}, {FieldName: "f", DataType: "date"}, {FieldName: "b", DataType: "checkbox"},
+		{FieldName: "p", DataType: "point"}, {FieldName: "l", DataType: "location"}, {FieldName: "u", DataType: "url"},
+		{FieldName: "g", DataType: "multipolygon"}}}
+	rows := []map[string]any{
+		{"t": "Café Noir", "n": 2.5, "m": 10, "d": "2024-03-15T13:45:30", "f": "2024-03-15T20:45:30Z", "b": true,
+			"p": "POINT (-122.41 37.78)", "l": "1 MARKET ST\nSAN FRANCISCO, CA 94105\n(37.78, -122.41)",
+			"u": "Home (https://a.example/x)",
+			"g": map[string]any{"type": "MultiPolygon", "coordinates": []any{[]any{[]any{[]any{0, 0}, []any{1, 0}, []any{1, 1}, []any{0, 0}}}}}},
+		{"t": "café noir", "n": -1, "m": 20, "d": "2023-12-31T23:59:59", "b": false, "p": "(37.70, -122.50)", "l": "(37.70, -122.50)"},
+		{"t": "BAR", "n": 4, "m": 30, "d": "2024-01-01T00:00:00", "p": "POINT (-122.40 37.79)"},
+		{"m": 40},
+	}
+	if err := p.AddGenerated(t.Context(), schema, len(rows), func(i int) map[string]any { return rows[i] }); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}

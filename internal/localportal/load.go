@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/datasf-mcp/datasf-mcp/internal/soqlsqlite"
 	"github.com/datasf-mcp/datasf-mcp/socrata"
 )
 
@@ -69,7 +70,7 @@ func (s *Emulator) install(ctx context.Context, schema Schema, extra []socrata.C
 		into.ds, into.meta.Rows = ds, n
 		return n, ds, nil
 	}
-	ds.table = quoteIdent(fmt.Sprintf("ds_%s_%d", strings.ReplaceAll(schema.ID, "-", "_"), tableSeq.Add(1)))
+	ds.table = soqlsqlite.QuoteIdent(fmt.Sprintf("ds_%s_%d", strings.ReplaceAll(schema.ID, "-", "_"), tableSeq.Add(1)))
 	if err := s.changeSchema(ctx, ds.createSQL()); err != nil {
 		return 0, nil, fmt.Errorf("localportal: dataset %s: creating table: %w", schema.ID, err)
 	}

@@ -12,8 +12,8 @@
 //     (SODA3, which refuses requests without an app token; see soda3.go):
 //     SoQL executed for real. Queries ($query, or the
 //     separate $select/$where/$order/$group/$having/$limit/$offset/$q
-//     parameters) are parsed with package soql, translated to one SQLite
-//     statement and run. Rows come back encoded as Socrata encodes them, with
+//     parameters) are parsed with package soql, compiled to one SQLite
+//     statement by package soqlsqlite and run. Rows come back encoded as Socrata encodes them, with
 //     X-SODA2-Fields and X-SODA2-Types headers, and errors come in Socrata's
 //     envelopes.
 //

@@ -15,6 +15,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/datasf-mcp/datasf-mcp/internal/soql"
+	"github.com/datasf-mcp/datasf-mcp/internal/soqlsqlite"
+	"github.com/datasf-mcp/datasf-mcp/socrata"
 )
 
 // soqlParams are the SoQL query parameters of the Resource API.
@@ -43,7 +45,7 @@ func clipLogged(q string) string {
 // executionReason says why a query could not run, in the words of a portal
 // rather than of the SQLite engine under this one (the log keeps SQLite's).
 func executionReason(err error) string {
-	if reason := limitReason(err); reason != "" {
+	if reason := soqlsqlite.LimitReason(err); reason != "" {
 		return reason
 	}
 	msg := err.Error()
@@ -59,10 +61,29 @@ func executionReason(err error) string {
 	return "the query could not be executed on this dataset"
 }
 
+// queryError is a request the portal refuses, with Socrata's error
+// envelope; the compiler's refusals are *soqlsqlite.Error.
+type queryError struct {
+	status int
+	body   map[string]any
+}
+
+func (e *queryError) Error() string {
+	if m, ok := e.body["message"].(string); ok {
+		return m
+	}
+	return fmt.Sprint(e.body)
+}
+
 func writeError(w http.ResponseWriter, err error) {
 	var qe *queryError
 	if errors.As(err, &qe) {
 		writeJSON(w, qe.status, qe.body)
+		return
+	}
+	var ce *soqlsqlite.Error
+	if errors.As(err, &ce) {
+		writeJSON(w, ce.Status, ce.Body)
 		return
 	}
 	writeJSON(w, http.StatusInternalServerError, map[string]any{"error": true, "message": "Internal error: " + err.Error(), "status": 500})
@@ -101,17 +122,58 @@ func (s *Emulator) serveResource(w http.ResponseWriter, r *http.Request) {
 	s.answer(w, r, ds, id, src, true, nil)
 }
 
+// compiled is a compiled query as the portal answers it.
+type compiled struct {
+	sql  string
+	cols []outCol
+}
+
+// outCol is one column of an answer.
+type outCol struct {
+	soqlsqlite.Column
+	// key is the row key when it is not Name (SODA3's display-name keys,
+	// SODA3Live); omit leaves the field out of every row (SODA3Live.Missing).
+	key  string
+	omit bool
+}
+
+// rowKey is the column's key in a row and in X-SODA2-Fields.
+func (c outCol) rowKey() string {
+	if c.key != "" {
+		return c.key
+	}
+	return c.Name
+}
+
+// compile compiles the query q, parsed from src, on ds.
+func compile(ds *dataset, src string, q *soql.Query, defaultLimit bool) (*compiled, error) {
+	cols := make([]socrata.Column, len(ds.cols))
+	for i, c := range ds.cols {
+		cols[i] = c.Column
+	}
+	table := &soqlsqlite.Table{ID: ds.schema.ID, From: ds.table, Columns: cols, CreatedAt: ds.createdAt}
+	st, err := soqlsqlite.Compile(table, src, q, soqlsqlite.Options{DefaultLimit: defaultLimit})
+	if err != nil {
+		return nil, err
+	}
+	c := &compiled{sql: st.SQL, cols: make([]outCol, len(st.Columns))}
+	for i, col := range st.Columns {
+		c.cols[i] = outCol{Column: col}
+	}
+	return c, nil
+}
+
 // answer runs the SoQL src on dataset id (ds) and writes its rows, or the
 // portal's error: a parse error, a refusal of the query, or a failure while
 // it runs. defaultLimit applies the Resource API's 1,000 rows to a query
-// without LIMIT; page, when set, wraps the translated query (SODA3's page).
+// without LIMIT; page, when set, wraps the compiled query (SODA3's page).
 func (s *Emulator) answer(w http.ResponseWriter, r *http.Request, ds *dataset, id, src string, defaultLimit bool, page func(*compiled) *compiled) {
 	q, err := soql.Parse(src)
 	if err != nil {
-		writeError(w, parseError(src, err))
+		writeError(w, soqlsqlite.ParseError(src, err))
 		return
 	}
-	c, err := translate(ds, src, q, defaultLimit)
+	c, err := compile(ds, src, q, defaultLimit)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -136,7 +198,7 @@ func writeHeaders(w http.ResponseWriter, c *compiled) {
 	types := make([]string, len(c.cols))
 	for i, col := range c.cols {
 		fields[i] = col.rowKey()
-		types[i] = col.soda2
+		types[i] = col.SODA2
 	}
 	fb, _ := json.Marshal(fields)
 	tb, _ := json.Marshal(types)
@@ -145,20 +207,6 @@ func writeHeaders(w http.ResponseWriter, c *compiled) {
 	w.Header().Set("X-SODA2-Types", string(tb))
 	w.Header().Set("X-SODA2-Warning", "X-SODA2-Fields, X-SODA2-Types, and X-SODA2-Legacy-Types are deprecated")
 	w.WriteHeader(http.StatusOK)
-}
-
-func parseError(src string, err error) error {
-	var se *soql.SyntaxError
-	if !errors.As(err, &se) {
-		return malformed(src, soql.Pos{Line: 1, Column: 1}, err.Error())
-	}
-	detail := se.Msg
-	if se.Expected != "" {
-		detail = "Expected " + se.Expected + ", but got `" + se.Got + "'"
-	} else if detail == "" {
-		detail = se.Error()
-	}
-	return malformed(src, se.Pos, detail)
 }
 
 // queryText turns the request's parameters into one SoQL text: $query as
@@ -222,7 +270,7 @@ func queryText(ds *dataset, params url.Values) (string, error) {
 		where = append(where, "("+w+")")
 	}
 	for _, f := range filters {
-		where = append(where, "`"+ds.byKey[fieldKey(f)].FieldName+"` = "+quoteString(params.Get(f)))
+		where = append(where, "`"+ds.byKey[fieldKey(f)].FieldName+"` = "+soqlsqlite.QuoteString(params.Get(f)))
 	}
 	if len(where) > 0 {
 		b.WriteString(" WHERE " + strings.Join(where, " AND "))
@@ -237,7 +285,7 @@ func queryText(ds *dataset, params url.Values) (string, error) {
 		b.WriteString(" ORDER BY " + o)
 	}
 	if q := params.Get("$q"); q != "" {
-		b.WriteString(" SEARCH " + quoteString(q))
+		b.WriteString(" SEARCH " + soqlsqlite.QuoteString(q))
 	}
 	for _, p := range []string{"$limit", "$offset"} {
 		v := strings.TrimSpace(params.Get(p))
@@ -267,7 +315,7 @@ func (s *Emulator) run(w http.ResponseWriter, r *http.Request, ds *dataset, c *c
 	if db == nil {
 		db = s.db
 	}
-	conn, release, err := queryConn(r.Context(), db)
+	conn, release, err := soqlsqlite.Conn(r.Context(), db)
 	if err != nil {
 		return err
 	}
@@ -314,7 +362,7 @@ func (s *Emulator) run(w http.ResponseWriter, r *http.Request, ds *dataset, c *c
 			if col.omit {
 				continue
 			}
-			enc, ok := encodeValue(col.kind, vals[i])
+			enc, ok := encodeValue(col.Kind, vals[i])
 			if !ok {
 				continue
 			}
@@ -333,9 +381,9 @@ func (s *Emulator) run(w http.ResponseWriter, r *http.Request, ds *dataset, c *c
 		var tooBig error
 		switch {
 		case len(row) > maxRowBytes:
-			tooBig = &limitError{fmt.Sprintf("a row of the result is longer than the limit of %d bytes (4 MiB) a row may have; select fewer or shorter columns", maxRowBytes)}
+			tooBig = &soqlsqlite.LimitError{Msg: fmt.Sprintf("a row of the result is longer than the limit of %d bytes (4 MiB) a row may have; select fewer or shorter columns", maxRowBytes)}
 		case page > maxPageBytes:
-			tooBig = &limitError{fmt.Sprintf("the result is longer than the limit of %d bytes (64 MiB) one answer may have; select fewer rows (LIMIT) or fewer columns", maxPageBytes)}
+			tooBig = &soqlsqlite.LimitError{Msg: fmt.Sprintf("the result is longer than the limit of %d bytes (64 MiB) one answer may have; select fewer rows (LIMIT) or fewer columns", maxPageBytes)}
 		}
 		if tooBig != nil {
 			if !headersSent {
@@ -383,7 +431,7 @@ func (s *Emulator) run(w http.ResponseWriter, r *http.Request, ds *dataset, c *c
 // encodeValue renders one stored value as Socrata JSON: scalars as strings,
 // checkboxes as booleans, points and locations as objects. ok is false for
 // null, which Socrata omits.
-func encodeValue(k valueKind, v any) (enc []byte, ok bool) {
+func encodeValue(k soqlsqlite.Kind, v any) (enc []byte, ok bool) {
 	if v == nil {
 		return nil, false
 	}
@@ -391,7 +439,7 @@ func encodeValue(k valueKind, v any) (enc []byte, ok bool) {
 		v = string(b)
 	}
 	switch k {
-	case kindBool:
+	case soqlsqlite.KindBool:
 		switch x := v.(type) {
 		case int64:
 			return []byte(strconv.FormatBool(x != 0)), true
@@ -400,16 +448,16 @@ func encodeValue(k valueKind, v any) (enc []byte, ok bool) {
 		case bool:
 			return []byte(strconv.FormatBool(x)), true
 		}
-	case kindPoint, kindLocation, kindJSON:
+	case soqlsqlite.KindPoint, soqlsqlite.KindLocation, soqlsqlite.KindJSON:
 		if s, isStr := v.(string); isStr && json.Valid([]byte(s)) {
 			return []byte(s), true
 		}
-	case kindNumber:
+	case soqlsqlite.KindNumber:
 		if f, isFloat := v.(float64); isFloat && (math.IsNaN(f) || math.IsInf(f, 0)) {
 			return nil, false
 		}
 	}
-	b, err := json.Marshal(formatScalar(v))
+	b, err := json.Marshal(soqlsqlite.FormatScalar(v))
 	if err != nil {
 		return nil, false
 	}

@@ -183,10 +183,10 @@ func (l SODA3Live) rowKeys(ds *dataset, id string) func(*compiled) *compiled {
 		}
 		cols := slices.Clone(c.cols)
 		for i, col := range cols {
-			if slices.Contains(missing, col.name) {
+			if slices.Contains(missing, col.Name) {
 				cols[i].omit = true
 			}
-			if dc, ok := ds.byKey[fieldKey(col.name)]; display && ok && dc.Name != "" {
+			if dc, ok := ds.byKey[fieldKey(col.Name)]; display && ok && dc.Name != "" {
 				cols[i].key = dc.Name
 			}
 		}

@@ -3,25 +3,15 @@ package localportal
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"math"
-	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
-	"modernc.org/sqlite"
-
+	"github.com/datasf-mcp/datasf-mcp/internal/soqlsqlite"
 	"github.com/datasf-mcp/datasf-mcp/socrata"
 )
-
-// rowIDColumn is the hidden INTEGER PRIMARY KEY of every dataset table; the
-// Socrata :id is derived from it, so :id order is insertion order.
-const rowIDColumn = `"_rowid"`
 
 // dataset is one loaded dataset: its schema and its SQLite table.
 type dataset struct {
@@ -38,7 +28,7 @@ type dataset struct {
 // column is a dataset column with its storage details.
 type column struct {
 	socrata.Column
-	kind    valueKind
+	kind    soqlsqlite.Kind
 	sqlName string // quoted SQL column name
 }
 
@@ -47,7 +37,7 @@ func newDataset(schema Schema, now time.Time) (*dataset, error) {
 		return nil, fmt.Errorf("localportal: dataset id %q is not a 4x4 identifier like \"abcd-1234\"", schema.ID)
 	}
 	ds := &dataset{
-		table:     quoteIdent("ds_" + strings.ReplaceAll(schema.ID, "-", "_")),
+		table:     soqlsqlite.QuoteIdent("ds_" + strings.ReplaceAll(schema.ID, "-", "_")),
 		byKey:     map[string]*column{},
 		createdAt: now,
 	}
@@ -68,7 +58,7 @@ func newDataset(schema Schema, now time.Time) (*dataset, error) {
 		if _, dup := ds.byKey[fieldKey(c.FieldName)]; dup {
 			return nil, fmt.Errorf("localportal: dataset %s: duplicate column %q", schema.ID, c.FieldName)
 		}
-		col := &column{Column: c, kind: kindOf(c.DataType), sqlName: quoteIdent(c.FieldName)}
+		col := &column{Column: c, kind: soqlsqlite.KindOf(c.DataType), sqlName: soqlsqlite.QuoteIdent(c.FieldName)}
 		ds.cols = append(ds.cols, col)
 		ds.byKey[fieldKey(c.FieldName)] = col
 		kept = append(kept, c)
@@ -83,7 +73,7 @@ func newDataset(schema Schema, now time.Time) (*dataset, error) {
 
 // addColumn appends a column found in the data but missing from the schema.
 func (ds *dataset) addColumn(c socrata.Column) *column {
-	col := &column{Column: c, kind: kindOf(c.DataType), sqlName: quoteIdent(c.FieldName)}
+	col := &column{Column: c, kind: soqlsqlite.KindOf(c.DataType), sqlName: soqlsqlite.QuoteIdent(c.FieldName)}
 	ds.cols = append(ds.cols, col)
 	ds.byKey[fieldKey(c.FieldName)] = col
 	ds.schema.Columns = append(ds.schema.Columns, c)
@@ -100,7 +90,7 @@ func newEmptyDataset(schema Schema, now time.Time) (*dataset, error) {
 		return nil, err
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "(SELECT CAST(NULL AS INTEGER) AS %s", rowIDColumn)
+	fmt.Fprintf(&b, "(SELECT CAST(NULL AS INTEGER) AS %s", soqlsqlite.RowIDColumn)
 	for _, c := range ds.cols {
 		fmt.Fprintf(&b, ", CAST(NULL AS %s) AS %s", c.sqlType(), c.sqlName)
 	}
@@ -111,7 +101,7 @@ func newEmptyDataset(schema Schema, now time.Time) (*dataset, error) {
 
 func (ds *dataset) createSQL() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "CREATE TABLE %s (%s INTEGER PRIMARY KEY", ds.table, rowIDColumn)
+	fmt.Fprintf(&b, "CREATE TABLE %s (%s INTEGER PRIMARY KEY", ds.table, soqlsqlite.RowIDColumn)
 	for _, c := range ds.cols {
 		fmt.Fprintf(&b, ", %s %s", c.sqlName, c.sqlType())
 	}
@@ -122,154 +112,20 @@ func (ds *dataset) createSQL() string {
 // sqlType is the SQLite type the column is declared with.
 func (c *column) sqlType() string {
 	switch c.kind {
-	case kindNumber:
+	case soqlsqlite.KindNumber:
 		return "NUMERIC"
-	case kindBool:
+	case soqlsqlite.KindBool:
 		return "INTEGER"
 	}
 	return "TEXT"
 }
 
-func quoteIdent(name string) string {
-	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
-}
-
-func quoteString(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
-}
-
 var dbSeq atomic.Int64
-
-// registerFuncs installs the Go functions the SQL translation uses. The
-// sqlite driver registers functions process-wide, so it runs once.
-var registerFuncs = sync.OnceValue(func() error {
-	var errs []error
-	add := func(name string, n int32, fn func(args []any) (any, error)) {
-		errs = append(errs, sqlite.RegisterDeterministicScalarFunction(name, n,
-			func(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
-				a := make([]any, len(args))
-				for i, v := range args {
-					a[i] = v
-				}
-				return fn(a)
-			}))
-	}
-	add("localportal_row_id", 1, func(a []any) (any, error) {
-		n, ok := a[0].(int64)
-		if !ok {
-			return nil, nil
-		}
-		return rowIDString(n), nil
-	})
-	add("localportal_distance", 4, func(a []any) (any, error) {
-		var f [4]float64
-		for i, v := range a {
-			x, ok := toFloat(v)
-			if !ok {
-				return nil, nil
-			}
-			f[i] = x
-		}
-		return haversine(f[0], f[1], f[2], f[3]), nil
-	})
-	add("localportal_like", 2, func(a []any) (any, error) {
-		s, ok1 := a[0].(string)
-		p, ok2 := a[1].(string)
-		if a[0] == nil || a[1] == nil {
-			return nil, nil
-		}
-		if !ok1 {
-			s = formatScalar(a[0])
-		}
-		if !ok2 {
-			p = formatScalar(a[1])
-		}
-		match, err := likeMatch(s, p)
-		if err != nil {
-			return nil, err
-		}
-		if match {
-			return int64(1), nil
-		}
-		return int64(0), nil
-	})
-	add("localportal_text", 1, func(a []any) (any, error) {
-		if a[0] == nil {
-			return nil, nil
-		}
-		return formatScalar(a[0]), nil
-	})
-	add("localportal_ts", 1, func(a []any) (any, error) {
-		s, ok := a[0].(string)
-		if !ok {
-			return nil, nil
-		}
-		ts, ok := normalizeTimestamp(s, false)
-		if !ok {
-			return nil, nil
-		}
-		return ts, nil
-	})
-	add("localportal_pow", 2, func(a []any) (any, error) {
-		x, ok1 := toFloat(a[0])
-		y, ok2 := toFloat(a[1])
-		if !ok1 || !ok2 {
-			return nil, nil
-		}
-		return math.Pow(x, y), nil
-	})
-	errs = append(errs, registerMoreFuncs(add)...)
-	for name, sample := range map[string]bool{"localportal_stddev_pop": false, "localportal_stddev_samp": true} {
-		errs = append(errs, sqlite.RegisterFunction(name, &sqlite.FunctionImpl{NArgs: 1, Deterministic: true,
-			MakeAggregate: func(sqlite.FunctionContext) (sqlite.AggregateFunction, error) {
-				return &stddev{sample: sample}, nil
-			}}))
-	}
-	return errors.Join(errs...)
-})
-
-// stddev is the standard deviation aggregate (Welford's algorithm), of the
-// population or of a sample, as PostgreSQL (behind Socrata) computes them:
-// null without values, and for a sample also with one value.
-type stddev struct {
-	sample   bool
-	n        int64
-	mean, m2 float64
-}
-
-func (a *stddev) Step(_ *sqlite.FunctionContext, args []driver.Value) error {
-	x, ok := toFloat(args[0])
-	if !ok {
-		return nil // null, or text that is no number
-	}
-	a.n++
-	d := x - a.mean
-	a.mean += d / float64(a.n)
-	a.m2 += d * (x - a.mean)
-	return nil
-}
-
-func (a *stddev) WindowInverse(*sqlite.FunctionContext, []driver.Value) error {
-	return errors.New("localportal: standard deviation is not a window function")
-}
-
-func (a *stddev) WindowValue(*sqlite.FunctionContext) (driver.Value, error) {
-	switch {
-	case a.n == 0, a.sample && a.n == 1:
-		return nil, nil
-	case a.sample:
-		return math.Sqrt(a.m2 / float64(a.n-1)), nil
-	default:
-		return math.Sqrt(a.m2 / float64(a.n)), nil
-	}
-}
-
-func (a *stddev) Final(*sqlite.FunctionContext) {}
 
 // openDB opens a private in-memory SQLite database shared by a small pool of
 // connections (the memdb VFS), so concurrent requests can read at once.
 func openDB() (*sql.DB, *sql.Conn, error) {
-	if err := registerFuncs(); err != nil {
+	if err := soqlsqlite.Register(); err != nil {
 		return nil, nil, fmt.Errorf("localportal: registering SQL functions: %w", err)
 	}
 	name := fmt.Sprintf("file:/localportal-%d-%d?vfs=memdb&_dqs=0&_pragma=busy_timeout(20000)&_pragma=cache_size(-65536)",
@@ -289,21 +145,6 @@ func openDB() (*sql.DB, *sql.Conn, error) {
 		return nil, nil, fmt.Errorf("localportal: opening SQLite: %w", err)
 	}
 	return db, keep, nil
-}
-
-// rowIDAlphabet is in ASCII order so that fixed-width ids sort like numbers.
-const rowIDAlphabet = "23456789abcdefghijkmnpqrstuvwxyz"
-
-// rowIDString renders a row number as a Socrata-style row identifier
-// ("row-2222.2222-2223"): fixed width, so text order equals numeric order.
-func rowIDString(n int64) string {
-	var d [12]byte
-	u := uint64(n)
-	for i := 11; i >= 0; i-- {
-		d[i] = rowIDAlphabet[u%32]
-		u /= 32
-	}
-	return "row-" + string(d[0:4]) + "." + string(d[4:8]) + "-" + string(d[8:12])
 }
 
 // badValue decides what happens to a value that cannot be read as its
@@ -374,7 +215,7 @@ func newInsertStmts(tx *sql.Tx, ds *dataset) *insertStmts {
 		batch = maxInsertVars / (ncols + 1)
 	}
 	var cols strings.Builder
-	cols.WriteString(rowIDColumn)
+	cols.WriteString(soqlsqlite.RowIDColumn)
 	for _, c := range ds.cols {
 		cols.WriteString(", " + c.sqlName)
 	}
@@ -479,15 +320,15 @@ func appendRow(args []any, n int64, row map[string]any, ds *dataset, bad badValu
 
 // toStorage converts a value as it appears in Socrata JSON, rows.json, CSV or
 // a generator into the value stored in SQLite for a column of kind k.
-func toStorage(k valueKind, dataType string, v any) (any, error) {
+func toStorage(k soqlsqlite.Kind, dataType string, v any) (any, error) {
 	if v == nil {
 		return nil, nil
 	}
-	if s, ok := v.(string); ok && s == "" && k != kindText {
+	if s, ok := v.(string); ok && s == "" && k != soqlsqlite.KindText {
 		return nil, nil
 	}
 	switch k {
-	case kindNumber:
+	case soqlsqlite.KindNumber:
 		switch x := v.(type) {
 		case string:
 			if n, ok := parseNumberText(x); ok {
@@ -507,7 +348,7 @@ func toStorage(k valueKind, dataType string, v any) (any, error) {
 			}
 			return int64(0), nil
 		}
-	case kindBool:
+	case soqlsqlite.KindBool:
 		switch x := v.(type) {
 		case bool:
 			if x {
@@ -529,23 +370,23 @@ func toStorage(k valueKind, dataType string, v any) (any, error) {
 			}
 			return int64(0), nil
 		}
-	case kindFloating, kindFixed:
+	case soqlsqlite.KindFloating, soqlsqlite.KindFixed:
 		switch x := v.(type) {
 		case string:
-			if ts, ok := normalizeTimestamp(x, k == kindFixed); ok {
+			if ts, ok := soqlsqlite.NormalizeTimestamp(x, k == soqlsqlite.KindFixed); ok {
 				return ts, nil
 			}
 			return nil, &valueError{value: x, dataType: dataType}
 		case time.Time:
-			return formatTimestamp(x, k == kindFixed), nil
+			return soqlsqlite.FormatTimestamp(x, k == soqlsqlite.KindFixed), nil
 		case float64: // epoch seconds, as rows.json meta fields use
-			return formatTimestamp(time.Unix(int64(x), 0).UTC(), k == kindFixed), nil
+			return soqlsqlite.FormatTimestamp(time.Unix(int64(x), 0).UTC(), k == soqlsqlite.KindFixed), nil
 		}
-	case kindPoint:
+	case soqlsqlite.KindPoint:
 		return pointJSON(v)
-	case kindLocation:
+	case soqlsqlite.KindLocation:
 		return locationJSON(v)
-	case kindJSON:
+	case soqlsqlite.KindJSON:
 		if arr, ok := v.([]any); ok && strings.EqualFold(dataType, "url") {
 			m := map[string]any{}
 			if len(arr) > 0 && arr[0] != nil {
@@ -582,7 +423,7 @@ func toStorage(k valueKind, dataType string, v any) (any, error) {
 			}
 			return string(b), nil
 		default:
-			return formatScalar(x), nil
+			return soqlsqlite.FormatScalar(x), nil
 		}
 	}
 	return nil, fmt.Errorf("cannot store %T as %s", v, dataType)
@@ -593,15 +434,15 @@ func pointJSON(v any) (any, error) {
 	switch x := v.(type) {
 	case map[string]any:
 		if c, ok := x["coordinates"].([]any); ok && len(c) == 2 {
-			lo, ok1 := toFloat(c[0])
-			la, ok2 := toFloat(c[1])
+			lo, ok1 := soqlsqlite.ToFloat(c[0])
+			la, ok2 := soqlsqlite.ToFloat(c[1])
 			if !ok1 || !ok2 {
 				return nil, fmt.Errorf("bad point coordinates %v", c)
 			}
 			lon, lat = lo, la
 		} else {
-			la, ok1 := toFloat(x["latitude"])
-			lo, ok2 := toFloat(x["longitude"])
+			la, ok1 := soqlsqlite.ToFloat(x["latitude"])
+			lo, ok2 := soqlsqlite.ToFloat(x["longitude"])
 			if !ok1 || !ok2 {
 				return nil, nil
 			}
@@ -618,7 +459,7 @@ func pointJSON(v any) (any, error) {
 	default:
 		return nil, fmt.Errorf("cannot store %T as a point", v)
 	}
-	return fmt.Sprintf(`{"type":"Point","coordinates":[%s,%s]}`, formatFloat(lon), formatFloat(lat)), nil
+	return fmt.Sprintf(`{"type":"Point","coordinates":[%s,%s]}`, soqlsqlite.FormatFloat(lon), soqlsqlite.FormatFloat(lat)), nil
 }
 
 func locationJSON(v any) (any, error) {
@@ -654,112 +495,4 @@ func locationJSON(v any) (any, error) {
 		return nil, err
 	}
 	return string(b), nil
-}
-
-func parseWKTPoint(s string) (lon, lat float64, ok bool) {
-	s = strings.TrimSpace(s)
-	up := strings.ToUpper(s)
-	if !strings.HasPrefix(up, "POINT") {
-		return 0, 0, false
-	}
-	s = strings.TrimSpace(s[5:])
-	s = strings.TrimSuffix(strings.TrimPrefix(s, "("), ")")
-	f := strings.Fields(s)
-	if len(f) != 2 {
-		return 0, 0, false
-	}
-	lo, err1 := strconv.ParseFloat(f[0], 64)
-	la, err2 := strconv.ParseFloat(f[1], 64)
-	return lo, la, err1 == nil && err2 == nil
-}
-
-func toFloat(v any) (float64, bool) {
-	switch x := v.(type) {
-	case float64:
-		return x, true
-	case int64:
-		return float64(x), true
-	case int:
-		return float64(x), true
-	case json.Number:
-		f, err := x.Float64()
-		return f, err == nil
-	case string:
-		f, err := strconv.ParseFloat(strings.TrimSpace(x), 64)
-		return f, err == nil
-	}
-	return 0, false
-}
-
-func formatFloat(f float64) string {
-	if f == math.Trunc(f) && math.Abs(f) < 1e15 {
-		return strconv.FormatInt(int64(f), 10)
-	}
-	return strconv.FormatFloat(f, 'f', -1, 64)
-}
-
-// formatScalar renders a SQLite value the way Socrata renders scalars.
-func formatScalar(v any) string {
-	switch x := v.(type) {
-	case string:
-		return x
-	case []byte:
-		return string(x)
-	case int64:
-		return strconv.FormatInt(x, 10)
-	case int:
-		return strconv.Itoa(x)
-	case float64:
-		return formatFloat(x)
-	case float32:
-		return formatFloat(float64(x))
-	case bool:
-		return strconv.FormatBool(x)
-	case time.Time:
-		return formatTimestamp(x, false)
-	default:
-		return fmt.Sprint(x)
-	}
-}
-
-const earthRadiusMeters = 6371008.8
-
-func haversine(lat1, lon1, lat2, lon2 float64) float64 {
-	rad := math.Pi / 180
-	dLat := (lat2 - lat1) * rad
-	dLon := (lon2 - lon1) * rad
-	a := math.Sin(dLat/2)*math.Sin(dLat/2) + math.Cos(lat1*rad)*math.Cos(lat2*rad)*math.Sin(dLon/2)*math.Sin(dLon/2)
-	return 2 * earthRadiusMeters * math.Asin(math.Min(1, math.Sqrt(a)))
-}
-
-// likeMatch implements SQL LIKE ('%' any run, '_' one character) with
-// case-sensitive comparison, as SoQL does, or an error past maxLikeSteps
-// steps.
-func likeMatch(s, p string) (bool, error) {
-	sr, pr := []rune(s), []rune(p)
-	// Iterative wildcard matching with backtracking on the last '%'.
-	si, pi, star, mark := 0, 0, -1, 0
-	for steps := 0; si < len(sr); steps++ {
-		if steps > maxLikeSteps {
-			return false, &limitError{fmt.Sprintf("LIKE of a %d-character pattern on a %d-character value takes too long; use a shorter pattern or fewer %% wildcards", len(pr), len(sr))}
-		}
-		switch {
-		case pi < len(pr) && (pr[pi] == '_' || pr[pi] == sr[si]):
-			si++
-			pi++
-		case pi < len(pr) && pr[pi] == '%':
-			star, mark = pi, si
-			pi++
-		case star >= 0:
-			pi = star + 1
-			mark++
-			si = mark
-		default:
-			return false, nil
-		}
-	}
-	for pi < len(pr) && pr[pi] == '%' {
-		pi++
-	}
-	return pi == len(pr), nil
 }

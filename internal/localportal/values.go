@@ -6,8 +6,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"sync/atomic"
-	"time"
+
+	"github.com/datasf-mcp/datasf-mcp/internal/soqlsqlite"
 )
 
 // This file reads the value encodings Socrata writes in its exports (CSV,
@@ -22,102 +22,6 @@ import (
 //	checkbox       true / false   (older exports: Y / N, Yes / No, checked)
 //	number         1,234.5        money: $1,234.50   percent: 45%
 //	url            http://… , or "description (http://…)"
-
-// timestampLayouts are the timestamp forms accepted in data and in SoQL
-// literals, tried in order.
-var timestampLayouts = []string{
-	"2006-01-02T15:04:05.999999999Z07:00",
-	"2006-01-02T15:04:05.999999999",
-	"2006-01-02T15:04",
-	"2006-01-02 15:04:05.999999999Z07:00",
-	"2006-01-02 15:04:05.999999999",
-	"2006-01-02 15:04",
-	"2006-01-02",
-	"2006-01",
-	"2006/01/02 03:04:05 PM",
-	"2006/01/02 03:04 PM",
-	"2006/01/02 15:04:05",
-	"2006/01/02 15:04",
-	"2006/01/02",
-	"01/02/2006 03:04:05 PM",
-	"01/02/2006 03:04 PM",
-	"01/02/2006 15:04:05",
-	"01/02/2006 15:04",
-	"01/02/2006",
-	"1/2/2006 3:04:05 PM",
-	"1/2/2006 3:04 PM",
-	"1/2/2006 15:04:05",
-	"1/2/2006 15:04",
-	"1/2/2006",
-	"Jan 2 2006 03:04:05 PM",
-	"Jan 2 2006",
-	time.RFC1123Z,
-	time.RFC1123,
-}
-
-// parseTimestamp reads a timestamp in any of timestampLayouts.
-func parseTimestamp(s string) (time.Time, bool) {
-	s = strings.TrimSpace(s)
-	if len(s) < 7 || !strings.ContainsAny(s[:1], "0123456789JFMASOND") {
-		return time.Time{}, false
-	}
-	// A file writes all its timestamps one way: the layout that read the
-	// last one goes first (failed attempts cost an error value each).
-	hint := int(lastLayout.Load())
-	if t, err := time.Parse(timestampLayouts[hint], s); err == nil {
-		return t, true
-	}
-	for i, layout := range timestampLayouts {
-		if i == hint {
-			continue
-		}
-		if t, err := time.Parse(layout, s); err == nil {
-			lastLayout.Store(int32(i))
-			return t, true
-		}
-	}
-	return time.Time{}, false
-}
-
-// lastLayout indexes the timestampLayouts entry that read a timestamp last.
-var lastLayout atomic.Int32
-
-// normalizeTimestamp turns the many ways timestamps are written into the
-// form Socrata returns: "2024-01-01T00:00:00.000" (floating) or with a
-// trailing "Z" (fixed, converted to UTC). Because the form is fixed-width,
-// text comparison orders timestamps correctly.
-func normalizeTimestamp(s string, fixed bool) (string, bool) {
-	if !fixed && isCanonicalFloating(s) {
-		return s, true // already stored form (generated data, the API's own)
-	}
-	t, ok := parseTimestamp(s)
-	if !ok {
-		return "", false
-	}
-	return formatTimestamp(t, fixed), true
-}
-
-// isCanonicalFloating reports whether s is a valid floating timestamp in
-// the stored form "2006-01-02T15:04:05.000".
-func isCanonicalFloating(s string) bool {
-	if len(s) != 23 || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' || s[19] != '.' {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if (s[i] < '0' || s[i] > '9') && i != 4 && i != 7 && i != 10 && i != 13 && i != 16 && i != 19 {
-			return false
-		}
-	}
-	_, err := time.Parse("2006-01-02T15:04:05.000", s) // month, day and time in range
-	return err == nil
-}
-
-func formatTimestamp(t time.Time, fixed bool) string {
-	if fixed {
-		return t.UTC().Format("2006-01-02T15:04:05.000") + "Z"
-	}
-	return t.Format("2006-01-02T15:04:05.000")
-}
 
 // parseNumberText reads a number as exports write it: plain ("1234.5",
 // "-3", "1e3"), with thousands separators ("1,234.5"), as money ("$1,234.50",
@@ -194,7 +98,7 @@ func parseBoolText(s string) (bool, bool) {
 // CSV export's "(lat, lon)", or as GeoJSON text.
 func parsePointText(s string) (lon, lat float64, ok bool) {
 	s = strings.TrimSpace(s)
-	if lo, la, ok := parseWKTPoint(s); ok {
+	if lo, la, ok := soqlsqlite.ParseWKTPoint(s); ok {
 		return lo, la, true
 	}
 	if la, lo, ok := parseLatLonPair(s); ok {
@@ -204,8 +108,8 @@ func parsePointText(s string) (lon, lat float64, ok bool) {
 		var m map[string]any
 		if json.Unmarshal([]byte(s), &m) == nil {
 			if c, ok := m["coordinates"].([]any); ok && len(c) == 2 {
-				lo, ok1 := toFloat(c[0])
-				la, ok2 := toFloat(c[1])
+				lo, ok1 := soqlsqlite.ToFloat(c[0])
+				la, ok2 := soqlsqlite.ToFloat(c[1])
 				return lo, la, ok1 && ok2
 			}
 		}
@@ -241,12 +145,12 @@ func parseLocationText(s string) map[string]any {
 	lines := strings.Split(strings.ReplaceAll(s, "\r\n", "\n"), "\n")
 	last := strings.TrimSpace(lines[len(lines)-1])
 	if lat, lon, ok := parseLatLonPair(last); ok {
-		m["latitude"] = formatFloat(lat)
-		m["longitude"] = formatFloat(lon)
+		m["latitude"] = soqlsqlite.FormatFloat(lat)
+		m["longitude"] = soqlsqlite.FormatFloat(lon)
 		lines = lines[:len(lines)-1]
-	} else if lo, la, ok := parseWKTPoint(last); ok {
-		m["latitude"] = formatFloat(la)
-		m["longitude"] = formatFloat(lo)
+	} else if lo, la, ok := soqlsqlite.ParseWKTPoint(last); ok {
+		m["latitude"] = soqlsqlite.FormatFloat(la)
+		m["longitude"] = soqlsqlite.FormatFloat(lo)
 		lines = lines[:len(lines)-1]
 	}
 	addr := map[string]string{"address": "", "city": "", "state": "", "zip": ""}
@@ -331,7 +235,7 @@ func (in *inferrer) add(v any) {
 			in.boolean = b == "true" || b == "false"
 		}
 		if in.timestamp {
-			_, in.timestamp = parseTimestamp(x)
+			_, in.timestamp = soqlsqlite.ParseTimestamp(x)
 		}
 		if in.point {
 			_, _, in.point = parsePointText(x)

@@ -1,0 +1,1 @@
+SELECT (CAST('12' AS NUMERIC) + 1) AS "x", (CASE WHEN lower(localportal_text('true')) IN ('true','1') THEN 1 WHEN lower(localportal_text('true')) IN ('false','0') THEN 0 END) AS "y", localportal_text(t."m") AS "z" FROM "ds_func_0001" AS t ORDER BY t."_rowid" ASC LIMIT 1

@@ -1,0 +1,1 @@
+SELECT (CASE WHEN localportal_to_floating(t."f", 'America/Los_Angeles') IS NULL THEN NULL ELSE substr(localportal_to_floating(t."f", 'America/Los_Angeles'), 1, 7) || '-01T00:00:00.000' END) AS "x" FROM "ds_form_0001" AS t ORDER BY t."_rowid" ASC LIMIT 1

@@ -1,0 +1,1 @@
+SELECT count(*) AS "x" FROM "ds_func_0001" AS t WHERE (localportal_fold(t."t") = localportal_fold('CAFÉ NOIR')) LIMIT 1000

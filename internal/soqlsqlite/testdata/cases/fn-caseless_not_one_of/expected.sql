@@ -1,0 +1,1 @@
+SELECT count(*) AS "x" FROM "ds_func_0001" AS t WHERE (localportal_fold(t."t") NOT IN (localportal_fold('bar'))) LIMIT 1000

@@ -1,0 +1,1 @@
+SELECT CAST(strftime('%w', substr(t."d", 1, 19)) AS INTEGER) AS "x" FROM "ds_func_0001" AS t ORDER BY t."_rowid" ASC LIMIT 2

@@ -1,0 +1,1 @@
+SELECT (CAST(t."m" AS REAL) / 4) AS "x" FROM "ds_func_0001" AS t ORDER BY t."_rowid" ASC LIMIT 1

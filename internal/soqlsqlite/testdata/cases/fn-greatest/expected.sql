@@ -1,0 +1,1 @@
+SELECT localportal_greatest(t."n", t."m", 15) AS "x" FROM "ds_func_0001" AS t ORDER BY t."_rowid" ASC LIMIT 1000

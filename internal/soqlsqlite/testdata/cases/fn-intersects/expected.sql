@@ -1,0 +1,1 @@
+SELECT count(*) AS "x" FROM "ds_func_0001" AS t WHERE (localportal_in_polygon(json_extract(t."p", '$.coordinates[1]'), json_extract(t."p", '$.coordinates[0]'), 'POLYGON ((-122.55 37.65, -122.45 37.65, -122.45 37.75, -122.55 37.75, -122.55 37.65))') = 1) LIMIT 1000

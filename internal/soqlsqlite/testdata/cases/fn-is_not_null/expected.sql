@@ -1,0 +1,1 @@
+SELECT count(*) AS "x" FROM "ds_func_0001" AS t WHERE (t."t" IS NOT NULL) LIMIT 1000

@@ -1,0 +1,1 @@
+SELECT (CASE WHEN (CAST(json_extract(t."l", '$.latitude') AS REAL)) IS NULL OR (CAST(json_extract(t."l", '$.longitude') AS REAL)) IS NULL THEN NULL ELSE json_object('type', 'Point', 'coordinates', json_array(CAST(json_extract(t."l", '$.longitude') AS REAL), CAST(json_extract(t."l", '$.latitude') AS REAL))) END) AS "x" FROM "ds_func_0001" AS t ORDER BY t."_rowid" ASC LIMIT 1

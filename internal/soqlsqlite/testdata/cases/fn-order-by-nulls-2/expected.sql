@@ -1,0 +1,1 @@
+SELECT t."n" AS "n" FROM "ds_func_0001" AS t ORDER BY t."n" DESC NULLS FIRST LIMIT 1000

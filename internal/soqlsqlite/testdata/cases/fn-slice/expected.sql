@@ -1,0 +1,1 @@
+SELECT substr(t."t", (0) + 1, 4) AS "x" FROM "ds_func_0001" AS t ORDER BY t."_rowid" ASC LIMIT 1

@@ -1,0 +1,1 @@
+SELECT localportal_stddev_pop(t."m") AS "x" FROM "ds_func_0001" AS t LIMIT 1000

@@ -1,0 +1,1 @@
+SELECT (CAST('12.5' AS NUMERIC) + 1) AS "x" FROM "ds_func_0001" AS t LIMIT 1

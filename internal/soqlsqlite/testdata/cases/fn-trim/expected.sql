@@ -1,0 +1,1 @@
+SELECT trim('  a  ') AS "x" FROM "ds_func_0001" AS t LIMIT 1

@@ -1,0 +1,1 @@
+SELECT count(*) AS "x" FROM "ds_func_0001" AS t WHERE (json_extract(t."p", '$.coordinates[1]') BETWEEN min(37.8, 37.75) AND max(37.8, 37.75) AND json_extract(t."p", '$.coordinates[0]') BETWEEN min((-122.45), (-122.39)) AND max((-122.45), (-122.39))) LIMIT 1000

@@ -1,0 +1,1 @@
+SELECT count(*) AS "x" FROM "ds_func_0001" AS t WHERE (localportal_distance(CAST(json_extract(t."l", '$.latitude') AS REAL), CAST(json_extract(t."l", '$.longitude') AS REAL), 37.78, (-122.41)) <= 2000) LIMIT 1000

@@ -1,0 +1,1 @@
+SELECT count(*) AS "x" FROM "ds_func_0001" AS t WHERE (localportal_distance(json_extract(t."p", '$.coordinates[1]'), json_extract(t."p", '$.coordinates[0]'), 37.78, (-122.41)) <= 2000) LIMIT 1000

@@ -1,0 +1,1 @@
+SELECT count(*) AS "x" FROM "ds_func_0001" AS t WHERE (localportal_in_polygon(json_extract(t."p", '$.coordinates[1]'), json_extract(t."p", '$.coordinates[0]'), 'MULTIPOLYGON (((-122.45 37.75, -122.39 37.75, -122.39 37.80, -122.45 37.80, -122.45 37.75)))') = 1) LIMIT 1000

@@ -1,0 +1,1 @@
+SELECT (CASE WHEN t."d" IS NULL THEN NULL ELSE substr(t."d", 1, 4) || '-01-01T00:00:00.000' END) AS "year", count(*) AS "c" FROM "ds_func_0001" AS t GROUP BY (CASE WHEN t."d" IS NULL THEN NULL ELSE substr(t."d", 1, 4) || '-01-01T00:00:00.000' END) ORDER BY (CASE WHEN t."d" IS NULL THEN NULL ELSE substr(t."d", 1, 4) || '-01-01T00:00:00.000' END) ASC NULLS LAST LIMIT 1000

@@ -1,0 +1,1 @@
+SELECT t."m" AS "m" FROM "ds_func_0001" AS t ORDER BY t."m" ASC NULLS LAST LIMIT 2 OFFSET 1

@@ -1,0 +1,1 @@
+SELECT count(*) AS "c" FROM "ds_form_0001" AS t WHERE ((CASE WHEN t."d" IS NULL THEN NULL ELSE substr(t."d", 1, 7) || '-01T00:00:00.000' END) = '2023-01-01T00:00:00.000') LIMIT 1000

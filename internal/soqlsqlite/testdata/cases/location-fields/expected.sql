@@ -1,0 +1,1 @@
+SELECT CAST(json_extract(t."l", '$.latitude') AS REAL) AS "lat", CAST(json_extract(t."l", '$.longitude') AS REAL) AS "lon", json_extract(t."l", '$.human_address') AS "a" FROM "ds_func_0001" AS t ORDER BY t."_rowid" ASC LIMIT 1

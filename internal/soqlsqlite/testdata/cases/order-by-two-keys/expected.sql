@@ -1,0 +1,1 @@
+SELECT t."t" AS "t", t."m" AS "m" FROM "ds_func_0001" AS t ORDER BY (t."t" IS NULL) ASC NULLS LAST, t."m" DESC NULLS FIRST LIMIT 1000

@@ -1,0 +1,1 @@
+SELECT localportal_ts_shift((CASE WHEN t."d" IS NULL THEN NULL ELSE substr(t."d", 1, 7) || '-01T00:00:00.000' END), 0, 1, 0, 0, 0, 0, -1, 0) AS "x" FROM "ds_form_0001" AS t ORDER BY t."_rowid" ASC LIMIT 1

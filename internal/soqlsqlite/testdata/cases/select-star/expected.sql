@@ -1,0 +1,1 @@
+SELECT t."t" AS "t", t."n" AS "n", t."m" AS "m", t."d" AS "d", t."f" AS "f", t."b" AS "b", t."p" AS "p", t."l" AS "l", t."u" AS "u", t."g" AS "g" FROM "ds_func_0001" AS t ORDER BY t."_rowid" ASC LIMIT 2

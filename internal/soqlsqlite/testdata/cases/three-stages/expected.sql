@@ -1,0 +1,1 @@
+SELECT count(*) AS "c" FROM (SELECT t."t" AS "t", (t."m" * 2) AS "m2" FROM (SELECT t."t" AS "t", t."m" AS "m" FROM "ds_func_0001" AS t WHERE (t."m" > 10)) AS t ORDER BY (t."m" * 2) DESC NULLS FIRST) AS t LIMIT 1000
