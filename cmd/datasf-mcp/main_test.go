@@ -3,12 +3,36 @@ package main
 import (
 	"bytes"
 	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
+
+func TestMain(m *testing.M) {
+	// The commands run in process keep a key in the user's cache
+	// directory, and the offline portal builds its cache: both in a
+	// temporary directory, not the real user's. The go command's build
+	// cache stays where it was (it defaults to one in that directory).
+	gocache, err := exec.Command("go", "env", "GOCACHE").Output()
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("GOCACHE", strings.TrimSpace(string(gocache)))
+	cache, err := os.MkdirTemp("", "datasf-mcp-cache-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("XDG_CACHE_HOME", cache)
+	os.Setenv("DATASF_CACHE_DIR", filepath.Join(cache, "offline"))
+	code := m.Run()
+	os.RemoveAll(cache)
+	os.Exit(code)
+}
 
 func TestParseConfig(t *testing.T) {
 	t.Parallel()

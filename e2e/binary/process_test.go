@@ -1,4 +1,6 @@
-package main
+//go:build e2e
+
+package binary
 
 import (
 	"bufio"
@@ -24,28 +26,11 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/datasf-mcp/datasf-mcp/dualresp/redisstore/redistest"
+	"github.com/datasf-mcp/datasf-mcp/e2e/harness"
 )
 
 // These tests run the real binary as separate processes: several instances
 // sharing one Redis, and a restart after SIGKILL with the SQLite store.
-
-var buildOnce = sync.OnceValues(func() (string, error) {
-	// DATASF_MCP_TEST_BINARY runs the tests against another build (say,
-	// an older one, to see a new test fail on it).
-	if bin := os.Getenv("DATASF_MCP_TEST_BINARY"); bin != "" {
-		return bin, nil
-	}
-	dir, err := os.MkdirTemp("", "datasf-mcp-bin-")
-	if err != nil {
-		return "", err
-	}
-	bin := filepath.Join(dir, "datasf-mcp")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("go build: %v\n%s", err, out)
-	}
-	return bin, nil
-})
 
 func TestMain(m *testing.M) {
 	// The commands run with --server keep a key in the user's cache
@@ -69,27 +54,16 @@ func TestMain(m *testing.M) {
 	// it builds it, so the second process reuses what the first built.
 	os.Setenv("DATASF_CACHE_DIR", cmp.Or(os.Getenv("DATASF_MCP_TEST_CACHE"), filepath.Join(cache, "offline")))
 	// Many tests query the offline portal's wg3w-h783 (250,000 rows),
-	// which it builds into that cache on first use: built once here, not
-	// by each test's server at the same time.
-	if err := warmIncidents(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
+	// which it builds into that cache on first use: built once here
+	// (warmIncidents), not by each test's server at the same time.
+	code := harness.Main(m, "e2e/binary", warmIncidents)
 	os.RemoveAll(cache)
-	if bin, err := buildOnce(); err == nil && os.Getenv("DATASF_MCP_TEST_BINARY") == "" {
-		os.RemoveAll(filepath.Dir(bin))
-	}
 	os.Exit(code)
 }
 
 func binary(t *testing.T) string {
 	t.Helper()
-	bin, err := buildOnce()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return bin
+	return harness.Binary(t)
 }
 
 // freeAddr returns a loopback address with a port that was free just now.
@@ -155,7 +129,7 @@ func startServe(t *testing.T, env []string, args ...string) *instance {
 // warmIncidents has the offline portal build wg3w-h783 (250,000 rows) into
 // the package's shared cache directory (DATASF_CACHE_DIR), with the CLI.
 func warmIncidents() error {
-	bin, err := buildOnce()
+	bin, err := harness.BinaryPath()
 	if err != nil {
 		return err
 	}

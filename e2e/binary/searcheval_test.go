@@ -1,8 +1,11 @@
-package main
+//go:build e2e
+
+package binary
 
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"slices"
@@ -72,6 +75,9 @@ func TestSearchEvalBinary(t *testing.T) {
 	}
 }
 
+// update rewrites the search benchmark's section of docs/benchmarks.md.
+var update = flag.Bool("update", false, "rewrite the search benchmark's section of docs/benchmarks.md")
+
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // The search benchmark's section of docs/benchmarks.md, after the marker
@@ -82,7 +88,7 @@ const (
 )
 
 // writeSearchSection rewrites the search benchmark's section of
-// docs/benchmarks.md with table (go test ./cmd/datasf-mcp -run
+// docs/benchmarks.md with table (go test -tags e2e ./e2e/binary -run
 // TestSearchEvalBinary -update).
 func writeSearchSection(t *testing.T, table string) {
 	t.Helper()
@@ -105,7 +111,7 @@ func writeSearchSection(t *testing.T, table string) {
 	}
 	section := searchSectionStart + `
 
-Written by ` + "`go test ./cmd/datasf-mcp -run TestSearchEvalBinary -update`" + ` (not by make bench,
+Written by ` + "`go test -tags e2e ./e2e/binary -run TestSearchEvalBinary -update`" + ` (not by make bench,
 which keeps this section). The built binary runs as ` + "`datasf-mcp --offline`" + ` over stdio, with its
 built-in DataSF catalog (630 datasets, with the tags, categories and page views the live Discovery API
 gives; testdata/SOURCES.md), and each search of each set is asked of search_datasf through MCP; the

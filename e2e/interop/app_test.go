@@ -1,57 +1,31 @@
+//go:build e2e
+
 package interop
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/datasf-mcp/datasf-mcp/e2e/harness"
 )
 
-// builtBinary is datasf-mcp built once per test binary, into a directory
-// TestMain removes.
-var builtBinary = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "interop-bin-")
-	if err != nil {
-		return "", err
-	}
-	bin := filepath.Join(dir, "datasf-mcp")
-	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/datasf-mcp").CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build: %v\n%s", err, out)
-	}
-	return bin, nil
-})
-
 func TestMain(m *testing.M) {
-	code := m.Run()
-	if os.Getenv("DATASF_MCP_TEST_BINARY") == "" {
-		if bin, err := builtBinary(); err == nil {
-			os.RemoveAll(filepath.Dir(bin))
-		}
-	}
-	os.Exit(code)
+	// The tests run the Node scripts and read the files of interop/.
+	os.Exit(harness.Main(m, "interop", nil))
 }
 
-// buildBinary returns the datasf-mcp binary the tests run:
-// DATASF_MCP_TEST_BINARY when set (make test builds it once for every
-// package that runs it), else one built from ../cmd/datasf-mcp.
+// buildBinary returns the datasf-mcp binary the tests run (harness.Binary).
 func buildBinary(t *testing.T) string {
 	t.Helper()
-	if bin := os.Getenv("DATASF_MCP_TEST_BINARY"); bin != "" {
-		return bin
-	}
-	bin, err := builtBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return bin
+	return harness.Binary(t)
 }
 
 // needNode returns the node binary, and checks that npm ci installed pkg.

@@ -1,6 +1,10 @@
+//go:build e2e
+
 // Package interop checks datasf-mcp against an independent MCP client: the
 // official TypeScript SDK (@modelcontextprotocol/sdk, pinned in
-// package-lock.json). .ci/run installs it with `npm ci`.
+// interop/package-lock.json), and its viewer in headless Chromium. The
+// tests run in interop/ (its Node scripts and node_modules); make test
+// installs the packages with `npm ci`.
 package interop
 
 import (
@@ -11,17 +15,16 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/datasf-mcp/datasf-mcp/e2e/harness"
 )
 
 // need fails the test when CI=true and skips it otherwise, in one line
 // naming what is missing (`make test` runs `npm ci` in interop/ when npm,
-// Debian package npm, is there).
+// Debian package npm, is there): harness.Need.
 func need(t *testing.T, what string, err error) {
 	t.Helper()
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("%s is required in CI: %v", what, err)
-	}
-	t.Skipf("skipping: %s not available (%v)", what, err)
+	harness.Need(t, what, err)
 }
 
 func TestTypeScriptSDKClient(t *testing.T) {
