@@ -1,3 +1,5 @@
+//go:build e2e
+
 package fuzzymatch_test
 
 import (
@@ -209,16 +211,6 @@ func inventedCorpus(t *testing.T) []invented {
 	sampleEvery := sampleEvery
 	if os.Getenv("FUZZYMATCH_FULL_CORPUS") != "" {
 		sampleEvery = nil
-	}
-	if raceSample > 1 {
-		thin := map[string]int{}
-		for k, v := range sampleEvery {
-			thin[k] = v * raceSample
-		}
-		for _, k := range []string{"synonym", "plural/singular", "dropped word", "neighbour dataset", "query synonym", "query plural/singular", "query dropped word"} {
-			thin[k] = max(thin[k], raceSample)
-		}
-		sampleEvery = thin
 	}
 	var out []invented
 	cat := loadCatalog(t)
@@ -486,7 +478,7 @@ func TestInventedNamesNeverRewrittenWrongly(t *testing.T) {
 	slices.Sort(tally.unsureExamples)
 	t.Logf("neighbours' names rewritten to a column their own dataset lacks (meaning unsure, not counted wrong): %d: %s",
 		tally.unsure, strings.Join(slices.Compact(tally.unsureExamples), ", "))
-	if tally.total < 20000/raceSample {
+	if tally.total < 20000 {
 		t.Errorf("only %d invented names; the corpus should have more", tally.total)
 	}
 	for i, e := range tally.examples {
