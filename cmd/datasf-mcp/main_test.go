@@ -28,7 +28,15 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	os.Setenv("XDG_CACHE_HOME", cache)
-	os.Setenv("DATASF_CACHE_DIR", filepath.Join(cache, "offline"))
+	// DATASF_MCP_TEST_CACHE, which make test sets, is the offline cache
+	// the e2e tier's processes share (the offline portal locks a dataset's
+	// file while it builds it, so a second process reuses what the first
+	// built): TestREADMECommandsRun queries wg3w-h783 (250,000 rows).
+	offline := os.Getenv("DATASF_MCP_TEST_CACHE")
+	if offline == "" {
+		offline = filepath.Join(cache, "offline")
+	}
+	os.Setenv("DATASF_CACHE_DIR", offline)
 	code := m.Run()
 	os.RemoveAll(cache)
 	os.Exit(code)
