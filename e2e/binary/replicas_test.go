@@ -26,6 +26,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/datasf-mcp/datasf-mcp/dualresp/redisstore/redistest"
+	"github.com/datasf-mcp/datasf-mcp/e2e/harness"
 	"github.com/datasf-mcp/datasf-mcp/socrata/socratatest"
 )
 
@@ -178,18 +179,7 @@ func waitHealthy(t *testing.T, base string, why func() string) {
 // returns the balancer's base URL.
 func startHAProxy(t *testing.T, listen string, replicas []*instance) string {
 	t.Helper()
-	bin, err := exec.LookPath("haproxy")
-	if err != nil {
-		// Debian installs it in /usr/sbin, which a user's PATH may lack.
-		bin, err = exec.LookPath("/usr/sbin/haproxy")
-	}
-	if err != nil {
-		msg := "haproxy not found on PATH; install the Debian package haproxy (apt-get install -y haproxy) to run the replicas test"
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg + " (CI=true: failing instead of skipping)")
-		}
-		t.Skip(msg)
-	}
+	bin := harness.HAProxy(t)
 	cfg, err := filepath.Abs("../../deploy/haproxy.cfg")
 	if err != nil {
 		t.Fatal(err)

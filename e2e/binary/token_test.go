@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/datasf-mcp/datasf-mcp/e2e/harness"
 )
 
 // startTokenInstance starts `serve --http --offline` with DATASF_REST_TOKEN
@@ -121,30 +123,5 @@ func TestTokenModeEndToEnd(t *testing.T) {
 // skips the test (fails it in CI) when one is missing.
 func browserTools(t *testing.T) (node, chromium, script string) {
 	t.Helper()
-	need := func(what string, err error) {
-		t.Helper()
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is required in CI: %v", what, err)
-		}
-		t.Skipf("skipping the browser part: %s not available (%v)", what, err)
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		need("node (Debian package nodejs)", err)
-	}
-	chromium = os.Getenv("CHROMIUM")
-	if chromium == "" {
-		chromium = "/usr/bin/chromium"
-	}
-	if _, err := os.Stat(chromium); err != nil {
-		need("chromium (Debian package chromium)", err)
-	}
-	interop, err := filepath.Abs(filepath.Join("..", "..", "interop"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(interop, "node_modules", "playwright-core")); err != nil {
-		need("interop/node_modules/playwright-core (make test runs npm ci in interop/)", err)
-	}
-	return node, chromium, filepath.Join(interop, "token_viewer.mjs")
+	return harness.Node(t, "playwright-core"), harness.Chromium(t), harness.Path("interop/token_viewer.mjs")
 }

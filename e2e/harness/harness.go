@@ -3,8 +3,9 @@
 // Package harness is what the end-to-end tests share (the e2e tree, built
 // with the e2e tag: go test -tags e2e ./e2e/...): the datasf-mcp binary,
 // built once per run, the module's files found from any test directory,
-// and the programs the tests start (redis-server, haproxy, Chromium, Node),
-// looked up with the Debian package to install when one is missing.
+// and the programs the tests start (Node with interop/'s pinned packages,
+// Chromium, haproxy; redis-server through dualresp/redisstore/redistest),
+// each looked up with the Debian package to install when it is missing.
 //
 // A test needing an absent program skips with one line naming the Debian
 // package; cmd/testreport (make test) fails the run on that skip when
@@ -105,4 +106,49 @@ func Need(t testing.TB, what string, err error) {
 		t.Fatalf("%s is required in CI: %v", what, err)
 	}
 	t.Skipf("skipping: %s not available (%v)", what, err)
+}
+
+// Node returns the node program, and checks that npm ci installed each of
+// pkgs in interop/node_modules (make test runs it from
+// interop/package-lock.json); else Need.
+func Node(t testing.TB, pkgs ...string) string {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		Need(t, "node (Debian package nodejs)", err)
+	}
+	for _, pkg := range pkgs {
+		if _, err := os.Stat(filepath.Join(Path("interop/node_modules"), filepath.FromSlash(pkg))); err != nil {
+			Need(t, "interop/node_modules/"+pkg+" (make test runs npm ci in interop/)", err)
+		}
+	}
+	return node
+}
+
+// Chromium returns the headless browser the Node scripts drive: $CHROMIUM,
+// else /usr/bin/chromium (Debian's); else Need.
+func Chromium(t testing.TB) string {
+	t.Helper()
+	chromium := os.Getenv("CHROMIUM")
+	if chromium == "" {
+		chromium = "/usr/bin/chromium"
+	}
+	if _, err := os.Stat(chromium); err != nil {
+		Need(t, "chromium (Debian package chromium)", err)
+	}
+	return chromium
+}
+
+// HAProxy returns the haproxy program, on PATH or in /usr/sbin, where
+// Debian installs it and which a user's PATH may lack; else Need.
+func HAProxy(t testing.TB) string {
+	t.Helper()
+	bin, err := exec.LookPath("haproxy")
+	if err != nil {
+		bin, err = exec.LookPath("/usr/sbin/haproxy")
+	}
+	if err != nil {
+		Need(t, "haproxy (Debian package haproxy)", err)
+	}
+	return bin
 }

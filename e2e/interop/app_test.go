@@ -34,14 +34,7 @@ func needNode(t *testing.T, pkg string) string {
 	if testing.Short() {
 		t.Skip("skipping the Node test in -short mode")
 	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		need(t, "node (Debian package nodejs)", err)
-	}
-	if _, err := os.Stat(filepath.Join("node_modules", filepath.FromSlash(pkg))); err != nil {
-		need(t, "interop/node_modules/"+pkg+" (make test runs npm ci in interop/)", err)
-	}
-	return node
+	return harness.Node(t, pkg)
 }
 
 // TestAppInChromium plays an MCP Apps host in headless Chromium
@@ -53,13 +46,7 @@ func needNode(t *testing.T, pkg string) string {
 // unset).
 func TestAppInChromium(t *testing.T) {
 	node := needNode(t, "@modelcontextprotocol/ext-apps")
-	chromium := os.Getenv("CHROMIUM")
-	if chromium == "" {
-		chromium = "/usr/bin/chromium"
-	}
-	if _, err := os.Stat(chromium); err != nil {
-		need(t, "chromium (Debian package chromium)", err)
-	}
+	chromium := harness.Chromium(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
 	defer cancel()
 	bin := buildBinary(t)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/datasf-mcp/datasf-mcp/dualresp"
 	"github.com/datasf-mcp/datasf-mcp/dualresp/viewer"
+	"github.com/datasf-mcp/datasf-mcp/e2e/harness"
 )
 
 // chartFigures is what charts.mjs reads back from a viewer page.
@@ -88,13 +89,7 @@ func areaNames(t *testing.T, path string) []string {
 // rather than "Loading…". Screenshots go to $DATASF_SCREENSHOT_DIR.
 func TestViewerChartsInChromium(t *testing.T) {
 	node := needNode(t, "playwright-core")
-	chromium := os.Getenv("CHROMIUM")
-	if chromium == "" {
-		chromium = "/usr/bin/chromium"
-	}
-	if _, err := os.Stat(chromium); err != nil {
-		need(t, "chromium (Debian package chromium)", err)
-	}
+	chromium := harness.Chromium(t)
 	mux := http.NewServeMux()
 	ts := httptest.NewServer(mux)
 	defer ts.Close()

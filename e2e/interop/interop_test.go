@@ -12,7 +12,6 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -31,13 +30,7 @@ func TestTypeScriptSDKClient(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipping the interop test in -short mode")
 	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		need(t, "node (Debian package nodejs)", err)
-	}
-	if _, err := os.Stat(filepath.Join("node_modules", "@modelcontextprotocol", "sdk")); err != nil {
-		need(t, "interop/node_modules/@modelcontextprotocol/sdk (make test runs npm ci in interop/)", err)
-	}
+	node := harness.Node(t, "@modelcontextprotocol/sdk")
 
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/datasf-mcp/datasf-mcp/e2e/harness"
 )
 
 // A Parquet download of the built binary reads back with hyparquet (a
@@ -24,13 +26,7 @@ func TestParquetReadByIndependentReader(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipping the interop test in -short mode")
 	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		need(t, "node (Debian package nodejs)", err)
-	}
-	if _, err := os.Stat(filepath.Join("node_modules", "hyparquet")); err != nil {
-		need(t, "interop/node_modules/hyparquet (make test runs npm ci in interop/)", err)
-	}
+	node := harness.Node(t, "hyparquet")
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
 	dir := t.TempDir()

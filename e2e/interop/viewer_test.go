@@ -17,6 +17,7 @@ import (
 
 	"github.com/datasf-mcp/datasf-mcp/dualresp"
 	"github.com/datasf-mcp/datasf-mcp/dualresp/viewer"
+	"github.com/datasf-mcp/datasf-mcp/e2e/harness"
 )
 
 // rowsExecutor serves a fixed, generated result and sorts by any column.
@@ -85,20 +86,8 @@ func TestViewerInChromium(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipping the browser test in -short mode")
 	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		need(t, "node (Debian package nodejs)", err)
-	}
-	chromium := os.Getenv("CHROMIUM")
-	if chromium == "" {
-		chromium = "/usr/bin/chromium"
-	}
-	if _, err := os.Stat(chromium); err != nil {
-		need(t, "chromium (Debian package chromium)", err)
-	}
-	if _, err := os.Stat(filepath.Join("node_modules", "playwright-core")); err != nil {
-		need(t, "interop/node_modules/playwright-core (make test runs npm ci in interop/)", err)
-	}
+	node := harness.Node(t, "playwright-core")
+	chromium := harness.Chromium(t)
 
 	const n = 5000
 	exec1 := &rowsExecutor{}
