@@ -55,8 +55,8 @@ func TestMain(m *testing.M) {
 	os.Setenv("DATASF_CACHE_DIR", cmp.Or(os.Getenv("DATASF_MCP_TEST_CACHE"), filepath.Join(cache, "offline")))
 	// Many tests query the offline portal's wg3w-h783 (250,000 rows),
 	// which it builds into that cache on first use: built once here
-	// (warmIncidents), not by each test's server at the same time.
-	code := harness.Main(m, "e2e/binary", warmIncidents)
+	// (harness.WarmIncidents), not by each test's server at the same time.
+	code := harness.Main(m, "e2e/binary", harness.WarmIncidents)
 	os.RemoveAll(cache)
 	os.Exit(code)
 }
@@ -124,20 +124,6 @@ func startServe(t *testing.T, env []string, args ...string) *instance {
 		}
 		time.Sleep(50 * time.Millisecond) // polling a child process's readiness, bounded by deadline
 	}
-}
-
-// warmIncidents has the offline portal build wg3w-h783 (250,000 rows) into
-// the package's shared cache directory (DATASF_CACHE_DIR), with the CLI.
-func warmIncidents() error {
-	bin, err := harness.BinaryPath()
-	if err != nil {
-		return err
-	}
-	out, err := exec.Command(bin, "query", "wg3w-h783", "SELECT count(*)", "--offline", "--upstream-timeout", "5m").CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("building the offline portal's wg3w-h783: %v\n%s", err, out)
-	}
-	return nil
 }
 
 func (i *instance) kill() {

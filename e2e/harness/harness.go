@@ -73,6 +73,23 @@ func Binary(t testing.TB) string {
 	return bin
 }
 
+// WarmIncidents has the offline portal build wg3w-h783 (250,000 rows) into
+// the cache directory DATASF_CACHE_DIR names, with the CLI and a long
+// upstream timeout, so that the tests' own queries of it find it built
+// (a query that builds it could outlast the 30 s upstream timeout on a
+// loaded machine). Called before the tests, once per test process.
+func WarmIncidents() error {
+	bin, err := BinaryPath()
+	if err != nil {
+		return err
+	}
+	out, err := exec.Command(bin, "query", "wg3w-h783", "SELECT count(*)", "--offline", "--upstream-timeout", "5m").CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("building the offline portal's wg3w-h783: %v\n%s", err, out)
+	}
+	return nil
+}
+
 // Main runs a test package's tests in dir (the module directory whose
 // relative paths the tests use, e.g. "interop" for its Node scripts),
 // after setup when not nil, and removes the binary it built, if any.
