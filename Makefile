@@ -34,6 +34,10 @@ vet:
 #     with such files by their build tag; their fast tests run once more
 #     there, without the race detector.
 # A test's tier is its file's build tag: no test is named here.
+# e2e/binary's tests run in one test process, which go test kills after
+# 10 minutes by default: on a loaded 2-core machine they took 11 (with the
+# race run beside them), hence E2E_TIMEOUT.
+E2E_TIMEOUT ?= 30m
 E2E_PKGS = ./e2e/... $(sort $(patsubst %/,%,$(dir $(shell grep -rl --include='*_test.go' --exclude-dir=e2e --exclude-dir=node_modules '^//go:build e2e' .))))
 #
 # The race run does not instrument SQLite (RACE_GCFLAGS): modernc.org/sqlite/lib,
@@ -79,11 +83,11 @@ test: vet test-deps race-gcflags-check
 	GORACE="atexit_sleep_ms=0 $$GORACE" \
 	DATASF_MCP_TEST_BINARY="$$shared/datasf-mcp" DATASF_MCP_TEST_CACHE="$$shared/offline" \
 	$(GO) run ./cmd/testreport -race -gcflags='$(RACE_GCFLAGS)' -count=1 $(RACE_FIRST) ./... \
-		-- -tags e2e -count=1 $(E2E_PKGS)
+		-- -tags e2e -count=1 -timeout $(E2E_TIMEOUT) $(E2E_PKGS)
 
 # The e2e tier alone (the slow tests; see test), without the race detector.
 test-e2e: test-deps
-	$(GO) test -tags e2e -count=1 $(E2E_PKGS)
+	$(GO) test -tags e2e -count=1 -timeout $(E2E_TIMEOUT) $(E2E_PKGS)
 
 # The uninstrumented package of the race run (RACE_GCFLAGS) may define no
 # function another package could share but type equality: that of its C
