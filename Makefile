@@ -2,7 +2,7 @@
 GO ?= go
 FUZZTIME ?= 30s
 
-.PHONY: test test-deps race-gcflags-check modules smoke run vet fuzz bench build lint release bundle registry
+.PHONY: test test-e2e test-deps race-gcflags-check modules smoke run vet fuzz bench build lint release bundle registry
 
 # The repository holds several modules (go.work): the app, dualresp and
 # its stores and adapters (dualresp/{mcpgo,gosdk,sqlitestore,redisstore})
@@ -16,6 +16,7 @@ build:
 
 vet:
 	$(GO) vet $(ALL)
+	$(GO) vet -tags e2e $(ALL)
 
 # Each module of go.work builds alone (GOWORK=off: a clone without go.work,
 # or a user of one module), with its go.mod and go.sum tidy.
@@ -26,51 +27,34 @@ modules:
 		(cd "$$dir" && GOWORK=off $(GO) build -o /dev/null ./... && GOWORK=off $(GO) mod tidy -diff); \
 	done
 
-# `make test` sets up what the tests need, then runs every test with the race
-# detector through cmd/testreport: go test's usual output, then a
-# summary of what was skipped and why, and the slowest packages; its exit
-# code is go test's. A test needing an absent program (Chromium, redis-server,
-# Node) skips with one line naming the Debian package; with CI=true (.ci/run)
-# a skip fails the run instead.
+# `make test` sets up what the tests need, then runs every test, in two
+# tiers, through cmd/testreport: go test's usual output, then a summary of
+# what was skipped and why, and the slowest packages and tests; its exit
+# code is go test's. A test needing an absent program (Chromium,
+# redis-server, haproxy, Node) skips with one line naming the Debian
+# package; with CI=true (.ci/run) a skip fails the run instead.
 #
-# Some tests run in a second go test without the race detector, which
-# slows that code tenfold and has nothing to watch there, at the same time
-# as the race run (testreport runs both at once):
-#   - the scale and timing tests: a million rows, or 200,000 paged by the
-#     client, through the fake portal's SQLite (modernc's C translated to
-#     Go) or the result handler; the benchmark driver's quick run;
-#   - the exports that must finish past the upstream timeout (a stalled,
-#     a slow and 8 slow readers, in process and through the built binary):
-#     waits on timeouts and paced readers, and exports of several MB each
-#     that the race detector turns into minutes of CPU (concurrent
-#     exports stay under -race in TestExportLastingFailureIsMarked and
-#     dualresp's tests);
-#   - the load tests of the built binary (itself built without the race
-#     detector), whose memory bounds are the product's: 8 exports, 6
-#     analyses at once, 4 amplifying analyses and 16 deep queries at once;
-#     and its attacks of thousands of calls (pins, results and spills
-#     under new client keys or another token; get_schema on 5,000 portals
-#     in process), where the race detector would slow the client only;
-#     and the bounds on what one query makes the offline portal build and
-#     keep doing (long values, a core busy after the answer: issue 55),
-#     with the portal's own value, row, page and LIKE bounds in process,
-#     and 40 slow Parquet readers of the 250,000-row export at once;
-#   - the analysis engine's disk and memory caps, a runaway SQLite query
-#     each, measured as the product runs;
-#   - the figure and property tests that call one pure function in one
-#     goroutine: the column-name rewrite figures over the corpora, the
-#     search index's memory for 10,000 datasets (rank has no goroutines;
-#     12.3 s under -race, 2.8 s without), and the byte budget's properties
-#     (dualresp's, and properties_test's payload and rendering ones, which
-#     CI runs again with 1000 checks);
-#   - the app-token property that the portal accepts the session's token
-#     on every request: 100 whole products, each built for a check of
-#     values, one call at a time (under -race 56.99 s alone and 149.9 s
-#     among the other tests, without it 23.4 s among them; its sibling with
-#     the token refused, TestAppTokenNeverShownWhenRejected, runs under
-#     -race).
-# Every other test runs with -race, concurrency tests of all of these included.
-NORACE_TESTS = ^(TestPagingMillionRows|TestExportMillionRowsConstantMemory|TestScaleMillionRowCSV|TestPagingGenerated|TestQuickRun|TestExportsFinish|TestExportsFinishBinary|TestAnalysesBoundedBinary|TestTempFilesBounded|TestQueryMemoryIsBounded|TestRewriteFigures|TestInventedNamesNeverRewrittenWrongly|TestTypoBenchmark|TestByteBudgetProperty|TestFastPayloadWithinBudget|TestFastPayloadWithinBudgetEscapedNames|TestFastParseRoundTrip|TestReplicasBehindHAProxy|TestStdioLinksOutliveTheProcess|TestAmplifyingAnalysesBinary|TestDeepNestingBinary|TestPinsUnderMintedKeysBinary|TestVictimResultsSurviveMintedKeysBinary|TestSpillsApartBinary|TestMetricsPortalsBounded|TestAppTokenOnEveryRequest|TestIndexMemory10000|TestLongValuesBinary|TestWorkStopsWithRequestBinary|TestValueBounds|TestPageBound|TestSlowParquetReadersBinary)$$
+# The tiers, run at the same time (testreport runs both go tests at once;
+# the second fills the first's idle time, when its tests wait on timeouts
+# and child processes):
+#   - the fast tier, `go test ./...`: every test not behind the e2e build
+#     tag, here with the race detector;
+#   - the e2e tier, `go test -tags e2e`, without the race detector, which
+#     slows that code tenfold and has nothing to watch there: the e2e/
+#     tree (the tests of the built binary, e2e/binary, and of Node and
+#     Chromium against it, e2e/interop; e2e/harness is what they share),
+#     and the tests of a package's internals too slow for the fast tier,
+#     in its *_e2e_test.go files (scale, memory bounds, soaks, figures
+#     over the corpora, the benchmark driver's quick run, the property
+#     tests CI runs again with 1000 checks). E2E_PKGS finds the packages
+#     with such files by their build tag; their fast tests run once more
+#     there, without the race detector.
+# A test's tier is its file's build tag: no test is named here.
+# e2e/binary's tests run in one test process, which go test kills after
+# 10 minutes by default: on a loaded 2-core machine they took 11 (with the
+# race run beside them), hence E2E_TIMEOUT.
+E2E_TIMEOUT ?= 30m
+E2E_PKGS = ./e2e/... $(sort $(patsubst %/,%,$(dir $(shell grep -rl --include='*_test.go' --exclude-dir=e2e --exclude-dir=node_modules '^//go:build e2e' .))))
 #
 # The race run does not instrument SQLite (RACE_GCFLAGS): modernc.org/sqlite/lib,
 # SQLite's C translated to Go, inside the fake portal. The race detector
@@ -94,17 +78,15 @@ NORACE_TESTS = ^(TestPagingMillionRows|TestExportMillionRowsConstantMemory|TestS
 RACE_UNINSTRUMENTED = modernc.org/sqlite/lib
 RACE_GCFLAGS = $(RACE_UNINSTRUMENTED)=-race=false
 #
-# go test runs packages in the order given (two at a time): each run names
-# its longest packages first, so that none of them starts last and runs
-# alone at the end while the other core idles.
-NORACE_PKGS = ./cmd/datasf-mcp ./bench ./fuzzymatch ./datasf ./properties_test ./dualresp ./internal/localportal ./socrata ./internal/analyze ./internal/rank
-RACE_FIRST = ./datasf ./properties_test ./cmd/datasf-mcp ./reliability ./internal/localportal ./dualresp ./socrata ./interop ./internal/analyze
+# go test runs packages in the order given (two at a time): the race run
+# names its longest packages first, so that none of them starts last and
+# runs alone at the end while the other core idles.
+RACE_FIRST = ./datasf ./properties_test ./reliability ./internal/localportal ./dualresp ./socrata ./internal/analyze
 #
-# The tests that run the datasf-mcp binary (cmd/datasf-mcp's, in both
-# runs, and interop's) run one, built here (DATASF_MCP_TEST_BINARY), and
-# cmd/datasf-mcp's two runs share one offline cache (DATASF_MCP_TEST_CACHE):
-# the binary is linked, and the offline portal's 250,000-row wg3w-h783
-# built, once.
+# The tests that run the datasf-mcp binary run one, built here
+# (DATASF_MCP_TEST_BINARY), and e2e/binary's offline cache
+# (DATASF_MCP_TEST_CACHE) is in the same directory: the binary is linked
+# once, and e2e/harness builds none.
 #
 # A binary built with -race sleeps a second at exit by default, for
 # races in goroutines still running then (GORACE atexit_sleep_ms); each
@@ -116,8 +98,12 @@ test: vet modules test-deps race-gcflags-check
 	$(GO) build -o "$$shared/datasf-mcp" ./cmd/datasf-mcp && \
 	GORACE="atexit_sleep_ms=0 $$GORACE" \
 	DATASF_MCP_TEST_BINARY="$$shared/datasf-mcp" DATASF_MCP_TEST_CACHE="$$shared/offline" \
-	$(GO) run ./cmd/testreport -race -gcflags='$(RACE_GCFLAGS)' -count=1 -skip '$(NORACE_TESTS)' $(RACE_FIRST) $(ALL) \
-		-- -count=1 -run '$(NORACE_TESTS)' $(NORACE_PKGS)
+	$(GO) run ./cmd/testreport -race -gcflags='$(RACE_GCFLAGS)' -count=1 $(RACE_FIRST) $(ALL) \
+		-- -tags e2e -count=1 -timeout $(E2E_TIMEOUT) $(E2E_PKGS)
+
+# The e2e tier alone (the slow tests; see test), without the race detector.
+test-e2e: test-deps
+	$(GO) test -tags e2e -count=1 -timeout $(E2E_TIMEOUT) $(E2E_PKGS)
 
 # The uninstrumented package of the race run (RACE_GCFLAGS) may define no
 # function another package could share but type equality: that of its C
@@ -164,6 +150,7 @@ smoke: build
 lint: vet
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 $(ALL)
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 -tags e2e $(ALL)
 
 run:
 	$(GO) run ./cmd/datasf-mcp --offline

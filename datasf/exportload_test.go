@@ -13,7 +13,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -33,15 +32,12 @@ import (
 // than it takes seconds, not minutes; a page that keeps failing is asked
 // for again without waiting (Config.ExportBackoff).
 
-// loadRows is the size of the exported result: about 24 MB of NDJSON, more
-// than loopback socket buffers hold, so a reader that stops reading stops
-// whatever streams the result to it. Under the race detector, which is
-// there to find races, a quarter.
-const loadRows = 24_000 / raceScale
-
-// loadTimeout is the product's upstream timeout (socrata.Options.Timeout),
-// longer under the race detector.
-const loadTimeout = raceScale * time.Second
+// The size of the exported result (loadRows), the product's upstream
+// timeout (loadTimeout, socrata.Options.Timeout) and the slow reader's rate
+// (slowRate) are the e2e tier's in exportload_e2e_test.go, where
+// TestExportsFinish needs a result larger than loopback socket buffers
+// hold; the fast tier's, a quarter of the rows and a longer timeout for
+// the race detector (make test), are in exportload_fast_test.go.
 
 // loadRig is the product over a fake portal whose requests are counted.
 type loadRig struct {
@@ -183,10 +179,7 @@ const (
 	slowReader               // reads at slowRate bytes a second
 )
 
-const (
-	stallAt  = 3_000
-	slowRate = 4 << 20 / raceScale // loadRows take this reader 6 times loadTimeout (1.5 under the race detector)
-)
+const stallAt = 3_000
 
 // exportOutcome is what a test client read.
 type exportOutcome struct {
@@ -289,43 +282,6 @@ func checkComplete(t *testing.T, what string, o exportOutcome) {
 	}
 	if o.trailer != "complete" {
 		t.Errorf("%s: trailer X-Export-Status = %q; want complete", what, o.trailer)
-	}
-}
-
-// TestExportsFinish: an export completes, rows in order and none twice, for
-// a reader that stalls past the upstream timeout, a slow reader and 8
-// concurrent slow readers, on a fake portal with and without added
-// latency: pages are read whole before the reader gets them, so no
-// upstream request waits on the reader and times out.
-func TestExportsFinish(t *testing.T) {
-	t.Parallel()
-	for _, latency := range []time.Duration{0, 40 * time.Millisecond} {
-		t.Run(fmt.Sprintf("upstream latency %s", latency), func(t *testing.T) {
-			t.Parallel()
-			rig := newLoadRig(t, latency)
-			url := rig.result(t)
-			// One after the other: the stalled reader must find no
-			// upstream request open of another reader.
-			for _, tc := range []struct {
-				name    string
-				kind    readerKind
-				readers int
-			}{
-				{"stalled reader", stalledReader, 1},
-				{"slow reader", slowReader, 1},
-				{"8 concurrent slow readers", slowReader, 8},
-			} {
-				outs := make([]exportOutcome, tc.readers)
-				var wg sync.WaitGroup
-				for i := range outs {
-					wg.Go(func() { outs[i] = rig.read(t.Context(), url, tc.kind) })
-				}
-				wg.Wait()
-				for i, o := range outs {
-					checkComplete(t, fmt.Sprintf("%s: reader %d", tc.name, i), o)
-				}
-			}
-		})
 	}
 }
 

@@ -12,7 +12,11 @@
 // functions, or send one query to the shared fake); CI (.ci/run) runs them
 // again with
 //
-//	go test ./properties_test -run '^TestFast' -rapid.checks=1000
+//	go test -tags e2e ./properties_test -run '^TestFast' -rapid.checks=1000
+//
+// Those of the byte budget, and TestAppTokenOnEveryRequest, are in the e2e
+// tier (the *_e2e_test.go files, build tag e2e): make test runs them
+// without the race detector, go test ./... not at all.
 //
 // The other tests talk to the fake portal over loopback and keep each check
 // small (few requests). The costliest is TestAppTokenOnEveryRequest: the

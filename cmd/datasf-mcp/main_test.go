@@ -3,12 +3,44 @@ package main
 import (
 	"bytes"
 	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
+
+func TestMain(m *testing.M) {
+	// The commands run in process keep a key in the user's cache
+	// directory, and the offline portal builds its cache: both in a
+	// temporary directory, not the real user's. The go command's build
+	// cache stays where it was (it defaults to one in that directory).
+	gocache, err := exec.Command("go", "env", "GOCACHE").Output()
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("GOCACHE", strings.TrimSpace(string(gocache)))
+	cache, err := os.MkdirTemp("", "datasf-mcp-cache-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("XDG_CACHE_HOME", cache)
+	// DATASF_MCP_TEST_CACHE, which make test sets, is the offline cache
+	// the e2e tier's processes share (the offline portal locks a dataset's
+	// file while it builds it, so a second process reuses what the first
+	// built): TestREADMECommandsRun queries wg3w-h783 (250,000 rows).
+	offline := os.Getenv("DATASF_MCP_TEST_CACHE")
+	if offline == "" {
+		offline = filepath.Join(cache, "offline")
+	}
+	os.Setenv("DATASF_CACHE_DIR", offline)
+	code := m.Run()
+	os.RemoveAll(cache)
+	os.Exit(code)
+}
 
 func TestParseConfig(t *testing.T) {
 	t.Parallel()

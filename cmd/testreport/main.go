@@ -4,9 +4,13 @@
 // the reason it gave, and the packages that took longest.
 //
 // A "--" argument separates the arguments of several go test runs, made at
-// the same time (make test: the race run, and the scale and figure tests
-// without the race detector; the second fills the first's idle time, when
-// its tests wait on timeouts and child processes).
+// the same time (make test: the fast tier with the race detector, and the
+// e2e tier, -tags e2e, without it; the second fills the first's idle time,
+// when its tests wait on timeouts and child processes).
+//
+// The summary counts the tests that ran, top-level tests and subtests, each
+// once however many runs ran it: the figure to compare when tests move
+// between tiers.
 //
 // TESTREPORT_JSON=FILE also writes the raw events to FILE (for timings).
 //
@@ -19,7 +23,7 @@
 // as ./... stops at a module's edge, so a test command of the root module
 // alone would leave dualresp's modules untested and pass.
 //
-//	go run ./cmd/testreport -race -count=1 github.com/datasf-mcp/datasf-mcp/... -- -count=1 -run TestBig ./pkg
+//	go run ./cmd/testreport -race -count=1 github.com/datasf-mcp/datasf-mcp/... -- -tags e2e -count=1 ./e2e/...
 package main
 
 import (
@@ -60,11 +64,12 @@ type report struct {
 	skips    []skip
 	packages map[string]float64 // package -> elapsed seconds
 	tests    map[string]float64 // package + "." + top-level test -> elapsed seconds
+	ran      map[string]bool    // package + "\x00" + test (or subtest) that passed, failed or skipped
 	failed   int
 }
 
 func newReport(out io.Writer) *report {
-	return &report{out: out, outputs: map[string][]string{}, packages: map[string]float64{}, tests: map[string]float64{}}
+	return &report{out: out, outputs: map[string][]string{}, packages: map[string]float64{}, tests: map[string]float64{}, ran: map[string]bool{}}
 }
 
 func (r *report) add(e event) {
@@ -92,6 +97,9 @@ func (r *report) add(e event) {
 		delete(r.outputs, key)
 	case e.Test == "" && (e.Action == "pass" || e.Action == "fail" || e.Action == "skip"):
 		r.packages[e.Package] += e.Elapsed // a package may be in several runs
+	}
+	if e.Test != "" && (e.Action == "pass" || e.Action == "fail" || e.Action == "skip") {
+		r.ran[key] = true
 	}
 	if e.Test != "" && !strings.Contains(e.Test, "/") && (e.Action == "pass" || e.Action == "fail") {
 		r.tests[e.Package+"."+e.Test] = e.Elapsed
@@ -142,6 +150,13 @@ func (r *report) summary(w io.Writer, ci bool) {
 			fmt.Fprintf(w, "  %s\n      %s\n", reason, strings.Join(tests, ", "))
 		}
 	}
+	top := 0
+	for k := range r.ran {
+		if _, test, _ := strings.Cut(k, "\x00"); !strings.Contains(test, "/") {
+			top++
+		}
+	}
+	fmt.Fprintf(w, "testreport: %d tests ran (%d top-level, %d subtests)\n", len(r.ran), top, len(r.ran)-top)
 	if parts := slowest(r.packages, 6); len(parts) > 0 {
 		fmt.Fprintf(w, "testreport: slowest packages: %s\n", strings.Join(parts, ", "))
 	}

@@ -23,6 +23,8 @@ func TestReport(t *testing.T) {
 		{Action: "fail", Package: pkg, Test: "TestB", Elapsed: 0.7},
 		{Action: "output", Package: pkg, Test: "TestC", Output: "--- PASS: TestC (0.01s)\n"},
 		{Action: "pass", Package: pkg, Test: "TestC", Elapsed: 1.5},
+		{Action: "pass", Package: pkg, Test: "TestC/sub", Elapsed: 1.4},
+		{Action: "pass", Package: pkg, Test: "TestC", Elapsed: 1.5}, // TestC again, in another run
 		{Action: "output", Package: pkg, Output: "FAIL\tgithub.com/datasf-mcp/datasf-mcp/redis\t0.5s\n"},
 		{Action: "fail", Package: pkg, Elapsed: 0.5},
 	}
@@ -41,7 +43,7 @@ func TestReport(t *testing.T) {
 	}
 	var sum strings.Builder
 	r.summary(&sum, true)
-	for _, s := range []string{"1 skipped tests (CI=true: each one is a failure)", "redis.TestA", "slowest packages: redis 0.5s", "slowest tests: redis.TestC 1.5s, redis.TestB 0.7s"} {
+	for _, s := range []string{"1 skipped tests (CI=true: each one is a failure)", "redis.TestA", "4 tests ran (3 top-level, 1 subtests)", "slowest packages: redis 0.5s", "slowest tests: redis.TestC 1.5s, redis.TestB 0.7s"} {
 		if !strings.Contains(sum.String(), s) {
 			t.Errorf("summary %q does not contain %q", sum.String(), s)
 		}

@@ -1,5 +1,0 @@
-//go:build !race
-
-package fuzzymatch_test
-
-const raceSample = 1
