@@ -29,12 +29,16 @@ import (
 // comparison runs with --catalog none; with the built-in catalog (the
 // default since), the answers carry DataSF's real descriptions, as the
 // live portal's do: 8,386 to 8,414 tokens in two runs, under the issue's
-// 8,500; the test allows 8,600 there, so that the schema's value lists,
-// which vary by up to about 110 tokens with when the column statistics
-// are ready, do not fail it at random.
+// 8,500. Since issue 55 (item 5) every link of a stdio instance carries
+// its key (/k/KEY/: 16 hex digits, LinkKey), which the model reads in
+// each query answer's summary and link: with the built-in catalog 8,588
+// to 8,629 tokens in three runs (8,732 with 32-digit keys), without it
+// 7,797 to 7,834. The test allows 8,700 with the catalog, so that the
+// schema's value lists, which vary by up to about 110 tokens with when
+// the column statistics are ready, do not fail it at random.
 const (
 	maxEverydayTokens        = 8500
-	maxEverydayTokensCatalog = 8600
+	maxEverydayTokensCatalog = 8700
 )
 
 // everydayTasks are eight calls a new user's model makes on the police

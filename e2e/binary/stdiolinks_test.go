@@ -163,7 +163,7 @@ func TestStdioRESTServesOnlyItsLinks(t *testing.T) {
 	if unknownStatus != http.StatusNotFound {
 		t.Fatalf("GET an unknown id: HTTP %d %s; want 404", unknownStatus, unknown)
 	}
-	wrongKey := "http://" + addr + "/k/" + strings.Repeat("ab", 16) + "/resources/" + id
+	wrongKey := "http://" + addr + "/k/" + strings.Repeat("ab", 8) + "/resources/" + id
 	for _, tc := range []struct{ method, url, secret string }{
 		{http.MethodGet, plain, ""},
 		{http.MethodGet, plain + "?offset=0&limit=5", ""},
