@@ -122,14 +122,26 @@ func (c *column) sqlType() string {
 
 var dbSeq atomic.Int64
 
+// memDBCacheKiB is the page cache of each connection to the in-memory
+// database, in KiB (SQLite's negative cache_size). Its pages are in memory
+// already (the memdb VFS copies a page from its buffer on a miss), so a
+// small cache costs little. It must stay small for another reason:
+// modernc.org/sqlite is built with SQLITE_ENABLE_MEMORY_MANAGEMENT, under
+// which every connection of the process shares one page cache LRU, bounded
+// by the sum of the open connections' cache_size. At 64 MiB, the pinned
+// connection let the cache files' readers (readCacheKiB each) keep every
+// page they read: two 250,000-row exports grew SQLite's memory by 140 MiB
+// (issue 52, item 7).
+const memDBCacheKiB = 2048
+
 // openDB opens a private in-memory SQLite database shared by a small pool of
 // connections (the memdb VFS), so concurrent requests can read at once.
 func openDB() (*sql.DB, *sql.Conn, error) {
 	if err := soqlsqlite.Register(); err != nil {
 		return nil, nil, fmt.Errorf("localportal: registering SQL functions: %w", err)
 	}
-	name := fmt.Sprintf("file:/localportal-%d-%d?vfs=memdb&_dqs=0&_pragma=busy_timeout(20000)&_pragma=cache_size(-65536)",
-		time.Now().UnixNano(), dbSeq.Add(1))
+	name := fmt.Sprintf("file:/localportal-%d-%d?vfs=memdb&_dqs=0&_pragma=busy_timeout(20000)&_pragma=cache_size(-%d)",
+		time.Now().UnixNano(), dbSeq.Add(1), memDBCacheKiB)
 	db, err := sql.Open("sqlite", name)
 	if err != nil {
 		return nil, nil, fmt.Errorf("localportal: opening SQLite: %w", err)

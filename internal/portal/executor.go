@@ -45,6 +45,14 @@ const (
 	streamPageBytes    = 2 << 20  // the bytes any page may hold
 	streamMaxPageBytes = 16 << 20 // the bytes a page may hold with the budget's leave
 	streamBudgetBytes  = 32 << 20 // what the pages of all exports hold beyond streamPageBytes each
+	// offlineBudgetBytes is streamBudgetBytes without a concurrency bound
+	// (the offline portal, in this process): its pages, fetched one at a
+	// time, need less leave to grow, and what they hold adds to the memory
+	// of the portal's SQLite in the same process. Two 250,000-row exports
+	// at once from `serve --offline` peaked at 191.1 MiB RSS with
+	// streamBudgetBytes, 151.6 MiB with this (issue 52 bounds them at
+	// 220 MiB: TestTwoExportsMemory).
+	offlineBudgetBytes = 8 << 20
 	// streamGrowFrom is the offset from which pages grow: a request before
 	// it costs the portal little more for its offset.
 	streamGrowFrom = 100_000
@@ -179,6 +187,8 @@ func NewExecutor(r *Registry, opts ExecutorOptions) *Executor {
 		stream.parallel = min(streamParallel, max(bound-1, 1))
 		stream.extra = semaphore.NewWeighted(int64(max(bound-1, 0)))
 		stream.largeFirst = true
+	} else {
+		stream.budget = semaphore.NewWeighted(offlineBudgetBytes)
 	}
 	return &Executor{portals: r, stream: stream}
 }
