@@ -26,6 +26,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -354,7 +355,10 @@ func (s *Store) OwnerKey(ctx context.Context) ([]byte, error) {
 	return s.key, nil
 }
 
-// ownerKey reads the key at path, or makes it there.
+// ownerKey reads the key at path, or makes it there. The key is written
+// whole to a file of its own first and then linked to path, which fails
+// if path exists: a process starting at the same time reads either no
+// file or the whole key, never one being written.
 func ownerKey(path string) ([]byte, error) {
 	for range 2 {
 		b, err := os.ReadFile(path)
@@ -365,11 +369,12 @@ func ownerKey(path string) ([]byte, error) {
 				}
 			}
 			return key, nil
+		} else if err == nil {
+			return nil, fmt.Errorf("%s is empty or too short: delete it to make a new key (the results of tokens then stay unread until they expire)", path)
+		} else if !errors.Is(err, os.ErrNotExist) {
+			return nil, err
 		}
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-		if errors.Is(err, os.ErrExist) {
-			continue // another process made it meanwhile: read it
-		}
+		f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".new-*")
 		if err != nil {
 			return nil, err
 		}
@@ -378,13 +383,19 @@ func ownerKey(path string) ([]byte, error) {
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}
-		if err != nil {
-			_ = os.Remove(path)
+		if err == nil {
+			err = os.Link(f.Name(), path)
+		}
+		_ = os.Remove(f.Name())
+		switch {
+		case errors.Is(err, os.ErrExist):
+			continue // another process made it meanwhile: read it
+		case err != nil:
 			return nil, err
 		}
 		return key, nil
 	}
-	return nil, fmt.Errorf("%s is empty or too short: delete it to make a new key (the results of tokens then stay unread until they expire)", path)
+	return nil, fmt.Errorf("%s could not be read or made", path)
 }
 
 // Delete implements dualresp.Store.

@@ -49,9 +49,10 @@ func TestMain(m *testing.M) {
 	}
 	os.Setenv("XDG_CACHE_HOME", cache)
 	// DATASF_MCP_TEST_CACHE, which make test sets, is an offline cache
-	// directory shared by this package's two test processes (the runs with
-	// and without -race): the offline portal locks a dataset's file while
-	// it builds it, so the second process reuses what the first built.
+	// directory shared by the test processes that run the binary (this
+	// package's and cmd/datasf-mcp's TestREADMECommandsRun, at once): the
+	// offline portal locks a dataset's file while it builds it, so a
+	// second process reuses what the first built.
 	os.Setenv("DATASF_CACHE_DIR", cmp.Or(os.Getenv("DATASF_MCP_TEST_CACHE"), filepath.Join(cache, "offline")))
 	// Many tests query the offline portal's wg3w-h783 (250,000 rows),
 	// which it builds into that cache on first use: built once here
