@@ -1,80 +1,19 @@
 package gosdk_test
 
 import (
-	"context"
-	"encoding/json"
-	"fmt"
-	"strings"
 	"testing"
 
-	"pgregory.net/rapid"
-
 	"github.com/datasf-mcp/datasf-mcp/dualresp"
+	"github.com/datasf-mcp/datasf-mcp/dualresp/adaptertest"
 	"github.com/datasf-mcp/datasf-mcp/dualresp/gosdk"
 )
-
-// rows is an Executor over fixed rows.
-type rows []json.RawMessage
-
-// Prepare returns r itself: every query is the same result.
-func (r rows) Prepare(context.Context, dualresp.Query) (dualresp.Plan, error) { return r, nil }
-
-func (r rows) Count(context.Context) (int64, error) { return int64(len(r)), nil }
-
-func (r rows) Page(_ context.Context, req dualresp.PageRequest) (dualresp.PageResult, error) {
-	lo := min(req.Offset, int64(len(r)))
-	hi := min(lo+req.Limit, int64(len(r)))
-	return dualresp.PageResult{Rows: r[lo:hi]}, nil
-}
 
 // TestContentWithinModelBytes checks that what this adapter gives a model
 // (its content, the text and the resource_link, and the structured
 // content) is at most Response.ModelBytes, which dualresp keeps within the
-// byte budget (dualresp's TestByteBudgetProperty): the envelope the go-sdk
-// adds around the text and the link is the one ModelBytes counts.
+// byte budget (dualresp's TestByteBudgetProperty): the envelope the go-sdk adds
+// around the text and the link is the one ModelBytes counts.
 func TestContentWithinModelBytes(t *testing.T) {
 	t.Parallel()
-	rapid.Check(t, func(rt *rapid.T) {
-		budget := rapid.SampledFrom([]int{0, 2048, 4096}).Draw(rt, "budget")
-		ncols := rapid.IntRange(1, 60).Draw(rt, "columns")
-		nrows := rapid.IntRange(0, 30).Draw(rt, "rows")
-		maxLen := rapid.SampledFrom([]int{0, 5, 100, 3000}).Draw(rt, "maxLen")
-		char := rapid.SampledFrom([]string{"a", "é", "😀", `"`, "\n", "<"}).Draw(rt, "char")
-		var cols []dualresp.Column
-		for c := range ncols {
-			cols = append(cols, dualresp.Column{Name: fmt.Sprintf("column_%d", c), Type: "text"})
-		}
-		var data rows
-		for r := range nrows {
-			m := map[string]any{}
-			for c := range ncols {
-				m[cols[c].Name] = strings.Repeat(char, (r*7+c*13)%(maxLen+1))
-			}
-			b, _ := json.Marshal(m)
-			data = append(data, b)
-		}
-		name := rapid.SampledFrom([]string{"", "Letters", strings.Repeat(char, 300)}).Draw(rt, "name")
-		srv, err := dualresp.New(dualresp.Options{BaseURL: "http://127.0.0.1:8765", ByteBudget: budget, CleanupInterval: -1,
-			Executors: map[string]dualresp.Executor{"rows": data}})
-		if err != nil {
-			rt.Fatal(err)
-		}
-		defer srv.Close()
-		resp, err := srv.CreateResponse(t.Context(), dualresp.Spec{Name: name, Columns: cols, SampleSize: max(nrows-rapid.IntRange(0, 1).Draw(rt, "partial"), 1),
-			Query: dualresp.Query{Kind: "rows"}})
-		if err != nil {
-			rt.Fatal(err)
-		}
-		content, err := json.Marshal(gosdk.Content(resp))
-		if err != nil {
-			rt.Fatal(err)
-		}
-		structured, err := json.Marshal(resp.StructuredContent())
-		if err != nil {
-			rt.Fatal(err)
-		}
-		if n := len(content) + len(structured); n > resp.ModelBytes() {
-			rt.Fatalf("go-sdk content %d + structured content %d = %d bytes; ModelBytes %d", len(content), len(structured), n, resp.ModelBytes())
-		}
-	})
+	adaptertest.ContentWithinModelBytes(t, "go-sdk", func(r *dualresp.Response) any { return gosdk.Content(r) })
 }

@@ -6,7 +6,6 @@ require (
 	github.com/datasf-mcp/datasf-mcp/dualresp v0.0.0-00010101000000-000000000000
 	github.com/google/jsonschema-go v0.4.3
 	github.com/modelcontextprotocol/go-sdk v1.8.0
-	pgregory.net/rapid v1.3.0
 )
 
 require (
@@ -35,6 +34,7 @@ require (
 	golang.org/x/text v0.38.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
 	google.golang.org/protobuf v1.34.2 // indirect
+	pgregory.net/rapid v1.3.0 // indirect
 )
 
 // Until dualresp is tagged, and for development: the core from this

@@ -6,7 +6,6 @@ require (
 	github.com/datasf-mcp/datasf-mcp/dualresp v0.0.0-00010101000000-000000000000
 	github.com/google/go-cmp v0.7.0
 	github.com/mark3labs/mcp-go v1.2.1
-	pgregory.net/rapid v1.3.0
 )
 
 require (
@@ -34,6 +33,7 @@ require (
 	golang.org/x/sys v0.46.0 // indirect
 	golang.org/x/text v0.38.0 // indirect
 	google.golang.org/protobuf v1.34.2 // indirect
+	pgregory.net/rapid v1.3.0 // indirect
 )
 
 // Until dualresp is tagged, and for development: the core from this
