@@ -22,8 +22,9 @@ import (
 // --data and --data-dir arguments.
 func offlineSource(domain string, files []string) string {
 	if len(files) == 0 {
-		// Short: every offline answer carries it, in both views.
-		return "Offline: made-up rows of the built-in generated snapshot, not " + domain + "'s."
+		// Short: every offline answer carries it, in both views (16
+		// tokens; 22 as "made-up rows of the built-in generated snapshot").
+		return "Offline snapshot: made-up rows, not " + domain + "'s."
 	}
 	return "Offline: this comes from local files (" + strings.Join(clipNames(files, 5), ", ") +
 		") and, for the other datasets, the built-in generated snapshot (made-up rows), not from the live portal " + domain + "."

@@ -33,12 +33,16 @@ import (
 // its key (/k/KEY/: 16 hex digits, LinkKey), which the model reads in
 // each query answer's summary and link: with the built-in catalog 8,588
 // to 8,629 tokens in three runs (8,732 with 32-digit keys), without it
-// 7,797 to 7,834. The test allows 8,700 with the catalog, so that the
-// schema's value lists, which vary by up to about 110 tokens with when
-// the column statistics are ready, do not fail it at random.
+// 7,797 to 7,834. The offline source's sentence then went from 22 tokens
+// to 16 ("Offline snapshot: made-up rows, not data.sf.gov's."), said in
+// both views of nearly every answer: 8,499 to 8,529 with the catalog,
+// 7,704 to 7,736 without, in two runs. The test allows 8,600 with the
+// catalog, so that the schema's value lists, which vary by up to about
+// 110 tokens with when the column statistics are ready, do not fail it
+// at random.
 const (
 	maxEverydayTokens        = 8500
-	maxEverydayTokensCatalog = 8700
+	maxEverydayTokensCatalog = 8600
 )
 
 // everydayTasks are eight calls a new user's model makes on the police

@@ -181,12 +181,12 @@ func TestOfflineSaysItsSource(t *testing.T) {
 		t.Errorf("offline metadata has portal_url %v; want none", meta["portal_url"])
 	}
 	b, _ := json.Marshal(v)
-	if !strings.Contains(string(b), "built-in generated snapshot") || strings.Contains(string(b), "https://data.sf") {
-		t.Errorf("offline answer %s; want it to name the built-in generated snapshot and no live URL", b)
+	if !strings.Contains(string(b), "Offline snapshot: made-up rows") || strings.Contains(string(b), "https://data.sf") {
+		t.Errorf("offline answer %s; want it to say the rows are the offline snapshot's, made up, and give no live URL", b)
 	}
 	var sc map[string]any
 	offlineJSON(t, &sc, "schema", "rqzj-sfat")
-	if !strings.Contains(sc["summary"].(string), "built-in generated snapshot") {
+	if !strings.Contains(sc["summary"].(string), "Offline snapshot: made-up rows") {
 		t.Errorf("offline schema summary %q; want it to name the snapshot", sc["summary"])
 	}
 }
