@@ -47,8 +47,9 @@ modules:
 #     in its *_e2e_test.go files (scale, memory bounds, soaks, figures
 #     over the corpora, the benchmark driver's quick run, the property
 #     tests CI runs again with 1000 checks). E2E_PKGS finds the packages
-#     with such files by their build tag; their fast tests run once more
-#     there, without the race detector.
+#     with such files by their build tag, and testreport's -tagged-only
+#     e2e runs there only the tests of the files built with the tag (the
+#     fast tests beside them ran in the race tier already).
 # A test's tier is its file's build tag: no test is named here.
 # e2e/binary's tests run in one test process, which go test kills after
 # 10 minutes by default: on a loaded 2-core machine they took 11 (with the
@@ -99,7 +100,7 @@ test: vet modules test-deps race-gcflags-check
 	GORACE="atexit_sleep_ms=0 $$GORACE" \
 	DATASF_MCP_TEST_BINARY="$$shared/datasf-mcp" DATASF_MCP_TEST_CACHE="$$shared/offline" \
 	$(GO) run ./cmd/testreport -race -gcflags='$(RACE_GCFLAGS)' -count=1 $(RACE_FIRST) $(ALL) \
-		-- -tags e2e -count=1 -timeout $(E2E_TIMEOUT) $(E2E_PKGS)
+		-- -tags e2e -tagged-only e2e -count=1 -timeout $(E2E_TIMEOUT) $(E2E_PKGS)
 
 # The e2e tier alone (the slow tests; see test), without the race detector.
 test-e2e: test-deps

@@ -12,6 +12,13 @@
 // once however many runs ran it: the figure to compare when tests move
 // between tiers.
 //
+// A run's "-tagged-only TAG" (testreport's, not go test's) runs only the
+// tests declared in files built with that tag and not without it: the
+// e2e tier's packages beside their fast tests (a *_e2e_test.go file in
+// datasf, say) would otherwise run those fast tests a second time,
+// without the race detector, for nothing. The names come from the files,
+// found from the current directory down: no test is named by hand.
+//
 // TESTREPORT_JSON=FILE also writes the raw events to FILE (for timings).
 //
 // Its exit code is go test's (the first run's that failed). With CI=true a
@@ -32,10 +39,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"go/build"
 	"io"
+	"io/fs"
 	"maps"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -291,6 +302,14 @@ func (r *report) line(b []byte) {
 // run runs `go test -json ARGS`, adding its events to the report, and
 // returns go test's exit code.
 func (r *report) run(args []string) (int, error) {
+	if i := slices.Index(args, "-tagged-only"); i >= 0 && i+1 < len(args) {
+		names, err := taggedTests(".", args[i+1])
+		if err != nil {
+			return 0, err
+		}
+		args = append(slices.Clone(args[:i]), args[i+2:]...)
+		args = append([]string{"-run", "^(" + strings.Join(names, "|") + ")$"}, args...)
+	}
 	cmd := exec.Command(cmp.Or(os.Getenv("GO"), "go"), append([]string{"test", "-json"}, args...)...)
 	cmd.Stderr = os.Stderr
 	stdout, err := cmd.StdoutPipe()
@@ -313,4 +332,53 @@ func (r *report) run(args []string) (int, error) {
 		return ee.ExitCode(), nil
 	}
 	return 0, nil
+}
+
+// testFunc is a test, fuzz target or example a test file declares.
+var testFunc = regexp.MustCompile(`(?m)^func ((?:Test|Fuzz|Example)\w*)\(`)
+
+// taggedTests returns the names of the tests declared in the _test.go
+// files under root that are built with the tag and not without it, sorted.
+func taggedTests(root, tag string) ([]string, error) {
+	with, without := build.Default, build.Default
+	with.BuildTags = append(slices.Clone(with.BuildTags), tag)
+	seen := map[string]bool{}
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if name := d.Name(); path != root && (strings.HasPrefix(name, ".") || name == "node_modules" || name == "testdata") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		dir, name := filepath.Split(path)
+		in, err := with.MatchFile(dir, name)
+		if err != nil {
+			return err
+		}
+		out, err := without.MatchFile(dir, name)
+		if err != nil || !in || out {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, m := range testFunc.FindAllStringSubmatch(string(b), -1) {
+			seen[m[1]] = true
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(seen) == 0 {
+		return nil, fmt.Errorf("no test file under %s is built with the tag %q and not without it", root, tag)
+	}
+	return slices.Sorted(maps.Keys(seen)), nil
 }

@@ -2,6 +2,9 @@ package main
 
 import (
 	"io"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -84,5 +87,40 @@ func TestUntested(t *testing.T) {
 	r.add(event{Action: "fail", Package: root + "/dualresp/gosdk"})
 	if got := r.untested(mods); len(got) != 0 {
 		t.Errorf("untested = %v; want none", got)
+	}
+}
+
+// TestTaggedTests: the tests of files built with the tag (and not without it) are found,
+// with other constraints too, and no others (untagged, negated, or under
+// testdata).
+func TestTaggedTests(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	files := map[string]string{
+		"a/slow_e2e_test.go":    "//go:build e2e\n\npackage a\n\nfunc TestSlow(t *testing.T) {}\nfunc FuzzSlow(f *testing.F) {}\nfunc helper() {}\n",
+		"a/fast_test.go":        "package a\n\nfunc TestFast(t *testing.T) {}\n",
+		"a/notslow_test.go":     "//go:build !e2e\n\npackage a\n\nfunc TestNotSlow(t *testing.T) {}\n",
+		"e2e/b/b_test.go":       "//go:build e2e\n\npackage b\n\nfunc TestBinary(t *testing.T) {}\n",
+		"a/testdata/x_test.go":  "//go:build e2e\n\npackage x\n\nfunc TestData(t *testing.T) {}\n",
+		"a/other_linux_test.go": "//go:build e2e && (linux || darwin || windows)\n\npackage a\n\nfunc TestBoth(t *testing.T) {}\n",
+	}
+	for name, body := range files {
+		p := filepath.Join(root, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := taggedTests(root, "e2e")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"FuzzSlow", "TestBinary", "TestBoth", "TestSlow"}; !slices.Equal(got, want) {
+		t.Errorf("taggedTests = %v; want %v", got, want)
+	}
+	if _, err := taggedTests(root, "nothing"); err == nil {
+		t.Error("taggedTests of a tag no file has: no error")
 	}
 }
