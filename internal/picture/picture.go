@@ -106,22 +106,7 @@ func nameKey(v any) (string, bool) {
 }
 
 // zipKey reads a ZIP code from 94110, "94110", "94110.0" or "94110-1234".
-func zipKey(v any) (string, bool) {
-	var s string
-	switch v := v.(type) {
-	case string:
-		s = v
-	case float64:
-		s = strconv.FormatFloat(v, 'f', -1, 64)
-	default:
-		return "", false
-	}
-	m := zip.FindStringSubmatch(strings.TrimSpace(s))
-	if m == nil {
-		return "", false
-	}
-	return m[1], true
-}
+func zipKey(v any) (string, bool) { return numberKey(v, zip) }
 
 // setFor returns the set a column of this name and these values is drawn
 // for.
@@ -158,7 +143,11 @@ func setFor(label string, vals []any) (areaSet, bool) {
 
 // districtKey reads a supervisor district's number from 3, "3", "03", "3.0"
 // or "District 3".
-func districtKey(v any) (string, bool) {
+func districtKey(v any) (string, bool) { return numberKey(v, district) }
+
+// numberKey reads the first group of re from a value given as text or as
+// a JSON number.
+func numberKey(v any, re *regexp.Regexp) (string, bool) {
 	var s string
 	switch v := v.(type) {
 	case string:
@@ -168,7 +157,7 @@ func districtKey(v any) (string, bool) {
 	default:
 		return "", false
 	}
-	m := district.FindStringSubmatch(strings.TrimSpace(s))
+	m := re.FindStringSubmatch(strings.TrimSpace(s))
 	if m == nil {
 		return "", false
 	}
