@@ -1,7 +1,6 @@
 package datasf_test
 
 import (
-	"bytes"
 	stdcmp "cmp"
 	"context"
 	"encoding/csv"
@@ -104,24 +103,7 @@ type domainsEnv struct {
 	fake *socratatest.Server
 	wire *wire
 	env  *datasftest.Env
-	logs *syncBuffer
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+	logs *socratatest.LogBuffer
 }
 
 // newDomainsEnv starts the fake with SF, Chicago and NYC (each with a 311
@@ -157,7 +139,7 @@ func newDomainsEnv(t *testing.T, cfg datasf.Config) *domainsEnv {
 	if w.next == nil {
 		w.next = http.DefaultTransport
 	}
-	logs := &syncBuffer{}
+	logs := &socratatest.LogBuffer{}
 	cfg.Socrata.HTTPClient = &http.Client{Transport: w}
 	cfg.Socrata.MaxRetries = -1
 	cfg.LookupIP = lookupFake

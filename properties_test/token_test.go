@@ -1,13 +1,11 @@
 package properties_test
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -17,24 +15,6 @@ import (
 	"github.com/datasf-mcp/datasf-mcp/socrata/socratatest"
 )
 
-// syncBuffer is a bytes.Buffer safe for concurrent writers (log handlers).
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 var sessionCounter atomic.Int64
 
 // tokenSession is a stack whose Socrata client sends a generated app token,
@@ -43,7 +23,7 @@ var sessionCounter atomic.Int64
 type tokenSession struct {
 	*stack
 	token, userAgent string
-	logs             *syncBuffer
+	logs             *socratatest.LogBuffer
 	seen             strings.Builder // every response, error text and body
 }
 
@@ -51,7 +31,7 @@ func newTokenSession(t *rapid.T, e *env) *tokenSession {
 	ts := &tokenSession{
 		token:     "Zq" + rapid.StringMatching(`[A-Za-z0-9]{22}`).Draw(t, "token"),
 		userAgent: fmt.Sprintf("properties-token-%d", sessionCounter.Add(1)),
-		logs:      &syncBuffer{},
+		logs:      &socratatest.LogBuffer{},
 	}
 	logger := slog.New(slog.NewTextHandler(ts.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	st, closeAll, err := newStack(e.fake, stackOptions{appToken: ts.token, userAgent: ts.userAgent, logger: logger})

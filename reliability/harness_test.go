@@ -1,7 +1,6 @@
 package reliability
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -139,7 +138,7 @@ type stack struct {
 	store   *dualresp.MemoryStore
 	restURL string
 	mcp     *client.Client
-	logs    *syncBuffer
+	logs    *socratatest.LogBuffer
 }
 
 type stackOptions struct {
@@ -154,23 +153,6 @@ type stackOptions struct {
 	// (stack.logs) are the stack's.
 	generated int
 	fixtures  bool
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // genSchema is the generated dataset's schema.
@@ -190,7 +172,7 @@ func genRow(i int) map[string]any {
 // newStack assembles a stack for t (stackOptions), stopped when t ends.
 func newStack(t *testing.T, opts stackOptions) *stack {
 	t.Helper()
-	st := &stack{logs: &syncBuffer{}}
+	st := &stack{logs: &socratatest.LogBuffer{}}
 	log := slog.New(slog.NewTextHandler(st.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	if opts.generated == 0 {
 		st.fake = fixtureportal.New(t, socratatest.WithLogger(log))

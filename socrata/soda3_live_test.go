@@ -1,12 +1,10 @@
 package socrata_test
 
 import (
-	"bytes"
 	"errors"
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -142,24 +140,6 @@ func TestSODA3DisplayNameKeys(t *testing.T) {
 	}
 }
 
-// syncBuffer is a log destination safe for concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestSODA2Gone checks a portal whose SODA 2.1 answers 410: a client
 // without a token gets an error that says a token is needed and where to
 // get one; a client with one that had fallen back to SODA 2.1 switches to
@@ -171,7 +151,7 @@ func TestSODA2Gone(t *testing.T) {
 	if _, err := anon.Query(t.Context(), "sod3-0002", "SELECT n LIMIT 5"); err != nil {
 		t.Fatal(err)
 	}
-	var log syncBuffer
+	var log socratatest.LogBuffer
 	tok := srv.SocrataClient(socrata.Options{AppToken: "tok", Logger: slog.New(slog.NewTextHandler(&log, nil))})
 	if err := srv.SetSODA3(false); err != nil {
 		t.Fatal(err)

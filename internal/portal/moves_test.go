@@ -1,13 +1,11 @@
 package portal
 
 import (
-	"bytes"
 	"errors"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -15,23 +13,6 @@ import (
 	"github.com/datasf-mcp/datasf-mcp/socrata"
 	"github.com/datasf-mcp/datasf-mcp/socrata/socratatest"
 )
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // A move a portal answers is followed by the registry, remembered for the
 // process (the old name resolves to the new portal, whose client has its
@@ -53,7 +34,7 @@ func TestRegistryFollowsMoves(t *testing.T) {
 	if err := fake.SetMoved("data.old.example", "data.new.example"); err != nil {
 		t.Fatal(err)
 	}
-	var logs syncBuffer
+	var logs socratatest.LogBuffer
 	reg, err := New(Options{
 		Socrata: socrata.Options{Domain: "data.sfgov.org", BaseURL: fake.URL(), DiscoveryURL: fake.URL(), HTTPClient: fake.Client(), MaxRetries: -1},
 		Allow:   []string{"data.sfgov.org", "data.old.example", "data.new.example"},
