@@ -28,6 +28,10 @@
 //     of questions;
 //   - a misspelt word ("evicitons") that the catalog lacks finds the
 //     catalog's words one edit away (two for long words);
+//   - a word that few datasets have or none ("toilets", "criminal") also
+//     finds the catalog's words nearest it by GloVe word vectors
+//     ("bathrooms", "crime"; package wordvec, neighbours.go), weighing
+//     less than the word typed; common words are not widened;
 //   - page views, where the catalog has them, are a prior: the text score,
 //     damped, is multiplied by 1 + 0.4 ln(1 + views), as Socrata's own
 //     search multiplies it by 1 + ln(views), so that among datasets that
@@ -194,6 +198,9 @@ type Index struct {
 	// words are the catalog's words of five letters or more, sorted, for
 	// correcting a misspelt query word (corrections).
 	words []string
+	// vocab are the catalog's words with a GloVe vector, for the nearest
+	// words of a rare typed word (neighbours).
+	vocab []vocabWord
 }
 
 // New indexes docs. The slice is kept (not copied): do not change it
@@ -276,6 +283,7 @@ func New(docs []Doc) *Index {
 		}
 	}
 	slices.Sort(ix.words)
+	ix.vocab = catalogVocab(an.stems)
 	for f := range numFields {
 		if len(docs) > 0 {
 			ix.avgLen[f] = math.Max(total[f]/float64(len(docs)), 1)
@@ -356,6 +364,11 @@ func (ix *Index) Search(query string, limit int) []Hit {
 	}
 	terms := ix.expand(typed)
 	terms = append(terms, ix.corrections(query, typed)...)
+	seen := map[string]bool{}
+	for _, t := range terms {
+		seen[t.stem] = true
+	}
+	terms = append(terms, ix.neighbours(query, seen)...)
 	n := float64(len(ix.docs))
 	scores := map[int32]float64{}
 	matched := map[int32]uint8{} // bit f: field f matched

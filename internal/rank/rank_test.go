@@ -1,6 +1,7 @@
 package rank_test
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -127,5 +128,35 @@ func TestSearchSignals(t *testing.T) {
 	}
 	if want := []rank.ValueMatch{{Column: "incident_category", Value: "Larceny Theft"}}; !slices.Equal(hits[0].Values, want) {
 		t.Errorf("Values = %v; want %v", hits[0].Values, want)
+	}
+}
+
+// A word the catalog does not have finds the catalog's words nearest it
+// in GloVe; a word the catalog has many times is not widened.
+func TestSearchNearestWords(t *testing.T) {
+	t.Parallel()
+	docs := []rank.Doc{
+		{ID: "bath-0001", Name: "Public Bathrooms and Water Fountains", Description: "Where the bathrooms are.", UpdatedAt: day(1)},
+		{ID: "tree-0001", Name: "Street Trees", Description: "Trees the city keeps.", PageViews: 50000, UpdatedAt: day(1)},
+		{ID: "crim-0001", Name: "Police Incident Reports", Description: "Each crime reported.", UpdatedAt: day(1)},
+	}
+	// Eleven datasets say "live", more than the catalog's rare words: a
+	// search for it is not widened to its GloVe neighbours ("watch").
+	for i := range 11 {
+		docs = append(docs, rank.Doc{ID: fmt.Sprintf("live-%04d", i), Name: fmt.Sprintf("Live Counts %d", i), Description: "Updated live.", UpdatedAt: day(1)})
+	}
+	docs = append(docs, rank.Doc{ID: "watc-0001", Name: "Neighborhood Watch Groups", Description: "Watch groups.", PageViews: 900000, UpdatedAt: day(1)})
+	ix := rank.New(docs)
+	for _, tt := range []struct{ query, want string }{
+		{"public toilets", "bath-0001"},
+		{"toilets", "bath-0001"},
+		{"criminal activity", "crim-0001"},
+	} {
+		if got := idsOf(ix, ix.Search(tt.query, 0)); len(got) == 0 || got[0] != tt.want {
+			t.Errorf("Search(%q) = %v; want %s first", tt.query, got, tt.want)
+		}
+	}
+	if got := idsOf(ix, ix.Search("live", 0)); slices.Contains(got, "watc-0001") {
+		t.Errorf("Search(live) = %v: a word 11 datasets have was widened to its neighbours", got)
 	}
 }
