@@ -66,7 +66,7 @@ func rankDoc(sc Schema) rank.Doc {
 		Department: sc.Department, UpdatedAt: sc.UpdatedAt,
 		Tags: sc.Signals.Tags, PageViews: sc.Signals.PageViews, Downloads: sc.Signals.Downloads}
 	for _, c := range sc.Columns {
-		if !strings.HasPrefix(c.FieldName, ":") {
+		if !isSystemField(c.FieldName) {
 			d.Columns = append(d.Columns, rank.Column{Name: c.Name, FieldName: c.FieldName, Description: c.Description})
 		}
 	}
@@ -246,7 +246,16 @@ func (s *Emulator) discoveryResult(h catalogHit) map[string]any {
 	var names, fields, types, descs []string
 	formats := []map[string]any{}
 	for _, c := range sc.Columns {
-		if strings.HasPrefix(c.FieldName, ":") {
+		// The live Discovery API lists a dataset's computed region
+		// columns (":@computed_region_…", "SF Find Neighborhoods") with
+		// the others, and leaves out only the system fields (":id"): a
+		// 2025 recording of https://api.us.socrata.com/api/catalog/v1
+		// for data.cityofchicago.org gives 8pix-ypme's columns_field_name
+		// as […, ":@computed_region_bdys_3d7i", ":@computed_region_vrxf_vc4k", …]
+		// (ryanzomorrodi/socratadata at fa758f4c,
+		// tests/testthat/soc_discovery/api.us.socrata.com/api/catalog/v1-d51211.json),
+		// and DataSF's own catalog metadata lists them among the columns.
+		if isSystemField(c.FieldName) {
 			continue
 		}
 		names = append(names, c.Name)

@@ -1,11 +1,13 @@
 package localportal
 
 import (
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -213,5 +215,41 @@ func TestCatalogSignalsInDiscovery(t *testing.T) {
 	}
 	if len(order) != 2 || order[0] != "sig0-0001" {
 		t.Errorf("Discovery q=crime order = %v; want the tagged, viewed sig0-0001 first", order)
+	}
+}
+
+// Discovery lists a dataset's computed region columns with the others, as
+// the live API does, and leaves out only the system fields.
+func TestDiscoveryListsComputedRegionColumns(t *testing.T) {
+	t.Parallel()
+	p := newPortal(t)
+	line := `{"endpoint":"reg0-0001","title":"Street Trees","columns":[` +
+		`{"name":"Species","fieldName":"species","dataTypeName":"text","position":1},` +
+		`{"name":"SF Find Neighborhoods","fieldName":":@computed_region_6qbp_sg9q","dataTypeName":"number","position":2},` +
+		`{"name":"Row Id","fieldName":":id","dataTypeName":"text","position":3}]}`
+	if err := p.LoadCatalog(t.Context(), writeCatalog(t, line)); err != nil {
+		t.Fatal(err)
+	}
+	r := get(t, p, "/api/catalog/v1", url.Values{"ids": {"reg0-0001"}})
+	if r.status != http.StatusOK {
+		t.Fatalf("Discovery: status %d: %s", r.status, r.body)
+	}
+	var got struct {
+		Results []struct {
+			Resource struct {
+				Names  []string `json:"columns_name"`
+				Fields []string `json:"columns_field_name"`
+			} `json:"resource"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal([]byte(r.body), &got); err != nil || len(got.Results) != 1 {
+		t.Fatalf("Discovery ids=reg0-0001: %v %s", err, r.body)
+	}
+	res := got.Results[0].Resource
+	if want := []string{"species", ":@computed_region_6qbp_sg9q"}; !slices.Equal(res.Fields, want) {
+		t.Errorf("columns_field_name = %q; want %q", res.Fields, want)
+	}
+	if want := []string{"Species", "SF Find Neighborhoods"}; !slices.Equal(res.Names, want) {
+		t.Errorf("columns_name = %q; want %q", res.Names, want)
 	}
 }

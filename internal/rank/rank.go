@@ -383,6 +383,12 @@ func (ix *Index) Search(query string, limit int) []Hit {
 		termIDs = append(termIDs, t)
 		ps := ix.postings[t]
 		df := float64(len(ps))
+		if qt.weight == 1 {
+			// An acronym the catalog spells out is as common as the
+			// words it stands for: "sf" is "San Francisco", which half
+			// of DataSF's datasets say, and weighs as little.
+			df = max(df, float64(ix.phraseDF(ix.acronyms[qt.stem])))
+		}
 		idf := math.Log(1 + (n-df+0.5)/(df+0.5))
 		for _, p := range ps {
 			di := &ix.info[p.doc]
@@ -860,4 +866,29 @@ func spelledOut(words []string, acr string) []string {
 		return nil
 	}
 	return stems
+}
+
+// phraseDF is the number of datasets that have every one of stems (0
+// for none).
+func (ix *Index) phraseDF(stems []string) int {
+	if len(stems) == 0 {
+		return 0
+	}
+	count := map[int32]int{}
+	for _, st := range stems {
+		t, ok := ix.terms[st]
+		if !ok {
+			return 0
+		}
+		for _, p := range ix.postings[t] {
+			count[p.doc]++
+		}
+	}
+	n := 0
+	for _, c := range count {
+		if c == len(stems) {
+			n++
+		}
+	}
+	return n
 }

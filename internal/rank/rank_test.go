@@ -160,3 +160,21 @@ func TestSearchNearestWords(t *testing.T) {
 		t.Errorf("Search(live) = %v: a word 11 datasets have was widened to its neighbours", got)
 	}
 }
+
+// An acronym the catalog spells out weighs as little as the words it
+// stands for: on a portal where every dataset says "San Francisco", "sf"
+// says nothing, and "sf growth" is a search for growth.
+func TestSearchAcronymAsCommonAsItsWords(t *testing.T) {
+	t.Parallel()
+	docs := []rank.Doc{
+		{ID: "grow-0001", Name: "Economic Growth Indicators", Description: "Jobs and growth in San Francisco.", UpdatedAt: day(1)},
+		{ID: "plnt-0001", Name: "SF Plant Finder", Description: "Plants for San Francisco (SF) gardens.", PageViews: 5000, UpdatedAt: day(1)},
+	}
+	for i := range 8 {
+		docs = append(docs, rank.Doc{ID: fmt.Sprintf("city-%04d", i), Name: fmt.Sprintf("City Records %d", i), Description: "Records of San Francisco.", UpdatedAt: day(1)})
+	}
+	ix := rank.New(docs)
+	if got := idsOf(ix, ix.Search("sf growth", 0)); len(got) == 0 || got[0] != "grow-0001" {
+		t.Errorf("Search(sf growth) = %v; want grow-0001 first", got)
+	}
+}
