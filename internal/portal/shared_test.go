@@ -270,6 +270,12 @@ func TestSharedBudgetFairShares(t *testing.T) {
 	waitFor(1)
 	run(replicas[1], callerB, "bbbb-0002", few)
 	waitFor(2)
+	// The callers waiting are bounded by time: the key ends by itself.
+	if keys := rdb.Keys(t.Context(), prefix+"*:waiting").Val(); len(keys) != 1 {
+		t.Errorf("keys of callers waiting in Redis: %q; want one", keys)
+	} else if ttl := rdb.PTTL(t.Context(), keys[0]).Val(); ttl <= 0 || ttl > 2*waiterTTL {
+		t.Errorf("PTTL %s = %s; want in (0, %s]", keys[0], ttl, 2*waiterTTL)
+	}
 
 	// Each answer frees a slot, and the next request to arrive is the one
 	// that got it.
