@@ -41,13 +41,15 @@ import (
 // waits that holds fewer slots than it does: so a slot that comes free
 // goes to a waiting caller holding the fewest, and a tenant paging with 30
 // threads on one replica yields to another's few queries on any replica.
-// Never is a slot left free while a caller holding the fewest waits, so
-// the budget is as busy as before. A caller is named by a hash of its
-// identity, never its token; the number of callers in Redis is bounded by
-// the leases (at most the bound) and the waiter TTL. Turns of the rate are
-// taken by requests holding a slot, so with both bounds set they are
-// shared as the slots are; a rate with no bound on requests in flight is
-// first come, first served. The per-replica fair queue (package socrata's)
+// A waiting caller holding the fewest is never refused, so no slot is
+// kept from all the waiters: the budget stays as busy as before (a slot
+// may stay free for one pause between asks, pollWait, or for waiterTTL
+// after a caller stopped waiting). A caller is named by a hash of its
+// identity, never its token or address; the callers in Redis are bounded
+// by the leases (at most the bound) and by waiterTTL. Turns of the rate
+// are taken by requests holding a slot, so with both bounds set a
+// caller's turns follow its slots; a rate with no bound on requests in
+// flight is first come, first served. The per-replica fair queue (package socrata's)
 // applies while Redis is unreachable.
 //
 // When Redis cannot be reached, a request is not refused and not sent
