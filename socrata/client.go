@@ -104,6 +104,8 @@ type Options struct {
 	// robin between the callers that have requests waiting, each caller's
 	// in their order: one caller's burst waits behind itself, not in
 	// front of another caller's few requests. Nil, or "", is one caller.
+	// SharedLimit is told the caller too, for fair shares of the budget it
+	// keeps.
 	Identity func(ctx context.Context) string
 	// OnWait, when set, is told of every request that had to wait for its
 	// turn; OnRequest of every attempt sent, with its HTTP status (0 when

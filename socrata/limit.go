@@ -60,11 +60,14 @@ type WaitInfo struct {
 type SharedLimiter interface {
 	// Acquire waits, at most until deadline, for one request's turn: a
 	// slot of the shared bound on requests in flight and a token of the
-	// shared rate. It returns the function that frees the slot and whether
-	// the request had to wait. A turn that would come after deadline is a
-	// *BusyError with After set; a store that cannot be reached is an error
-	// wrapping ErrSharedLimitUnavailable; an ended ctx is ctx's error.
-	Acquire(ctx context.Context, deadline time.Time) (release func(), waited bool, err error)
+	// shared rate. who names the caller the request is made for
+	// (Options.Identity; "" is one caller), for fair shares of the budget
+	// between callers. It returns the function that frees the slot and
+	// whether the request had to wait. A turn that would come after
+	// deadline is a *BusyError with After set; a store that cannot be
+	// reached is an error wrapping ErrSharedLimitUnavailable; an ended ctx
+	// is ctx's error.
+	Acquire(ctx context.Context, who string, deadline time.Time) (release func(), waited bool, err error)
 }
 
 // ErrSharedLimitUnavailable is what a SharedLimiter answers when its store
@@ -137,8 +140,12 @@ func (c *Client) acquire(ctx context.Context, endpoint string) (release func(), 
 		done(false)
 		return &BusyError{Endpoint: endpoint, After: max(after, time.Second).Round(time.Second), Waited: c.now().Sub(start)}
 	}
+	who := ""
+	if l.identity != nil {
+		who = l.identity(ctx)
+	}
 	if l.shared != nil {
-		release, sharedWaited, err := l.shared.Acquire(ctx, deadline)
+		release, sharedWaited, err := l.shared.Acquire(ctx, who, deadline)
 		waited = sharedWaited
 		var be *BusyError
 		switch {
@@ -156,10 +163,6 @@ func (c *Client) acquire(ctx context.Context, endpoint string) (release func(), 
 		waited = false
 	}
 	if l.slots != nil {
-		who := ""
-		if l.identity != nil {
-			who = l.identity(ctx)
-		}
 		if w := l.slots.take(who); w != nil {
 			waited = true
 			t := time.NewTimer(max(deadline.Sub(c.now()), 0))

@@ -32,6 +32,26 @@ import (
 // renewed while a request (a streamed page) is read, and dropped by
 // Redis's clock when a replica dies holding one.
 //
+// The slots are shared fairly between the callers a request is made for
+// (socrata.Options.Identity: a bearer token's owner, an MCP client's
+// address), on every replica at once: each lease names its caller, and a
+// caller with requests waiting for a slot says so in a second sorted set
+// (one member per caller, dropped by Redis's clock within waiterTTL of its
+// last ask). A free slot is refused to a caller while another caller
+// waits that holds fewer slots than it does: so a slot that comes free
+// goes to a waiting caller holding the fewest, and a tenant paging with 30
+// threads on one replica yields to another's few queries on any replica.
+// A waiting caller holding the fewest is never refused, so no slot is
+// kept from all the waiters: the budget stays as busy as before (a slot
+// may stay free for one pause between asks, pollWait, or for waiterTTL
+// after a caller stopped waiting). A caller is named by a hash of its
+// identity, never its token or address; the callers in Redis are bounded
+// by the leases (at most the bound) and by waiterTTL. Turns of the rate
+// are taken by requests holding a slot, so with both bounds set a
+// caller's turns follow its slots; a rate with no bound on requests in
+// flight is first come, first served. The per-replica fair queue (package socrata's)
+// applies while Redis is unreachable.
+//
 // When Redis cannot be reached, a request is not refused and not sent
 // without limit: the replica's own limits apply, which Limits.Apply sets to
 // its share (Limits / Limits.Replicas). The change is logged once each way
@@ -111,7 +131,7 @@ func (b *SharedBudget) limiter(domain, token string, maxConcurrent int, perSecon
 	}
 	sum := sha256.Sum256([]byte("datasf-upstream\x00" + token))
 	key := b.prefix + strings.ToLower(strings.TrimSpace(domain)) + ":" + hex.EncodeToString(sum[:6])
-	l := &sharedLimiter{b: b, slotsKey: key + ":inflight", rateKey: key + ":rate", max: maxConcurrent}
+	l := &sharedLimiter{b: b, slotsKey: key + ":inflight", waitKey: key + ":waiting", rateKey: key + ":rate", max: maxConcurrent}
 	if perSecond > 0 {
 		// GCRA's emission interval is Period/Rate: a rate in thousandths
 		// a second keeps a fractional rate (2.5/s) exact.
@@ -153,20 +173,53 @@ func (b *SharedBudget) available() {
 type sharedLimiter struct {
 	b        *SharedBudget
 	slotsKey string
+	waitKey  string
 	rateKey  string
 	max      int              // 0: no bound on requests in flight
 	limit    redis_rate.Limit // zero: no rate
 }
 
-// takeSlot takes a lease of the bound on requests in flight when fewer
-// than ARGV[3] are held: KEYS[1] is a sorted set of leases scored by
-// their end in Redis's clock (milliseconds); ended ones are dropped first.
+// waiterTTL is how long a caller stays among the waiters (KEYS[2] of
+// takeSlot) after its last ask for a slot: many times the longest pause
+// between asks (pollWait), so that a caller waiting is never dropped, and
+// short, so that one that stopped waiting (served, gone, its replica dead)
+// holds no slot back for long.
+const waiterTTL = 250 * time.Millisecond
+
+// takeSlot takes a lease of the bound on requests in flight for the
+// caller ARGV[4] when fewer than ARGV[3] are held and no other caller
+// waits that holds fewer than ARGV[4] does. KEYS[1] is a sorted set of
+// leases "caller:replica:id" scored by their end in Redis's clock
+// (milliseconds); KEYS[2] the callers waiting, scored by the end of their
+// wait (ARGV[5] ms after their last ask). Ended members are dropped first.
+// A caller refused joins the waiters.
 var takeSlot = redis.NewScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local who = ARGV[4]
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+local function wait()
+  redis.call('ZADD', KEYS[2], now + tonumber(ARGV[5]), who)
+  redis.call('PEXPIRE', KEYS[2], tonumber(ARGV[5]) * 2)
   return 0
+end
+local leases = redis.call('ZRANGE', KEYS[1], 0, -1)
+if #leases >= tonumber(ARGV[3]) then
+  return wait()
+end
+local held = {}
+for _, m in ipairs(leases) do
+  local c = string.match(m, '^[^:]*')
+  held[c] = (held[c] or 0) + 1
+end
+local mine = held[who] or 0
+if mine > 0 then
+  for _, c in ipairs(redis.call('ZRANGE', KEYS[2], 0, -1)) do
+    if c ~= who and (held[c] or 0) < mine then
+      return wait()
+    end
+  end
 end
 redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
 redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]) * 2)
@@ -183,7 +236,7 @@ return n
 `)
 
 // Acquire implements socrata.SharedLimiter.
-func (l *sharedLimiter) Acquire(ctx context.Context, deadline time.Time) (release func(), waited bool, err error) {
+func (l *sharedLimiter) Acquire(ctx context.Context, who string, deadline time.Time) (release func(), waited bool, err error) {
 	b := l.b
 	if b.down() {
 		b.fallbacks.Add(1)
@@ -191,7 +244,7 @@ func (l *sharedLimiter) Acquire(ctx context.Context, deadline time.Time) (releas
 	}
 	release = func() {}
 	if l.max > 0 {
-		release, waited, err = l.takeSlot(ctx, deadline)
+		release, waited, err = l.takeSlot(ctx, who, deadline)
 		if err != nil {
 			return nil, waited, err
 		}
@@ -216,16 +269,27 @@ func pollWait(try int) time.Duration {
 	return d/2 + rand.N(d/2+1)
 }
 
-// takeSlot takes one lease of the bound on requests in flight, asking
-// again until deadline; the lease is renewed until release.
-func (l *sharedLimiter) takeSlot(ctx context.Context, deadline time.Time) (release func(), waited bool, err error) {
+// callerName is how a caller (socrata.Options.Identity) is named in
+// Redis: a hash, so that no token or address is stored, short and without
+// ':' (takeSlot's separator).
+func callerName(who string) string {
+	sum := sha256.Sum256([]byte("datasf-upstream-caller\x00" + who))
+	return hex.EncodeToString(sum[:8])
+}
+
+// takeSlot takes one lease of the bound on requests in flight for the
+// caller who, asking again until deadline; the lease is renewed until
+// release.
+func (l *sharedLimiter) takeSlot(ctx context.Context, who string, deadline time.Time) (release func(), waited bool, err error) {
 	b := l.b
 	var idb [12]byte
 	_, _ = crand.Read(idb[:])
-	member := b.replica + ":" + hex.EncodeToString(idb[:])
+	caller := callerName(who)
+	member := caller + ":" + b.replica + ":" + hex.EncodeToString(idb[:])
 	lease := b.lease.Milliseconds()
 	for try := 0; ; try++ {
-		ok, err := takeSlot.Run(ctx, b.rdb, []string{l.slotsKey}, member, lease, l.max).Int()
+		ok, err := takeSlot.Run(ctx, b.rdb, []string{l.slotsKey, l.waitKey}, member, lease, l.max, caller,
+			waiterTTL.Milliseconds()).Int()
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, waited, ctx.Err()

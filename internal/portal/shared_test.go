@@ -2,11 +2,13 @@ package portal
 
 import (
 	"bytes"
+	"context"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -157,3 +159,144 @@ func TestSharedBudget(t *testing.T) {
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+type callerKey struct{}
+
+// TestSharedBudgetFairShares: two replicas share a bound of 2 requests in
+// flight through a real redis-server. Caller A floods replica 1 with 30
+// requests; caller B then sends 3 through replica 2. The portal answers
+// one request at a time and sees whose comes next: the slots that come
+// free go to B's in turn with A's, so B's three are among the first six
+// to come, not behind A's flood. Redis holds hashes of the callers, never
+// their names. The failure this guards against (issue 55): the shared
+// budget was first come, first served across replicas.
+func TestSharedBudgetFairShares(t *testing.T) {
+	t.Parallel()
+	const (
+		slots = 2
+		flood = 30
+		few   = 3
+		// The callers' identities (tokens, addresses): never in Redis.
+		callerA = "owner:tenant-a-identity"
+		callerB = "owner:tenant-b-identity"
+	)
+	srv := redistest.StartServer(t)
+	arrivals := make(chan string, flood+few)
+	proceed := make(chan struct{})
+	portal := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		who := "A"
+		if strings.Contains(r.URL.Path, "bbbb-0002") {
+			who = "B"
+		}
+		arrivals <- who
+		select { // a slow portal: each answer waits for the test
+		case <-proceed:
+		case <-r.Context().Done():
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`[{"n":"1"}]`))
+	}))
+	t.Cleanup(portal.Close)
+
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	t.Cleanup(func() { rdb.Close() })
+	prefix := "test:" + t.Name() + ":"
+	var replicas []*socrata.Client
+	for range 2 {
+		b := NewSharedBudget(SharedBudgetOptions{Client: rdb, Prefix: prefix})
+		opts := socrata.Options{Domain: "data.example.org", BaseURL: portal.URL, MaxRetries: -1,
+			Identity: func(ctx context.Context) string { s, _ := ctx.Value(callerKey{}).(string); return s }}
+		Limits{MaxConcurrent: slots, Replicas: 2, Shared: b, MaxWait: 10 * time.Minute}.Apply(&opts)
+		replicas = append(replicas, socrata.NewClient(opts))
+	}
+
+	// waiting returns the callers waiting in Redis, and fails the test if
+	// any key or member names a caller as it is.
+	waiting := func() []string {
+		t.Helper()
+		keys, err := rdb.Keys(t.Context(), prefix+"*").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var callers []string
+		for _, k := range keys {
+			var members []string
+			if strings.HasSuffix(k, ":inflight") || strings.HasSuffix(k, ":waiting") {
+				members = rdb.ZRange(t.Context(), k, 0, -1).Val()
+			}
+			for _, s := range append(members, k) {
+				if strings.Contains(s, "tenant-") {
+					t.Fatalf("Redis names a caller as it is: %q", s)
+				}
+			}
+			if strings.HasSuffix(k, ":waiting") {
+				callers = append(callers, members...)
+			}
+		}
+		return callers
+	}
+	// waitFor waits until n callers wait in Redis, or goes on after a
+	// bounded wait (the old code had no waiters in Redis).
+	waitFor := func(n int) {
+		t.Helper()
+		for range 2000 {
+			if len(waiting()) >= n {
+				return
+			}
+			time.Sleep(time.Millisecond)
+		}
+		t.Logf("%d callers waiting in Redis; want %d (going on)", len(waiting()), n)
+	}
+	var (
+		wg       sync.WaitGroup
+		refusals atomic.Int32
+	)
+	run := func(c *socrata.Client, who, dataset string, n int) {
+		ctx := context.WithValue(t.Context(), callerKey{}, who)
+		for range n {
+			wg.Go(func() {
+				if _, err := c.Query(ctx, dataset, "SELECT n"); err != nil {
+					refusals.Add(1)
+					t.Errorf("%s: %v", who, err)
+				}
+			})
+		}
+	}
+	run(replicas[0], callerA, "aaaa-0001", flood)
+	for range slots {
+		<-arrivals // the flood's first, served at once
+	}
+	waitFor(1)
+	run(replicas[1], callerB, "bbbb-0002", few)
+	waitFor(2)
+	// The callers waiting are bounded by time: the key ends by itself.
+	if keys := rdb.Keys(t.Context(), prefix+"*:waiting").Val(); len(keys) != 1 {
+		t.Errorf("keys of callers waiting in Redis: %q; want one", keys)
+	} else if ttl := rdb.PTTL(t.Context(), keys[0]).Val(); ttl <= 0 || ttl > 2*waiterTTL {
+		t.Errorf("PTTL %s = %s; want in (0, %s]", keys[0], ttl, 2*waiterTTL)
+	}
+
+	// Each answer frees a slot, and the next request to arrive is the one
+	// that got it.
+	var order []string
+	for range flood - slots + few {
+		proceed <- struct{}{}
+		order = append(order, <-arrivals)
+	}
+	for range slots {
+		proceed <- struct{}{}
+	}
+	wg.Wait()
+	last := -1
+	for i, who := range order {
+		if who == "B" {
+			last = i
+		}
+	}
+	t.Logf("order of the requests that waited, A's %d on replica 1 then B's %d on replica 2: %s", flood-slots, few, strings.Join(order, ""))
+	if last >= 2*few || refusals.Load() != 0 {
+		t.Errorf("B's last request reached the portal %d-th of %d waiting, %d refused; want within the first %d, none refused",
+			last+1, len(order), refusals.Load(), 2*few)
+	}
+}
