@@ -19,12 +19,20 @@ vet:
 	$(GO) vet -tags e2e $(ALL)
 
 # Each module of go.work builds alone (GOWORK=off: a clone without go.work,
-# or a user of one module), with its go.mod and go.sum tidy.
+# or a user of one module), with its go.mod and go.sum tidy, and requires
+# the modules of this repository at DUALRESP_VERSION, the release the next
+# tags make (README, "Releasing dualresp"): a version a user's go command
+# can fetch once tagged, never a pseudo version nobody can resolve. (Here
+# each go.mod replaces them by their directories.)
+DUALRESP_VERSION = v0.1.0
 modules:
 	@set -e; for dir in $$($(GO) list -m -f '{{.Dir}}'); do \
 		rel=$${dir#$(CURDIR)}; rel=$${rel#/}; \
-		echo "modules: $${rel:-.} alone (GOWORK=off): go build, go mod tidy -diff"; \
+		echo "modules: $${rel:-.} alone (GOWORK=off): go build, go mod tidy -diff, our modules at $(DUALRESP_VERSION)"; \
 		(cd "$$dir" && GOWORK=off $(GO) build -o /dev/null ./... && GOWORK=off $(GO) mod tidy -diff); \
+		bad=$$(cd "$$dir" && GOWORK=off $(GO) list -m -f '{{if not .Main}}{{.Path}} {{.Version}}{{end}}' all | \
+			grep '^github.com/datasf-mcp/datasf-mcp/' | grep -v ' $(DUALRESP_VERSION)$$' || true); \
+		[ -z "$$bad" ] || { echo "modules: $${rel:-.}/go.mod requires, want $(DUALRESP_VERSION): $$bad"; exit 1; }; \
 	done
 
 # `make test` sets up what the tests need, then runs every test, in two

@@ -4,10 +4,10 @@ go 1.26.0
 
 require (
 	github.com/blevesearch/snowballstem v0.9.0
-	github.com/datasf-mcp/datasf-mcp/dualresp v0.0.0-00010101000000-000000000000
-	github.com/datasf-mcp/datasf-mcp/dualresp/mcpgo v0.0.0-00010101000000-000000000000
-	github.com/datasf-mcp/datasf-mcp/dualresp/redisstore v0.0.0-00010101000000-000000000000
-	github.com/datasf-mcp/datasf-mcp/dualresp/sqlitestore v0.0.0-00010101000000-000000000000
+	github.com/datasf-mcp/datasf-mcp/dualresp v0.1.0
+	github.com/datasf-mcp/datasf-mcp/dualresp/mcpgo v0.1.0
+	github.com/datasf-mcp/datasf-mcp/dualresp/redisstore v0.1.0
+	github.com/datasf-mcp/datasf-mcp/dualresp/sqlitestore v0.1.0
 	github.com/go-playground/validator/v10 v10.30.6
 	github.com/go-redis/redis_rate/v10 v10.0.1
 	github.com/google/go-cmp v0.7.0

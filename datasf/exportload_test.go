@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -282,6 +283,25 @@ func checkComplete(t *testing.T, what string, o exportOutcome) {
 	}
 	if o.trailer != "complete" {
 		t.Errorf("%s: trailer X-Export-Status = %q; want complete", what, o.trailer)
+	}
+}
+
+// TestConcurrentExportsFinish is TestExportsFinish's concurrent readers
+// (e2e tier) in the race tier, which make test runs under the race
+// detector: three readers export one result at once, and each gets every
+// row once, in order.
+func TestConcurrentExportsFinish(t *testing.T) {
+	t.Parallel()
+	rig := newLoadRig(t, 0)
+	url := rig.result(t)
+	outs := make([]exportOutcome, 3)
+	var wg sync.WaitGroup
+	for i := range outs {
+		wg.Go(func() { outs[i] = rig.read(t.Context(), url, fastReader) })
+	}
+	wg.Wait()
+	for i, o := range outs {
+		checkComplete(t, fmt.Sprintf("concurrent reader %d", i), o)
 	}
 }
 

@@ -426,7 +426,8 @@ func New(ctx context.Context, cfg Config) (svc *Service, err error) {
 // with it). Results that an earlier version stored under the unkeyed
 // TokenOwner of one of tokens are given to its keyed owner first, so that
 // they stay their owner's; those of tokens no longer given stay unkeyed,
-// and nobody's.
+// and nobody's. The store makes each token's rename once (see
+// dualresp.OwnerRenamer): later starts read none of its records.
 func tokenOwners(ctx context.Context, store dualresp.Store, tokens []string, log *slog.Logger) (func(*http.Request) (string, error), string, error) {
 	key := dualresp.NewOwnerKey()
 	if k, ok := store.(dualresp.OwnerKeyer); ok {

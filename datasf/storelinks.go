@@ -8,6 +8,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
+
+	"github.com/datasf-mcp/datasf-mcp/dualresp"
 )
 
 // The REST API of an instance with a StoreSecret (stdio's) serves a result
@@ -46,17 +48,14 @@ type storeGate struct {
 }
 
 func (g storeGate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if rest, ok := strings.CutPrefix(r.URL.Path, "/k/"); ok {
-		key, tail, _ := strings.Cut(rest, "/")
-		tail = "/" + tail
-		id, ok := strings.CutPrefix(tail, "/resources/")
-		id, _, _ = strings.Cut(id, "/")
-		if !ok || id == "" || !hmac.Equal([]byte(key), []byte(LinkKey(g.secret, id))) {
+	if strings.HasPrefix(r.URL.Path, "/k/") {
+		rest, ok := dualresp.CheckLink(r.URL.Path, func(id string) string { return LinkKey(g.secret, id) })
+		if !ok {
 			notFound(w)
 			return
 		}
 		r2 := r.Clone(r.Context())
-		r2.URL.Path, r2.URL.RawPath = tail, ""
+		r2.URL.Path, r2.URL.RawPath = rest, ""
 		g.rest.ServeHTTP(w, r2)
 		return
 	}

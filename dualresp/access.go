@@ -148,6 +148,14 @@ type OwnerKeyer interface {
 // value (VALUE/LABEL), and returns how many it changed. A server moving
 // from TokenOwner to KeyedTokenOwner renames the owners of the tokens it
 // knows, so that their results stay theirs.
+//
+// Each rename is made once per store: the store records the new identity
+// of every rename it has made, and a later call leaves out the renames to
+// an identity it has recorded, reading no record when it leaves them all
+// out. A server may so call it at every start (a store may have to read
+// every record to rename: redisstore scans them). Each new identity must
+// therefore be the rename of one old identity only, and a record stored
+// under an old identity after its rename keeps that owner.
 type OwnerRenamer interface {
 	RenameOwners(ctx context.Context, renames map[string]string) (int, error)
 }

@@ -27,9 +27,12 @@ const (
 // ClientOptions configures a Client. The zero value means the defaults.
 type ClientOptions struct {
 	// BaseURL, when set, is where resources are fetched from whatever URL
-	// the response names: BaseURL + "/resources/" + id. Use it when the
-	// server's public URL is not reachable from here. It also resolves
-	// responses that carry only a resource://id URI.
+	// the response names: BaseURL + "/resources/" + id, or, for a keyed
+	// link (BASE/k/KEY/resources/ID, see Options.LinkKey), BaseURL +
+	// "/k/KEY/resources/" + id. Use it when the server's public URL is not
+	// reachable from here. It also resolves responses that carry only a
+	// resource://id URI; for a server with keyed links, give it the key
+	// then: BASE/k/KEY, which serves that one resource.
 	BaseURL string
 	// HTTPClient makes the requests. Default http.DefaultClient.
 	HTTPClient *http.Client
@@ -349,11 +352,38 @@ func (c *Client) parseStructuredValue(st *Structured) *Parsed {
 	}
 	switch {
 	case c.base != "" && p.id != "":
-		p.ResourceURL = c.base + "/resources/" + url.PathEscape(p.id)
+		// A keyed link's key (/k/KEY, Options.LinkKey) is kept, unless the
+		// BaseURL ends with it already.
+		key := linkKeyPath(res.URL)
+		if strings.HasSuffix(c.base, key) {
+			key = ""
+		}
+		p.ResourceURL = c.base + key + "/resources/" + url.PathEscape(p.id)
 	case res.URL != "":
 		p.ResourceURL = res.URL
 	}
 	return p
+}
+
+// linkKeyPath returns the "/k/KEY" of a keyed link (Options.LinkKey:
+// BASE/k/KEY/resources/ID, or its /export), or "" when ref is not one.
+func linkKeyPath(ref string) string {
+	u, err := url.Parse(ref)
+	if err != nil {
+		return ""
+	}
+	path := strings.TrimSuffix(u.EscapedPath(), "/")
+	path = strings.TrimSuffix(path, "/export")
+	i := strings.LastIndex(path, "/resources/")
+	if i < 0 {
+		return ""
+	}
+	head := path[:i]
+	j := strings.LastIndex(head, "/k/")
+	if j < 0 || !safeSegment(head[j+len("/k/"):]) {
+		return ""
+	}
+	return head[j:]
 }
 
 // NameFromLink sets Name and MIMEType from a resource_link of the tool

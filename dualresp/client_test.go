@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -402,5 +403,58 @@ func TestClientErrors(t *testing.T) {
 	}
 	if _, err := dualresp.NewClient(dualresp.ClientOptions{BaseURL: "not a url"}); err == nil {
 		t.Errorf("NewClient with a bad BaseURL = nil error")
+	}
+}
+
+// TestClientBaseURLKeepsLinkKey: a Client with a BaseURL keeps the key of
+// a keyed link (Options.LinkKey: /k/KEY/resources/ID) for pages, exports
+// and metadata, whether the key comes with the response's link or with
+// the BaseURL itself; the server here answers only at its keyed links.
+// The failure this guards against: BaseURL + "/resources/" + id dropped
+// the key, and every request got the 404 of an unknown id.
+func TestClientBaseURLKeepsLinkKey(t *testing.T) {
+	t.Parallel()
+	linkKey := func(id string) string { return "key" + id[:6] }
+	mux := http.NewServeMux()
+	ts := httptest.NewServer(mux)
+	t.Cleanup(ts.Close)
+	// The links name a public address this test cannot reach; the
+	// clients reach the server through their BaseURL.
+	srv, _ := newServer(t, &genExecutor{Total: 25}, dualresp.Options{BaseURL: "http://public.invalid/api", LinkKey: linkKey})
+	mux.Handle("/api/k/", http.StripPrefix("/api", srv.LinkHandler(srv.Handler())))
+	resp := create(t, srv, dualresp.Spec{SampleSize: 3})
+	id := resp.ID()
+	if want := "http://public.invalid/api/k/" + linkKey(id) + "/resources/" + id; resp.URL() != want {
+		t.Fatalf("the server's link = %s; want %s", resp.URL(), want)
+	}
+	keyed := ts.URL + "/api/k/" + linkKey(id) + "/resources/" + id
+	uriOnly := map[string]any{"resource": map[string]any{"uri": "resource://" + id}, "results": []any{}}
+	for _, tc := range []struct {
+		name, base string
+		response   any
+	}{
+		{"the key from the link", ts.URL + "/api", toolResult(resp)},
+		{"the key from the link, a BaseURL ending in /", ts.URL + "/api/", toolResult(resp)},
+		{"the key in the BaseURL, a resource:// URI", ts.URL + "/api/k/" + linkKey(id), uriOnly},
+		{"the key in the BaseURL and the link", ts.URL + "/api/k/" + linkKey(id), toolResult(resp)},
+	} {
+		p := newClient(t, dualresp.ClientOptions{BaseURL: tc.base}).Parse(tc.response)
+		if p == nil {
+			t.Fatalf("%s: Parse = nil", tc.name)
+		}
+		if p.ResourceURL != keyed {
+			t.Errorf("%s: ResourceURL = %s; want %s", tc.name, p.ResourceURL, keyed)
+		}
+		rows, err := p.FetchAll(t.Context(), dualresp.FetchAllOptions{PageSize: 10})
+		if err != nil || len(rows) != 25 {
+			t.Errorf("%s: FetchAll = %d rows, %v; want 25", tc.name, len(rows), err)
+		}
+		var buf bytes.Buffer
+		if _, err := p.Export(t.Context(), "ndjson", &buf); err != nil || strings.Count(buf.String(), "\n") != 25 {
+			t.Errorf("%s: Export(ndjson) = %d lines, %v; want 25", tc.name, strings.Count(buf.String(), "\n"), err)
+		}
+		if info, err := p.Metadata(t.Context()); err != nil || info.TotalCount != 25 {
+			t.Errorf("%s: Metadata = %v, %v; want a total of 25", tc.name, info, err)
+		}
 	}
 }

@@ -135,8 +135,10 @@ type Options struct {
 	// REST API that serves a result only to whoever shows its key (a MAC
 	// of the id under a secret of the server's) serves the links it
 	// handed out and nothing to a caller who merely knows an id. Handler
-	// serves /resources/ only: the server in front of it checks the key
-	// and strips "/k/KEY" (datasf does so for its stdio instances).
+	// serves /resources/ only: serve LinkHandler(Handler()) at "/k/", which
+	// checks the key and strips "/k/KEY" (or check it with CheckLink), and
+	// mount Handler at "/resources/" only for the callers who may read by
+	// id alone (datasf's stdio instances: those holding the secret).
 	LinkKey func(id string) string
 	// Store keeps the records. Default: a MemoryStore bounded by
 	// MaxResources, closed by Server.Close. A Store given here is not closed

@@ -4,25 +4,16 @@ package reliability
 
 import (
 	"bufio"
-	"context"
 	"flag"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"runtime"
 	"runtime/metrics"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/mcp"
-
-	"github.com/datasf-mcp/datasf-mcp/datasf"
 )
 
 // soakCalls is the number of tool calls of TestSoakHeapIsFlat. The default
@@ -60,93 +51,10 @@ func TestSoakHeapIsFlat(t *testing.T) {
 		t.Skip("soak test")
 	}
 	// Not parallel: it measures the process's memory.
-	ctx := t.Context()
-	svc, err := datasf.New(ctx, datasf.Config{
-		Offline:         &datasf.OfflineConfig{},
-		MaxResources:    256, // reached early: the run then measures eviction, not filling
-		CleanupInterval: -1,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = svc.Close() })
-	rest := svc.RESTHandler()
-
 	const workers = 4
-	clients := make([]*client.Client, workers)
-	for i := range clients {
-		c, err := client.NewInProcessClient(svc.MCPServer())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = c.Close() })
-		if err := c.Start(ctx); err != nil {
-			t.Fatal(err)
-		}
-		init := mcp.InitializeRequest{}
-		init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-		init.Params.ClientInfo = mcp.Implementation{Name: "soak", Version: "1"}
-		if _, err := c.Initialize(ctx, init); err != nil {
-			t.Fatal(err)
-		}
-		clients[i] = c
-	}
-
+	l := newToolLoad(t, 256, workers) // 256 results: reached early, the run then measures eviction, not filling
 	calls := *soakCalls
-	var (
-		next     atomic.Int64
-		failures atomic.Int64
-		firstErr sync.Once
-	)
-	fail := func(format string, args ...any) {
-		failures.Add(1)
-		firstErr.Do(func() { t.Errorf(format, args...) })
-	}
-	call := func(c *client.Client, i int) {
-		ctx, cancel := context.WithTimeout(ctx, time.Minute)
-		defer cancel()
-		req := mcp.CallToolRequest{}
-		req.Params.Name = "query_datasf"
-		req.Params.Arguments = map[string]any{
-			"dataset_id":  "rqzj-sfat",
-			"soql":        fmt.Sprintf("SELECT applicant, status, facilitytype WHERE applicant != 'soak %d' LIMIT %d", i, 50+i%400),
-			"sample_size": 1 + i%15,
-		}
-		res, err := c.CallTool(ctx, req)
-		if err != nil || res.IsError {
-			fail("call %d: query_datasf = %v, %v", i, err, res)
-			return
-		}
-		sc, _ := res.StructuredContent.(map[string]any)
-		resource, _ := sc["resource"].(map[string]any)
-		url, _ := resource["url"].(string)
-		id := url[strings.LastIndex(url, "/")+1:]
-		if i%5 == 0 {
-			w := httptest.NewRecorder()
-			rest.ServeHTTP(w, httptest.NewRequestWithContext(ctx, http.MethodGet, "/resources/"+id+"?offset=10&limit=100", nil))
-			if w.Code != http.StatusOK {
-				fail("call %d: GET page = %d %s", i, w.Code, w.Body)
-			}
-		}
-		if i%10 == 0 {
-			req := mcp.CallToolRequest{}
-			req.Params.Name = "analyze_results"
-			req.Params.Arguments = map[string]any{
-				"sql":     "SELECT status, count(*) AS n FROM r GROUP BY status ORDER BY n DESC",
-				"results": map[string]any{"r": "resource://" + id},
-			}
-			if res, err := c.CallTool(ctx, req); err != nil || res.IsError {
-				fail("call %d: analyze_results = %v, %v", i, err, res)
-			}
-		}
-		if i%20 == 0 {
-			req := mcp.CallToolRequest{}
-			req.Params.Name = "list_results"
-			if res, err := c.CallTool(ctx, req); err != nil || res.IsError {
-				fail("call %d: list_results = %v, %v", i, err, res)
-			}
-		}
-	}
+	var next atomic.Int64
 
 	type sample struct {
 		calls      int
@@ -162,22 +70,8 @@ func TestSoakHeapIsFlat(t *testing.T) {
 	start := time.Now()
 	for s := 1; s <= soakSamples; s++ {
 		until := int64(calls * s / soakSamples)
-		var wg sync.WaitGroup
-		for _, c := range clients {
-			wg.Go(func() {
-				for {
-					i := next.Add(1) - 1
-					if i >= until {
-						next.Add(-1)
-						return
-					}
-					call(c, int(i))
-				}
-			})
-		}
-		wg.Wait()
-		if failures.Load() > 0 {
-			t.Fatalf("%d calls failed", failures.Load())
+		if failed := l.run(t, &next, until); failed > 0 {
+			t.Fatalf("%d calls failed", failed)
 		}
 		measure(int(until))
 	}

@@ -26,6 +26,7 @@ type claim struct {
 	SourcePath   string   `json:"source_path"`
 	SourceCommit string   `json:"source_commit"`
 	SourceSearch string   `json:"source_search"`
+	NotFound     string   `json:"source_not_found"`
 	Unresolved   []string `json:"unresolved_index_ids"`
 	MoreSources  []struct {
 		Repo   string `json:"repo"`
@@ -75,8 +76,10 @@ func readClaims(t *testing.T) []claim {
 // TestEvidenceClaims checks that every claim has a stable id, unique in the
 // file, and says where it comes from: a public repository and path (with a
 // full commit hash when one is given), or, for a claim that something was
-// not found, the search that found nothing. Claims whose sources are known
-// only by search-index id (unresolved_index_ids) are listed in the log.
+// not found, the search that found nothing, or, for a claim whose source's
+// repository could not be found, what was tried (source_not_found) beside
+// the search-index ids it was read from (unresolved_index_ids). Those
+// claims are listed in the log.
 func TestEvidenceClaims(t *testing.T) {
 	t.Parallel()
 	claims := readClaims(t)
@@ -101,10 +104,13 @@ func TestEvidenceClaims(t *testing.T) {
 				t.Errorf("%s:%d (%s): source_repo = %q; want owner/name", evidenceFile, line, c.ID, c.SourceRepo)
 			}
 		case c.SourceSearch != "" && strings.HasPrefix(c.ID, "none-"):
-		case len(c.Unresolved) > 0:
-			// Written from sources whose repository is not yet known:
-			// the search-index ids are kept until someone resolves them.
+		case len(c.Unresolved) > 0 && c.NotFound != "":
+			// Written from sources whose repository was not found: the
+			// claim says so, and the search-index ids are kept until
+			// someone resolves them.
 			unresolvedClaims = append(unresolvedClaims, c.ID)
+		case len(c.Unresolved) > 0:
+			t.Errorf("%s:%d (%s): cites only search-index ids %v, which nobody with a clone can resolve: resolve them to source_repo, source_path and source_commit, or say in source_not_found what was searched", evidenceFile, line, c.ID, c.Unresolved)
 		default:
 			t.Errorf("%s:%d (%s): no source: want source_repo and source_path (or, for a claim that nothing was found, source_search)", evidenceFile, line, c.ID)
 		}
@@ -118,7 +124,7 @@ func TestEvidenceClaims(t *testing.T) {
 		}
 		unresolved += len(c.Unresolved)
 	}
-	t.Logf("%d claims; %d with no source resolved to a repository yet %v; %d citations in all still unresolved (unresolved_index_ids)",
+	t.Logf("%d claims; %d whose source's repository was not found %v; %d citations in all still unresolved (unresolved_index_ids)",
 		len(claims), len(unresolvedClaims), unresolvedClaims, unresolved)
 }
 

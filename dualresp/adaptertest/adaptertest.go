@@ -1,6 +1,7 @@
 // Package adaptertest checks an SDK adapter of dualresp (such as
 // dualresp/mcpgo and dualresp/gosdk): that what it gives a model stays
-// within Response.ModelBytes, which dualresp keeps within the byte budget.
+// within Response.ModelBytes, which dualresp keeps within the byte budget,
+// and that its entry points have examples (HasExamples).
 // It is the adapters' shared test, in the core module so that each
 // adapter's module runs it against its own SDK.
 package adaptertest
@@ -9,6 +10,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"go/ast"
+	"go/doc"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -82,4 +89,44 @@ func ContentWithinModelBytes(t *testing.T, sdk string, content func(*dualresp.Re
 			rt.Fatalf("%s content %d + structured content %d = %d bytes; ModelBytes %d", sdk, len(c), len(structured), n, resp.ModelBytes())
 		}
 	})
+}
+
+// HasExamples checks that the package in the working directory (a test's
+// own package) has, among its *_test.go files, a runnable example with a
+// // Output: to check for each of names: "New" for ExampleNew,
+// "Parsed_Rows" for ExampleParsed_Rows, "" for the package's Example. It
+// reads the files of the package's own directory only, so that the check
+// holds for the module alone (a module's copy in the module cache has
+// none of the others).
+func HasExamples(t *testing.T, names ...string) {
+	t.Helper()
+	files, err := filepath.Glob("*_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	var parsed []*ast.File
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		af, err := parser.ParseFile(fset, f, src, parser.ParseComments)
+		if err != nil {
+			t.Fatal(err)
+		}
+		parsed = append(parsed, af)
+	}
+	got := map[string]*doc.Example{}
+	for _, ex := range doc.Examples(parsed...) {
+		got[ex.Name] = ex
+	}
+	for _, name := range names {
+		switch ex := got[name]; {
+		case ex == nil:
+			t.Errorf("no Example%s in %d test files", name, len(files))
+		case ex.Output == "" || ex.EmptyOutput:
+			t.Errorf("Example%s has no // Output: to check", name)
+		}
+	}
 }

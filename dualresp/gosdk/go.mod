@@ -3,7 +3,7 @@ module github.com/datasf-mcp/datasf-mcp/dualresp/gosdk
 go 1.25.0
 
 require (
-	github.com/datasf-mcp/datasf-mcp/dualresp v0.0.0-00010101000000-000000000000
+	github.com/datasf-mcp/datasf-mcp/dualresp v0.1.0
 	github.com/google/jsonschema-go v0.4.3
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 )
@@ -37,6 +37,6 @@ require (
 	pgregory.net/rapid v1.3.0 // indirect
 )
 
-// Until dualresp is tagged, and for development: the core from this
-// checkout. A module requiring this one ignores this replace.
+// For development: the core from this checkout (the require names the
+// release tag, see the README). A module requiring this one ignores it.
 replace github.com/datasf-mcp/datasf-mcp/dualresp => ../

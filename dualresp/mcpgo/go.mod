@@ -3,7 +3,7 @@ module github.com/datasf-mcp/datasf-mcp/dualresp/mcpgo
 go 1.25.5
 
 require (
-	github.com/datasf-mcp/datasf-mcp/dualresp v0.0.0-00010101000000-000000000000
+	github.com/datasf-mcp/datasf-mcp/dualresp v0.1.0
 	github.com/google/go-cmp v0.7.0
 	github.com/mark3labs/mcp-go v1.2.1
 )
@@ -36,6 +36,6 @@ require (
 	pgregory.net/rapid v1.3.0 // indirect
 )
 
-// Until dualresp is tagged, and for development: the core from this
-// checkout. A module requiring this one ignores this replace.
+// For development: the core from this checkout (the require names the
+// release tag, see the README). A module requiring this one ignores it.
 replace github.com/datasf-mcp/datasf-mcp/dualresp => ../

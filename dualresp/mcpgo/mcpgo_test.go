@@ -117,7 +117,7 @@ func TestCallToolResult(t *testing.T) {
 	}
 
 	// dualresp's own Parse takes mcp-go's results too, as the README's
-	// client shows (readme_test.go).
+	// client shows (cmd/datasf-mcp/readme_goclient_test.go, in the app module).
 	c, err := dualresp.NewClient(dualresp.ClientOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -419,10 +419,16 @@ func (s *Store) OwnerKey(ctx context.Context) ([]byte, error) {
 
 // RenameOwners implements dualresp.OwnerRenamer. It scans every record
 // once (a start-up step, bounded by the records the Redis holds) and
-// moves the identities' sets of pinned records.
+// moves the identities' sets of pinned records, then adds the new
+// identities to the set PREFIX+"owners-renamed": a later call whose
+// renames are all there (every start after the first) scans nothing.
 func (s *Store) RenameOwners(ctx context.Context, renames map[string]string) (int, error) {
 	if err := s.check(); err != nil {
 		return 0, fmt.Errorf("redisstore: rename owners: %w", err)
+	}
+	renames, err := s.notRenamed(ctx, renames)
+	if err != nil {
+		return 0, s.fail("rename owners", "", err)
 	}
 	if len(renames) == 0 {
 		return 0, nil
@@ -477,12 +483,41 @@ func (s *Store) RenameOwners(ctx context.Context, renames map[string]string) (in
 		for from, to := range renames {
 			p.SUnionStore(ctx, s.pinnedKey(to), s.pinnedKey(to), s.pinnedKey(from))
 			p.Del(ctx, s.pinnedKey(from))
+			p.SAdd(ctx, s.renamedKey(), to)
 		}
 		return nil
 	}); err != nil {
 		return n, s.fail("rename owners", "", err)
 	}
 	return n, nil
+}
+
+// renamedKey is the key of the set of the new identities of the renames
+// RenameOwners has made.
+func (s *Store) renamedKey() string { return s.prefix + "owners-renamed" }
+
+// notRenamed returns the renames whose new identity RenameOwners has not
+// recorded as made.
+func (s *Store) notRenamed(ctx context.Context, renames map[string]string) (map[string]string, error) {
+	if len(renames) == 0 {
+		return nil, nil
+	}
+	done := make(map[string]*redis.BoolCmd, len(renames))
+	if _, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for _, to := range renames {
+			done[to] = p.SIsMember(ctx, s.renamedKey(), to)
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	todo := make(map[string]string, len(renames))
+	for from, to := range renames {
+		if !done[to].Val() {
+			todo[from] = to
+		}
+	}
+	return todo, nil
 }
 
 // Delete implements dualresp.Store.

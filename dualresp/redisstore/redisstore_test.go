@@ -415,3 +415,74 @@ func TestNewErrors(t *testing.T) {
 		})
 	}
 }
+
+// scanCounter is a go-redis hook counting the SCAN commands a client sends.
+type scanCounter struct{ scans atomic.Int64 }
+
+func (h *scanCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *scanCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if cmd.Name() == "scan" {
+			h.scans.Add(1)
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (h *scanCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, cmd := range cmds {
+			if cmd.Name() == "scan" {
+				h.scans.Add(1)
+			}
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// TestRenameOwnersScansOnce: a server renames the owners of its tokens at
+// every start (datasf: unkeyed token hashes to keyed ones); the first
+// start scans the records, the next ones, in new processes with new
+// clients, send no SCAN at all, until a rename is new. The failure this
+// guards against: a SCAN over every key of the Redis at every start.
+func TestRenameOwnersScansOnce(t *testing.T) {
+	t.Parallel()
+	addr := redistest.Start(t)
+	prefix := fmt.Sprintf("test%d:", prefixes.Add(1))
+	renames := map[string]string{"token:plain-a": "token:keyed-a", "token:plain-b": "token:keyed-b"}
+	start := func() (*Store, *scanCounter) {
+		c := redis.NewClient(&redis.Options{Addr: addr})
+		t.Cleanup(func() { c.Close() })
+		h := &scanCounter{}
+		c.AddHook(h)
+		return newStore(t, addr, Options{Client: c, Prefix: prefix}), h
+	}
+	first, h := start()
+	for i := range 30 {
+		rec := storetest.Record(fmt.Sprintf("r%02d", i), time.Now().Add(time.Hour))
+		rec.Owner = "token:plain-a"
+		if err := first.Save(t.Context(), rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := first.RenameOwners(t.Context(), renames); err != nil || n != 30 {
+		t.Fatalf("the first start's RenameOwners = %d, %v; want 30, nil", n, err)
+	}
+	if h.scans.Load() == 0 {
+		t.Fatal("the first start's RenameOwners sent no SCAN: is the hook counting?")
+	}
+	for i := range 2 {
+		again, h := start()
+		n, err := again.RenameOwners(t.Context(), renames)
+		if err != nil || n != 0 || h.scans.Load() != 0 {
+			t.Errorf("start %d: RenameOwners = %d, %v after %d SCANs; want 0, nil after none", i+2, n, err, h.scans.Load())
+		}
+	}
+	// A new rename (a token configured since) scans again, once.
+	renames["token:plain-c"] = "token:keyed-c"
+	next, h := start()
+	if _, err := next.RenameOwners(t.Context(), renames); err != nil || h.scans.Load() == 0 {
+		t.Errorf("RenameOwners with a new rename = %v after %d SCANs; want a scan", err, h.scans.Load())
+	}
+}

@@ -3,7 +3,7 @@ module github.com/datasf-mcp/datasf-mcp/dualresp/sqlitestore
 go 1.26.0
 
 require (
-	github.com/datasf-mcp/datasf-mcp/dualresp v0.0.0-00010101000000-000000000000
+	github.com/datasf-mcp/datasf-mcp/dualresp v0.1.0
 	github.com/google/go-cmp v0.7.0
 	modernc.org/sqlite v1.61.1
 )
@@ -38,6 +38,6 @@ require (
 	modernc.org/memory v1.12.1 // indirect
 )
 
-// Until dualresp is tagged, and for development: the core from this
-// checkout. A module requiring this one ignores this replace.
+// For development: the core from this checkout (the require names the
+// release tag, see the README). A module requiring this one ignores it.
 replace github.com/datasf-mcp/datasf-mcp/dualresp => ../

@@ -319,16 +319,31 @@ func (s *Store) CountPinned(ctx context.Context, owner string) (int, error) {
 	return n, nil
 }
 
-// RenameOwners implements dualresp.OwnerRenamer, in one transaction.
+// RenameOwners implements dualresp.OwnerRenamer, in one transaction. The
+// new identities of the renames it made are kept in the table
+// renamed_owners (made by the first call, so that a file of schema
+// version 1 stays one, which an earlier version of this package opens
+// still), and the renames to them are not made again: the records table
+// is read only for a new rename.
 func (s *Store) RenameOwners(ctx context.Context, renames map[string]string) (int, error) {
 	tx, err := s.write.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, s.fail("rename owners", "", err)
 	}
 	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS renamed_owners (identity TEXT PRIMARY KEY) STRICT`); err != nil {
+		return 0, s.fail("rename owners", "", err)
+	}
 	n := int64(0)
 	for from, to := range renames {
-		res, err := tx.ExecContext(ctx, `UPDATE records SET owner = ?2 || substr(owner, length(?1) + 1)
+		res, err := tx.ExecContext(ctx, `INSERT INTO renamed_owners (identity) VALUES (?) ON CONFLICT DO NOTHING`, to)
+		if err != nil {
+			return 0, s.fail("rename owners", "", err)
+		}
+		if added, _ := res.RowsAffected(); added == 0 {
+			continue // made before
+		}
+		res, err = tx.ExecContext(ctx, `UPDATE records SET owner = ?2 || substr(owner, length(?1) + 1)
 			WHERE owner = ?1 OR substr(owner, 1, length(?1) + 1) = ?1 || '/'`, from, to)
 		if err != nil {
 			return 0, s.fail("rename owners", "", err)

@@ -510,7 +510,7 @@ func testConcurrent(t *testing.T, s dualresp.Store) {
 // testRenameOwners: a store that is a dualresp.OwnerRenamer gives the
 // records of an identity, labelled ones too, pinned or not, to the new
 // owner, and leaves the others' alone; the pinned ones count for the new
-// owner when the store counts pins.
+// owner when the store counts pins. A rename is made once per store.
 func testRenameOwners(t *testing.T, s dualresp.Store) {
 	r, ok := s.(dualresp.OwnerRenamer)
 	if !ok {
@@ -541,6 +541,26 @@ func testRenameOwners(t *testing.T, s dualresp.Store) {
 				t.Errorf("CountPinned(%q) = %d, %v; want %d", owner, got, err, want)
 			}
 		}
+	}
+
+	// A rename is made once: called again (the next start of a server),
+	// it leaves alone a record stored under the old identity since, and
+	// makes only the renames it has not made.
+	late := Record("e", base.Add(time.Hour))
+	late.Owner = "token:old"
+	mustSave(t, s, late)
+	n, err = r.RenameOwners(t.Context(), map[string]string{"token:old": "token:new", "token:older": "token:newer"})
+	if err != nil || n != 1 {
+		t.Fatalf("RenameOwners again, with one new rename = %d, %v; want 1 (the new rename's record), nil", n, err)
+	}
+	want = map[string]string{"a": "token:new", "d": "token:newer", "e": "token:old"}
+	for id, owner := range want {
+		if got := mustGet(t, s, id); got.Owner != owner {
+			t.Errorf("after RenameOwners again, Get(%q).Owner = %q; want %q", id, got.Owner, owner)
+		}
+	}
+	if n, err := r.RenameOwners(t.Context(), map[string]string{"token:old": "token:new"}); err != nil || n != 0 {
+		t.Errorf("RenameOwners a third time = %d, %v; want 0, nil", n, err)
 	}
 }
 

@@ -17,19 +17,26 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sync"
 	"testing"
+
+	"github.com/datasf-mcp/datasf-mcp/internal/fixtures"
 )
 
-// Root is the module's root directory (the one with go.mod).
+// Root is the module's root directory (the one with go.mod), found by
+// walking up from the working directory of the test process at the first
+// call (go test runs a test in its package's directory; Main changes
+// directory after). It does not read the source paths compiled into the
+// binary, which -trimpath removes.
 func Root() string {
-	_, file, _, ok := runtime.Caller(0)
-	if !ok {
-		panic("harness: no caller information to find the module root")
+	root, err := moduleRoot()
+	if err != nil {
+		panic("harness: finding the module root: " + err.Error())
 	}
-	return filepath.Join(filepath.Dir(file), "..", "..")
+	return root
 }
+
+var moduleRoot = sync.OnceValues(fixtures.ModuleRoot)
 
 // Path is the module file or directory at rel, a slash-separated path
 // from the module root (e.g. "testdata/fixtures", "interop").

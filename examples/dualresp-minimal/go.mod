@@ -3,8 +3,8 @@ module github.com/datasf-mcp/datasf-mcp/examples/dualresp-minimal
 go 1.25.5
 
 require (
-	github.com/datasf-mcp/datasf-mcp/dualresp v0.0.0-00010101000000-000000000000
-	github.com/datasf-mcp/datasf-mcp/dualresp/mcpgo v0.0.0-00010101000000-000000000000
+	github.com/datasf-mcp/datasf-mcp/dualresp v0.1.0
+	github.com/datasf-mcp/datasf-mcp/dualresp/mcpgo v0.1.0
 	github.com/mark3labs/mcp-go v1.2.1
 )
 

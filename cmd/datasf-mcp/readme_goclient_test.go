@@ -1,9 +1,12 @@
-package mcpgo_test
+package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"regexp"
 	"strings"
@@ -16,7 +19,10 @@ import (
 )
 
 // readmeClient is the README's "Go client in ten lines", compiled. The test
-// below checks that the README shows exactly this body.
+// below checks that the README shows exactly this body. It is here, in the
+// module of the README, and not in dualresp/mcpgo's: a module's tests read
+// only the module's files, which are all a user of the module (or its copy
+// in the module cache) has.
 func readmeClient(ctx context.Context, toolResult *mcp.CallToolResult) error {
 	client, err := dualresp.NewClient(dualresp.ClientOptions{})
 	if err != nil {
@@ -46,7 +52,7 @@ func TestREADMEGoClientSnippetIsCompiledCode(t *testing.T) {
 	if m == nil {
 		t.Fatal("README has no Go client snippet")
 	}
-	src, err := os.ReadFile("readme_test.go")
+	src, err := os.ReadFile("readme_goclient_test.go")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +63,16 @@ func TestREADMEGoClientSnippetIsCompiledCode(t *testing.T) {
 	}
 
 	// And it runs: every row of a result, in order.
-	results := newResults(t, 25)
+	mux := http.NewServeMux()
+	ts := httptest.NewServer(mux)
+	t.Cleanup(ts.Close)
+	results, err := dualresp.New(dualresp.Options{BaseURL: ts.URL, CleanupInterval: -1,
+		Executors: map[string]dualresp.Executor{"letters": letters(5)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = results.Close() })
+	mux.Handle("/resources/", results.Handler())
 	resp, err := results.CreateResponse(t.Context(), dualresp.Spec{Query: dualresp.Query{Kind: "letters"}, SampleSize: 3})
 	if err != nil {
 		t.Fatal(err)
@@ -65,4 +80,20 @@ func TestREADMEGoClientSnippetIsCompiledCode(t *testing.T) {
 	if err := readmeClient(t.Context(), mcpgo.CallToolResult(resp)); err != nil {
 		t.Fatalf("readmeClient: %v", err)
 	}
+}
+
+// letters is an Executor of n rows {"i": 0, "letter": "a"}, …, whatever
+// the query.
+type letters int64
+
+func (n letters) Prepare(context.Context, dualresp.Query) (dualresp.Plan, error) { return n, nil }
+
+func (n letters) Count(context.Context) (int64, error) { return int64(n), nil }
+
+func (n letters) Page(_ context.Context, req dualresp.PageRequest) (dualresp.PageResult, error) {
+	var res dualresp.PageResult
+	for i := req.Offset; i < min(req.Offset+req.Limit, int64(n)); i++ {
+		res.Rows = append(res.Rows, json.RawMessage(fmt.Sprintf(`{"i":%d,"letter":"%c"}`, i, 'a'+i%26)))
+	}
+	return res, nil
 }
