@@ -57,8 +57,8 @@ type moveWire struct {
 	mu      sync.Mutex
 	trigger string
 	moved   bool
-	movedAt int // the requests sent before the move
-	hosts   []string
+	movedAt int         // the requests sent before the move
+	sent    [][2]string // each request's host and path
 	// noStats leaves cachedContents out of Views documents, as a portal
 	// that has not computed its column statistics yet does: get_schema
 	// then asks for them with queries.
@@ -77,13 +77,13 @@ func (w *moveWire) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	w.mu.Lock()
 	if !w.moved && w.trigger != "" && strings.Contains(req.URL.String()+string(body), w.trigger) {
-		w.moved, w.movedAt = true, len(w.hosts)
+		w.moved, w.movedAt = true, len(w.sent)
 		if err := w.fake.SetMoved(movedFrom, movedTo); err != nil {
 			w.mu.Unlock()
 			return nil, err
 		}
 	}
-	w.hosts = append(w.hosts, req.Host)
+	w.sent = append(w.sent, [2]string{req.Host, req.URL.Path})
 	noStats := w.noStats
 	w.mu.Unlock()
 	resp, err := w.next.RoundTrip(req)
@@ -119,7 +119,7 @@ func (w *moveWire) moveOn(t *testing.T, trigger string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if trigger == "" {
-		w.moved, w.movedAt = true, len(w.hosts)
+		w.moved, w.movedAt = true, len(w.sent)
 		if err := w.fake.SetMoved(movedFrom, movedTo); err != nil {
 			t.Fatal(err)
 		}
@@ -128,14 +128,17 @@ func (w *moveWire) moveOn(t *testing.T, trigger string) {
 	w.trigger = trigger
 }
 
-// sinceMove returns how many requests went to each host since the move.
-func (w *moveWire) sinceMove() map[string]int {
+// sinceMove returns how many requests whose path starts with prefix went
+// to each host since the move.
+func (w *moveWire) sinceMove(prefix string) map[string]int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	by := map[string]int{}
 	if w.moved {
-		for _, h := range w.hosts[w.movedAt:] {
-			by[h]++
+		for _, r := range w.sent[w.movedAt:] {
+			if strings.HasPrefix(r[1], prefix) {
+				by[r[0]]++
+			}
 		}
 	}
 	return by
@@ -201,11 +204,11 @@ func (e *movesEnv) query(t *testing.T, soql string) map[string]any {
 }
 
 // checkFollowed checks that the move was logged once and that, since the
-// move, one request went to the old host (the one answered with the
-// move) and the rest to the new one.
-func (e *movesEnv) checkFollowed(t *testing.T) {
+// move, of the requests whose path starts with prefix, one went to the
+// old host (the one answered with the move) and the rest to the new one.
+func (e *movesEnv) checkFollowed(t *testing.T, prefix string) {
 	t.Helper()
-	by := e.wire.sinceMove()
+	by := e.wire.sinceMove(prefix)
 	if by[movedFrom] != 1 || by[movedTo] == 0 {
 		t.Errorf("requests since the move: %v; want 1 to %s (answered with the move), the rest to %s", by, movedFrom, movedTo)
 	}
@@ -240,7 +243,7 @@ func TestStoredResultFollowsMove(t *testing.T) {
 	if len(rows)-1 != movedRows {
 		t.Errorf("export of the stored result after the move: %d rows; want %d", len(rows)-1, movedRows)
 	}
-	e.checkFollowed(t)
+	e.checkFollowed(t, "")
 }
 
 // The portal answers the move to the null group's count (the schema, the
@@ -258,7 +261,7 @@ func TestNullGroupCountFollowsMove(t *testing.T) {
 	if !strings.Contains(summary, movedLine) {
 		t.Errorf("summary %q; want it to say %q", summary, movedLine)
 	}
-	e.checkFollowed(t)
+	e.checkFollowed(t, "")
 }
 
 // The portal answers the move to the hints' requests (the query matched
@@ -276,7 +279,7 @@ func TestHintsFollowMove(t *testing.T) {
 	if summary, _ := out["summary"].(string); !strings.Contains(summary, movedLine) {
 		t.Errorf("summary %q; want it to say %q", summary, movedLine)
 	}
-	e.checkFollowed(t)
+	e.checkFollowed(t, "")
 }
 
 // The portal answers the move to get_schema's statistics queries (its
@@ -320,5 +323,44 @@ func TestSchemaStatsFollowMove(t *testing.T) {
 	if !strings.Contains(out.Summary, movedFrom+" has moved to "+movedTo) || out.Domain != movedTo {
 		t.Errorf("get_schema summary %q, domain %q; want the move said and domain %s", out.Summary, out.Domain, movedTo)
 	}
-	e.checkFollowed(t)
+	e.checkFollowed(t, "")
+}
+
+// The portal answers the move to the reads of search_datasf's row counts
+// (its catalog, from the Discovery API, found the hits before it moved):
+// the counts come from the new host, and the answer says the portal
+// moved.
+func TestSearchRowCountsFollowMove(t *testing.T) {
+	t.Parallel()
+	e := newMovesEnv(t)
+	e.wire.moveOn(t, "/api/views/")
+	args := map[string]any{"query": "311 cases", "domain": movedFrom}
+	res, err := e.env.Call(t.Context(), "search_datasf", args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.IsError {
+		t.Fatalf("search_datasf(%v) = error %s; want success", args, mustJSON(t, res.Content))
+	}
+	var out struct {
+		Summary string `json:"summary"`
+		Results []struct {
+			ID       string `json:"id"`
+			RowCount *int64 `json:"row_count"`
+			Domain   string `json:"domain"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal([]byte(mustJSON(t, res.StructuredContent)), &out); err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Results) != 1 || out.Results[0].RowCount == nil || *out.Results[0].RowCount != movedRows {
+		t.Fatalf("search_datasf results %s; want %s with its row count, %d", mustJSON(t, out.Results), movedID, movedRows)
+	}
+	if !strings.Contains(out.Summary, movedFrom+" has moved to "+movedTo) || out.Results[0].Domain != movedTo {
+		t.Errorf("search_datasf summary %q, hit domain %q; want the move said and domain %s", out.Summary, out.Results[0].Domain, movedTo)
+	}
+	// A schema's row count is asked beside its Views document, so it
+	// reaches the old host before or after the move: only the reads of
+	// the Views API (the first of which moves the portal) are counted.
+	e.checkFollowed(t, "/api/views/")
 }

@@ -309,6 +309,19 @@ func (r *Reader) Query(ctx context.Context, datasetID, soql string) (*socrata.Re
 	}
 }
 
+// Schema returns a dataset's schema through r's portal's cache
+// (schemacache.Cache.Schema: cached reports whether it was kept), a move
+// followed.
+func (r *Reader) Schema(ctx context.Context, datasetID string) (*socrata.Schema, bool, error) {
+	t := r.Try()
+	for {
+		sc, cached, err := t.Portal().Schemas.Schema(ctx, datasetID)
+		if again, err := t.Next(ctx, err); !again {
+			return sc, cached, err
+		}
+	}
+}
+
 // Try is one request through a Reader: sent to Portal and, after each
 // move Next follows, sent again there. It is Run's loop without a
 // function value, for the paths whose frames are counted (a query's
