@@ -193,7 +193,7 @@ func (s *toolServer) query(ctx context.Context, _ mcp.CallToolRequest, in QueryI
 		}
 	}
 	if plan.Stale() {
-		resp = resp.WithHints(newStaleHint(p.Domain))
+		resp = resp.WithHints(newStaleHint(reader.Portal().Domain))
 	}
 	out := queryAnswer{resp: resp}
 	if in.Image != nil && *in.Image {

@@ -640,7 +640,7 @@ func (e *streamOptions) fetchPage(ctx context.Context, rd *Reader, id string, q 
 }
 
 // readPage makes one request for a page and reads its rows whole, within
-// e.pageTimeout; a move the portal answers is followed (rd.Run).
+// e.pageTimeout; a move the portal answers is followed (see Reader).
 func (e *streamOptions) readPage(ctx context.Context, rd *Reader, id, text string) ([]json.RawMessage, int64, error) {
 	if e.pageTimeout > 0 {
 		var cancel context.CancelFunc

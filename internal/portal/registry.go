@@ -54,11 +54,11 @@ import (
 // *socrata.MovedError and follows nothing) is followed by Run, which
 // checks the new host as Get checks any domain (its name, the allowlist,
 // public addresses), gives it its own client, limits and token, and runs
-// the request again there. Every read of a portal goes through Run: a
-// tool's first read directly, every later one through a Reader (a
-// Query's count, pages and stream, the hints', the null group's count,
-// the column statistics), so a move answered at any of them is followed.
-// A move is remembered for the process (Get resolves the old name from
+// the request again there. A tool's reads of a portal all follow a move
+// that way: its first read through Run, every later one through a Reader
+// (Run's loop: a Query's count, pages and stream, the hints, the null
+// group's count, the column statistics, search's row counts). A move is
+// remembered for the process (Get resolves the old name from
 // then on), logged once, and an answer says it in one line (Moved).
 
 // MaxDomains bounds the other portals whose clients and schema caches a
