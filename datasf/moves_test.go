@@ -211,7 +211,7 @@ func (e *movesEnv) checkFollowed(t *testing.T, prefix string, most int) {
 	t.Helper()
 	by := e.wire.sinceMove(prefix)
 	if by[movedFrom] < 1 || by[movedFrom] > most || by[movedTo] < by[movedFrom] {
-		t.Errorf("requests since the move: %v; want 1 to %d to %s (answered with the move), the rest to %s", by, most, movedFrom, movedTo)
+		t.Errorf("requests since the move: %v; want 1 (at most %d) to %s, answered with the move, the rest to %s", by, most, movedFrom, movedTo)
 	}
 	if n := strings.Count(e.logs.String(), "domain="+movedFrom+" moved_to="+movedTo); n != 1 {
 		t.Errorf("the move was logged %d times; want once:\n%s", n, e.logs.String())
