@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/datasf-mcp/datasf-mcp/internal/expiring"
+	"github.com/datasf-mcp/datasf-mcp/internal/hints"
 
 	"github.com/datasf-mcp/datasf-mcp/schemacache"
 	"github.com/datasf-mcp/datasf-mcp/socrata"
@@ -70,7 +71,7 @@ func hasStats(sc *socrata.Schema) bool {
 // dataset whose Views document has none. A failed query means fewer
 // statistics, not an error; complete is false then (the answer is not
 // worth keeping).
-func queryStats(ctx context.Context, client *socrata.Client, sc *socrata.Schema) (stats map[string]*socrata.ColumnStats, complete bool) {
+func queryStats(ctx context.Context, client hints.Portal, sc *socrata.Schema) (stats map[string]*socrata.ColumnStats, complete bool) {
 	ctx, cancel := context.WithTimeout(ctx, valueQueryTimeout)
 	defer cancel()
 	out := map[string]*socrata.ColumnStats{}

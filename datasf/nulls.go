@@ -11,7 +11,6 @@ import (
 	"github.com/datasf-mcp/datasf-mcp/dualresp"
 	"github.com/datasf-mcp/datasf-mcp/internal/hints"
 	"github.com/datasf-mcp/datasf-mcp/internal/soql"
-	"github.com/datasf-mcp/datasf-mcp/socrata"
 )
 
 // Nulls named. A grouped query's rows without a value of a group key make
@@ -81,8 +80,9 @@ func groupKeys(q *soql.Query) (keys []groupKey, count string) {
 // group whose key is null: how many rows lack the value. The number is the
 // group's count(*) when the query has one and a single key; else one
 // request counts the query's rows without the value (a single-stage
-// query), and without it the sentence says no number.
-func topNullNote(ctx context.Context, client *socrata.Client, datasetID string, q *soql.Query, keys []groupKey, count string, resp *dualresp.Response, log *slog.Logger) string {
+// query; client is the query's portal, a move followed), and without it
+// the sentence says no number.
+func topNullNote(ctx context.Context, client hints.Portal, datasetID string, q *soql.Query, keys []groupKey, count string, resp *dualresp.Response, log *slog.Logger) string {
 	rec := resp.Record()
 	if len(keys) == 0 || len(rec.Sample) == 0 {
 		return ""

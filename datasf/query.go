@@ -144,7 +144,7 @@ func (s *toolServer) query(ctx context.Context, _ mcp.CallToolRequest, in QueryI
 	// One call: the count and the sample run concurrently (two upstream
 	// requests) on the resolved portal with the parsed tree, and the
 	// sample's response headers give the columns.
-	plan := &portal.Query{Portal: p, DatasetID: in.DatasetID, Tree: stable}
+	plan := s.portals.NewQuery(p, in.DatasetID, stable)
 	keys, countCol := groupKeys(parsed)
 	var keyCols []string
 	for _, k := range keys {
@@ -171,7 +171,11 @@ func (s *toolServer) query(ctx context.Context, _ mcp.CallToolRequest, in QueryI
 		return queryAnswer{}, queryError(err, datasetName(p, in.DatasetID), sc)
 	}
 	s.session.add(ctx, resp.ID())
-	if note := topNullNote(ctx, p.Client, in.DatasetID, parsed, keys, countCol, resp, s.log); note != "" {
+	// The null group's count and the hints read the portal the count and
+	// the sample ran on, through the registry (a move answered to any of
+	// them is followed).
+	reader := plan.Reader()
+	if note := topNullNote(ctx, reader, in.DatasetID, parsed, keys, countCol, resp, s.log); note != "" {
 		resp = resp.WithNotes(note)
 	}
 	switch h := s.catalogOnlyHint(p.Domain, in.DatasetID); {
@@ -179,10 +183,17 @@ func (s *toolServer) query(ctx context.Context, _ mcp.CallToolRequest, in QueryI
 		// No data offline: the conditions are not what made it empty.
 		resp = resp.WithHints(*h)
 	case hints.Empty(resp, parsed):
-		resp = resp.WithHints(hints.Find(ctx, p.Client, in.DatasetID, parsed, sc, s.log)...)
+		resp = resp.WithHints(hints.Find(ctx, reader, in.DatasetID, parsed, sc, s.log)...)
+	}
+	if now := reader.Portal(); now != p {
+		// The portal answered a move after its schema was read (from the
+		// cache): the rows are the new host's, and the answer says so.
+		if _, line := s.portals.Moved(ctx, strings.TrimSpace(in.Domain), now); line != "" && line != moved {
+			resp = resp.WithNotes(line)
+		}
 	}
 	if plan.Stale() {
-		resp = resp.WithHints(newStaleHint(p.Domain))
+		resp = resp.WithHints(newStaleHint(reader.Portal().Domain))
 	}
 	out := queryAnswer{resp: resp}
 	if in.Image != nil && *in.Image {

@@ -87,24 +87,32 @@ func (s *toolServer) schema(ctx context.Context, req mcp.CallToolRequest, in Sch
 		return schemaResult{}, &opError{what: datasetName(p, in.DatasetID), hint: "Check the id with search_datasf.", err: err}
 	}
 	p, moved := s.portals.Moved(ctx, strings.TrimSpace(in.Domain), p)
-	out := schemaResult{
-		DatasetID: in.DatasetID, Domain: otherDomain(p), Name: sc.Name, Description: clipText(cleanDescription(sc.Description), maxSchemaDescription), Category: sc.Category,
-		RowCount: sc.RowCount, Cached: cached, Columns: make([]schemaColumn, 0, len(sc.Columns)),
-	}
 	stats := map[string]*socrata.ColumnStats{}
 	if hasStats(sc) {
 		for _, c := range sc.Columns {
 			stats[c.FieldName] = c.Stats
 		}
 	} else {
-		key := p.Domain + "/" + sc.ID + "/" + sc.UpdatedAt.String()
+		key := func(p *portal.Target) string { return p.Domain + "/" + sc.ID + "/" + sc.UpdatedAt.String() }
 		var ok bool
-		if stats, ok = s.valueStats.Get(key); !ok {
+		if stats, ok = s.valueStats.Get(key(p)); !ok {
+			// The statistics' queries go through the registry: a move
+			// the portal answers to them (its schema was read before it
+			// moved) is followed, and the answer says so.
+			reader := s.portals.Reader(p)
 			var complete bool
-			if stats, complete = queryStats(ctx, p.Client, sc); complete {
-				s.valueStats.Add(key, stats)
+			stats, complete = queryStats(ctx, reader, sc)
+			if now := reader.Portal(); now != p {
+				p, moved = s.portals.Moved(ctx, strings.TrimSpace(in.Domain), now)
+			}
+			if complete {
+				s.valueStats.Add(key(p), stats)
 			}
 		}
+	}
+	out := schemaResult{
+		DatasetID: in.DatasetID, Domain: otherDomain(p), Name: sc.Name, Description: clipText(cleanDescription(sc.Description), maxSchemaDescription), Category: sc.Category,
+		RowCount: sc.RowCount, Cached: cached, Columns: make([]schemaColumn, 0, len(sc.Columns)),
 	}
 	withValues := 0
 	for _, c := range sc.Columns {

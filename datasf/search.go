@@ -82,9 +82,9 @@ func (s *toolServer) search(ctx context.Context, req mcp.CallToolRequest, in Sea
 	limit := or(in.Limit, DefaultSearchLimit)
 	var (
 		hits   rankedHits
-		domain string        // "" on the configured portal alone
-		schema schemaFetcher // the portal's schemas, for row counts; nil over several portals
-		moved  string        // the line saying the portal moved
+		domain string         // "" on the configured portal alone
+		reader *portal.Reader // the portal's, for row counts; nil over several portals
+		moved  string         // the line saying the portal moved
 	)
 	switch d := strings.TrimSpace(in.Domain); {
 	case d == "*" || strings.Contains(d, ","):
@@ -126,12 +126,26 @@ func (s *toolServer) search(ctx context.Context, req mcp.CallToolRequest, in Sea
 		if d != "" {
 			domain = p.Domain // named, even the configured one: the hits say their domain
 		}
-		schema = p.Schemas
+		reader = s.portals.Reader(p)
 		_, moved = s.portals.Moved(ctx, d, p)
 	}
 	out := catalogResult{Query: in.Query, Domain: domain, Results: searchItems(hits.hits, limit, domain)}
-	if schema != nil {
-		addRowCounts(ctx, schema, out.Results)
+	if reader != nil {
+		// The row counts read the portal's schemas through the registry:
+		// a move the portal answers to them (its catalog came from the
+		// Discovery API, which does not answer moves) is followed, and
+		// the answer says so.
+		from := reader.Portal()
+		addRowCounts(ctx, reader, out.Results)
+		if now := reader.Portal(); now != from {
+			_, moved = s.portals.Moved(ctx, strings.TrimSpace(in.Domain), now)
+			if domain != "" {
+				out.Domain = now.Domain
+				for i := range out.Results {
+					out.Results[i].Domain = now.Domain
+				}
+			}
+		}
 	}
 	out.Count = len(out.Results)
 	sum := summary{facts: searchFacts(in.Query, out.Count, hits)}

@@ -436,3 +436,75 @@ func TestDoctor(t *testing.T) {
 		t.Errorf("down: exit %d; want FAIL lines\n%s", code, out)
 	}
 }
+
+// TestStoredResultFollowsMove: a result stored while its portal was at
+// its old host, paged and exported through the binary's REST API after
+// the portal moved (a move no table knows: the old host answers 301 to
+// the product's queries, SODA3 POSTs sent with an app token): the rows
+// come from the new host, the move followed once.
+func TestStoredResultFollowsMove(t *testing.T) {
+	t.Parallel()
+	const from, to = "data.laterold.example", "data.laternew.example"
+	fake := liveSF(t)
+	for _, d := range []string{from, to} {
+		if err := fake.AddDomain(d); err != nil {
+			t.Fatal(err)
+		}
+		if err := fake.AddGenerated(t.Context(), socratatest.Schema{ID: sfTrees, Name: "San Francisco Street Tree Inventory", Domain: d,
+			Columns: []socratatest.Column{{Name: "Species", FieldName: "qspecies", DataType: "text"},
+				{Name: "Site Order", FieldName: "siteorder", DataType: "number"}}}, treesTotal,
+			func(i int) map[string]any {
+				return map[string]any{"qspecies": []string{"Oak", "Elm", "Plane"}[i%3], "siteorder": i}
+			}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, logs := stdioCall(t, fake, []string{"DATASF_APP_TOKENS=" + from + "=old-host-token," + to + "=new-host-token"},
+		map[string]any{"dataset_id": sfTrees, "soql": "SELECT qspecies, siteorder", "domain": from})
+	sc, _ := res.StructuredContent.(map[string]any)
+	if res.IsError || sc == nil {
+		t.Fatalf("query_datasf on %s = %+v\nstderr: %s", from, res.Content, logs)
+	}
+	link := sc["resource"].(map[string]any)["url"].(string)
+	if err := fake.SetMoved(from, to); err != nil {
+		t.Fatal(err)
+	}
+	before := len(fake.Requests())
+
+	var page struct {
+		TotalCount int64             `json:"total_count"`
+		Data       []json.RawMessage `json:"data"`
+	}
+	getJSONBody(t, link+"?offset=30&limit=20", &page)
+	if page.TotalCount != treesTotal || len(page.Data) != treesTotal-30 {
+		t.Errorf("page 30+ after the move: total %d, %d rows; want %d and %d", page.TotalCount, len(page.Data), treesTotal, treesTotal-30)
+	}
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, link+"/export?format=ndjson", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("export after the move: %s, %v\n%s", resp.Status, err, body)
+	}
+	if n := strings.Count(strings.TrimSpace(string(body)), "\n") + 1; n != treesTotal {
+		t.Errorf("export after the move: %d rows; want %d", n, treesTotal)
+	}
+	old, now := 0, 0
+	for _, r := range fake.Requests()[before:] {
+		switch r.Host {
+		case from:
+			old++
+		case to:
+			now++
+		}
+	}
+	if old != 1 || now == 0 {
+		t.Errorf("after the move: %d requests to %s, %d to %s; want 1 (answered with the move), then the rest to %s", old, from, now, to, to)
+	}
+}

@@ -282,6 +282,12 @@ func (t hintTerm) matcher() func(v string) bool {
 	return func(v string) bool { return strings.EqualFold(v, t.literal) }
 }
 
+// Portal is what Find asks for rows: a *socrata.Client, or package
+// portal's Reader, which follows a move the portal answers.
+type Portal interface {
+	Query(ctx context.Context, datasetID, soql string) (*socrata.Result, error)
+}
+
 // Find returns the hints that explain an empty answer of q on the
 // dataset whose schema is sc (nil when there is nothing to say): a dataset
 // without rows, with no request; the text literals' values (at most
@@ -291,7 +297,7 @@ func (t hintTerm) matcher() func(v string) bool {
 // counted apart (at most maxFallbackAsks requests, see fallbacks). A
 // failed request only means fewer hints; it is logged to log at debug
 // level.
-func Find(ctx context.Context, client *socrata.Client, datasetID string, q *soql.Query, sc *socrata.Schema, log *slog.Logger) []dualresp.Hint {
+func Find(ctx context.Context, client Portal, datasetID string, q *soql.Query, sc *socrata.Schema, log *slog.Logger) []dualresp.Hint {
 	if sc.RowCount == 0 {
 		return []dualresp.Hint{emptyDataset(datasetID)}
 	}
@@ -320,7 +326,7 @@ func explains(h dualresp.Hint) bool {
 
 // textHints makes at most maxHintColumns requests for the text literals
 // of q's WHERE, and returns their hints.
-func textHints(ctx context.Context, client *socrata.Client, datasetID string, q *soql.Query, sc *socrata.Schema, log *slog.Logger) []dualresp.Hint {
+func textHints(ctx context.Context, client Portal, datasetID string, q *soql.Query, sc *socrata.Schema, log *slog.Logger) []dualresp.Hint {
 	terms := hintTerms(q, sc)
 	if len(terms) == 0 {
 		return nil

@@ -542,7 +542,7 @@ func rangeHint(t rangeTerm, lo, hi string) *ZeroHint {
 // profile asks, in one request, the extents of the spatial terms' point
 // columns and the ranges of the range terms' columns, and returns the
 // hints they give.
-func profile(ctx context.Context, client *socrata.Client, datasetID string, sc *socrata.Schema, spatial []spatialTerm, ranges []rangeTerm, log *slog.Logger) []dualresp.Hint {
+func profile(ctx context.Context, client Portal, datasetID string, sc *socrata.Schema, spatial []spatialTerm, ranges []rangeTerm, log *slog.Logger) []dualresp.Hint {
 	types := typesOf(sc)
 	var items []string
 	extentOf := map[string]string{} // column -> alias
@@ -621,7 +621,7 @@ func profile(ctx context.Context, client *socrata.Client, datasetID string, sc *
 // extent of column's other points, asked of the portal in one more
 // request; nil when that fails, since the box with the placeholders
 // would let any filter in the hemisphere's quarter look right.
-func withoutZeros(ctx context.Context, client *socrata.Client, datasetID, column string, ext *Extent, log *slog.Logger) *Extent {
+func withoutZeros(ctx context.Context, client Portal, datasetID, column string, ext *Extent, log *slog.Logger) *Extent {
 	if ext == nil || !ext.reachesZero() {
 		return ext
 	}
@@ -681,7 +681,7 @@ func readExtent(v any) *Extent {
 }
 
 // countQuery runs a count query (its count is the "n" of its one row).
-func countQuery(ctx context.Context, client *socrata.Client, datasetID, q string) (int64, bool) {
+func countQuery(ctx context.Context, client Portal, datasetID, q string) (int64, bool) {
 	res, err := client.Query(ctx, datasetID, q)
 	if err != nil || len(res.Rows) != 1 {
 		return 0, false
@@ -694,7 +694,7 @@ func countQuery(ctx context.Context, client *socrata.Client, datasetID, q string
 // (after |>) that keeps none of the first's rows, OFFSET past the end,
 // HAVING that excludes every group, a SEARCH that matches nothing,
 // conditions that match only apart. At most maxFallbackAsks requests.
-func fallbacks(ctx context.Context, client *socrata.Client, datasetID string, q *soql.Query, log *slog.Logger) []dualresp.Hint {
+func fallbacks(ctx context.Context, client Portal, datasetID string, q *soql.Query, log *slog.Logger) []dualresp.Hint {
 	if len(q.Stages) > 1 {
 		first := &soql.Query{Stages: q.Clone().Stages[:1]}
 		first.Stages[0].OrderBy = nil

@@ -131,10 +131,31 @@ type Query struct {
 	DatasetID string
 	Tree      *soql.Query
 
+	// portals follows a move Portal answers (Registry.NewQuery and
+	// Prepare set it; nil: a move is an error); reader is Portal's
+	// Reader, made once.
+	portals    *Registry
+	readerOnce sync.Once
+	reader     *Reader
+
 	stream *streamOptions // nil: defaultStream
 	// stale is set when an answer to Count or Page carried
 	// X-SODA2-Data-Out-Of-Date: true (see Stale).
 	stale atomic.Bool
+}
+
+// NewQuery returns the Query of tree on a dataset of p, a portal Get or
+// Run gave: its count, pages and stream run through the registry, so a
+// move p answers to any of them is followed (see Reader).
+func (r *Registry) NewQuery(p *Target, datasetID string, tree *soql.Query) *Query {
+	return &Query{Portal: p, DatasetID: datasetID, Tree: tree, portals: r}
+}
+
+// Reader returns the Reader q runs on: Portal's, through the registry.
+// Its Portal is where q ran last, the new host once q followed a move.
+func (q *Query) Reader() *Reader {
+	q.readerOnce.Do(func() { q.reader = q.portals.Reader(q.Portal) })
+	return q.reader
 }
 
 // Stale reports whether the portal said, in an answer to q's Count or
@@ -217,20 +238,35 @@ func (e *Executor) Prepare(ctx context.Context, q dualresp.Query) (dualresp.Plan
 	if err != nil {
 		return nil, fmt.Errorf("portal: stored query does not parse: %w", err)
 	}
-	return &Query{Portal: p, DatasetID: id, Tree: tree, stream: &e.stream}, nil
+	return &Query{Portal: p, DatasetID: id, Tree: tree, portals: e.portals, stream: &e.stream}, nil
 }
 
 // Count returns the exact number of rows of q: `<q> |> SELECT count(*)`.
-func (q *Query) Count(ctx context.Context) (int64, error) {
-	return q.Portal.Client.Count(ctx, q.DatasetID, q.Tree.CountQuery().String())
+// A move the portal answers is followed (see Reader), as it is by Page
+// and Stream.
+func (q *Query) Count(ctx context.Context) (n int64, err error) {
+	text := q.Tree.CountQuery().String()
+	for t, again := q.Reader().Try(), true; again; {
+		n, err = t.Portal().Client.Count(ctx, q.DatasetID, text)
+		again, err = t.Next(ctx, err)
+	}
+	return n, err
 }
 
 // Page returns one page of q's rows, as raw JSON objects, with the
 // result's columns from the response's X-SODA2-Fields and X-SODA2-Types
-// headers: one upstream request.
+// headers: one upstream request (one more when the portal answers that
+// it moved: the move is followed, see Reader).
 func (q *Query) Page(ctx context.Context, req dualresp.PageRequest) (dualresp.PageResult, error) {
-	tree := withOrder(q.Tree, req.Order).WithPage(req.Offset, req.Limit)
-	stream, err := q.Portal.Client.QueryStream(ctx, q.DatasetID, tree.String())
+	text := withOrder(q.Tree, req.Order).WithPage(req.Offset, req.Limit).String()
+	var (
+		stream *socrata.RowStream
+		err    error
+	)
+	for t, again := q.Reader().Try(), true; again; {
+		stream, err = t.Portal().Client.QueryStream(ctx, q.DatasetID, text)
+		again, err = t.Next(ctx, err)
+	}
 	if err != nil {
 		return dualresp.PageResult{}, err
 	}
@@ -280,7 +316,7 @@ func (q *Query) Page(ctx context.Context, req dualresp.PageRequest) (dualresp.Pa
 // e.pageRows); a short page means the result ended. With req.Limit no page
 // goes past its end.
 func (q *Query) Stream(ctx context.Context, req dualresp.PageRequest, fn func(json.RawMessage) error) error {
-	c, id, e := q.Portal.Client, q.DatasetID, q.stream
+	rd, id, e := q.Reader(), q.DatasetID, q.stream
 	if e == nil {
 		e = &defaultStream
 	}
@@ -293,7 +329,7 @@ func (q *Query) Stream(ctx context.Context, req dualresp.PageRequest, fn func(js
 		end = req.Offset + req.Limit
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	f := newPageFetcher(e, c, id, parsed)
+	f := newPageFetcher(e, rd, id, parsed)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -356,7 +392,7 @@ type fetchedPage struct {
 // in order, on queue, and fetches them up to e.parallel at once.
 type pageFetcher struct {
 	e     *streamOptions
-	c     *socrata.Client
+	rd    *Reader // the query's portal, a move followed
 	id    string
 	q     *soql.Query
 	queue chan chan fetchedPage
@@ -373,10 +409,10 @@ type pageFetcher struct {
 	ended atomic.Bool  // a page came back short
 }
 
-func newPageFetcher(e *streamOptions, c *socrata.Client, id string, q *soql.Query) *pageFetcher {
+func newPageFetcher(e *streamOptions, rd *Reader, id string, q *soql.Query) *pageFetcher {
 	parallel := max(e.parallel, 1)
 	own := max(e.ahead, 1) + 2
-	f := &pageFetcher{e: e, c: c, id: id, q: q,
+	f := &pageFetcher{e: e, rd: rd, id: id, q: q,
 		queue: make(chan chan fetchedPage, own+parallel),
 		room:  make(chan struct{}, own),
 		busy:  make(chan struct{}, parallel), freed: make(chan struct{}, 1), known: make(chan struct{})}
@@ -507,7 +543,7 @@ func (f *pageFetcher) end() {
 func (f *pageFetcher) fetchRange(ctx context.Context, off, size int64) fetchedPage {
 	var page fetchedPage
 	for got := int64(0); got < size; {
-		rows, nbytes, asked, err := f.e.fetchPage(ctx, f.c, f.id, f.q, off+got, size-got)
+		rows, nbytes, asked, err := f.e.fetchPage(ctx, f.rd, f.id, f.q, off+got, size-got)
 		if err != nil {
 			f.end()
 			return fetchedPage{err: err}
@@ -559,10 +595,10 @@ func (e *streamOptions) budgetRows(want, width int64) (int64, int64) {
 // page that timed out is asked for again in half the rows (not fewer than
 // streamMinRows), since a smaller page answers sooner. It returns the
 // rows, their bytes and the number of rows asked for in the end.
-func (e *streamOptions) fetchPage(ctx context.Context, c *socrata.Client, id string, q *soql.Query, off, size int64) ([]json.RawMessage, int64, int64, error) {
+func (e *streamOptions) fetchPage(ctx context.Context, rd *Reader, id string, q *soql.Query, off, size int64) ([]json.RawMessage, int64, int64, error) {
 	attempts := max(e.attempts, 1)
 	for attempt := 1; ; attempt++ {
-		rows, nbytes, err := e.readPage(ctx, c, id, q.WithPage(off, size).String())
+		rows, nbytes, err := e.readPage(ctx, rd, id, q.WithPage(off, size).String())
 		if err == nil {
 			return rows, nbytes, size, nil
 		}
@@ -592,7 +628,7 @@ func (e *streamOptions) fetchPage(ctx context.Context, c *socrata.Client, id str
 			size = max(size/2, min(size, streamMinRows))
 		}
 		e.logger().WarnContext(ctx, "portal: a page of an export failed; asking for it again",
-			"domain", c.Domain(), "dataset", id, "offset", off, "rows", size, "attempt", attempt, "wait", wait, "err", err)
+			"domain", rd.Portal().Domain, "dataset", id, "offset", off, "rows", size, "attempt", attempt, "wait", wait, "err", err)
 		t := time.NewTimer(wait)
 		select {
 		case <-t.C:
@@ -604,14 +640,21 @@ func (e *streamOptions) fetchPage(ctx context.Context, c *socrata.Client, id str
 }
 
 // readPage makes one request for a page and reads its rows whole, within
-// e.pageTimeout.
-func (e *streamOptions) readPage(ctx context.Context, c *socrata.Client, id, text string) ([]json.RawMessage, int64, error) {
+// e.pageTimeout; a move the portal answers is followed (see Reader).
+func (e *streamOptions) readPage(ctx context.Context, rd *Reader, id, text string) ([]json.RawMessage, int64, error) {
 	if e.pageTimeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, e.pageTimeout)
 		defer cancel()
 	}
-	s, err := c.QueryStream(ctx, id, text)
+	var (
+		s   *socrata.RowStream
+		err error
+	)
+	for t, again := rd.Try(), true; again; {
+		s, err = t.Portal().Client.QueryStream(ctx, id, text)
+		again, err = t.Next(ctx, err)
+	}
 	if err != nil {
 		return nil, 0, err
 	}
@@ -643,14 +686,17 @@ func (e *streamOptions) logger() *slog.Logger {
 // transientError reports whether asking for a page again may succeed: a
 // timeout, a body cut off or unreadable, rate limiting, a 5xx, a transport
 // failure, a portal too busy (socrata.BusyError). A query the portal
-// refuses (4xx) or a missing dataset fails the same way again.
+// refuses (4xx), a missing dataset, or a move that was not followed (its
+// new host refused, a chain or a loop: the registry's answer) fails the
+// same way again.
 func transientError(err error) bool {
 	var (
 		api *socrata.APIError
 		dom *socrata.DomainError
+		mv  *socrata.MovedError
 	)
 	switch {
-	case errors.Is(err, context.Canceled), errors.As(err, &dom):
+	case errors.Is(err, context.Canceled), errors.As(err, &dom), errors.As(err, &mv):
 		return false
 	case errors.As(err, &api):
 		switch api.Code {

@@ -1,6 +1,7 @@
 package portal
 
 import (
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -8,6 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/datasf-mcp/datasf-mcp/dualresp"
 	"github.com/datasf-mcp/datasf-mcp/socrata"
@@ -221,4 +223,85 @@ func TestRunFollowsMoves(t *testing.T) {
 			t.Errorf("%d requests for a redirect loop; want a bounded few", n)
 		}
 	})
+}
+
+// A stored query follows a move its portal answers after the query was
+// stored: its count, its pages and its stream (exports, analyses) run
+// through the registry, so the move is resolved once, logged once, and
+// every later request of the query goes to the new host. The old host
+// answers a query (a SODA3 POST, sent with the app token) with a 301,
+// as the fake plays a moved portal (evidence moves-301).
+func TestStoredQueryFollowsMove(t *testing.T) {
+	t.Parallel()
+	const oldHost, newHost = "data.old.example", "data.new.example"
+	fake := socratatest.NewServer(t, socratatest.WithDomain("api.us.socrata.com"))
+	for _, d := range []string{oldHost, newHost} {
+		if err := fake.AddDomain(d); err != nil {
+			t.Fatal(err)
+		}
+		if err := fake.AddGenerated(t.Context(), socratatest.Schema{ID: "abcd-1234", Name: "x", Domain: d,
+			Columns: []socratatest.Column{{Name: "N", FieldName: "n", DataType: "number"}}}, 37,
+			func(i int) map[string]any { return map[string]any{"n": i} }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		read func(t *testing.T, q *Query) (int, error)
+	}{
+		{"count", func(t *testing.T, q *Query) (int, error) {
+			n, err := q.Count(t.Context())
+			return int(n), err
+		}},
+		{"page", func(t *testing.T, q *Query) (int, error) {
+			res, err := q.Page(t.Context(), dualresp.PageRequest{Offset: 30, Limit: 10})
+			return len(res.Rows), err
+		}},
+		{"stream", func(t *testing.T, q *Query) (int, error) {
+			n := 0
+			err := q.Stream(t.Context(), dualresp.PageRequest{Offset: 5}, func(json.RawMessage) error { n++; return nil })
+			return n, err
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := fake.SetMoved(oldHost, ""); err != nil { // each reader starts on the old host, before the move
+				t.Fatal(err)
+			}
+			var logs socratatest.LogBuffer
+			reg, err := New(Options{
+				Socrata: socrata.Options{Domain: "data.sf.gov", BaseURL: fake.URL(), DiscoveryURL: fake.URL(), HTTPClient: fake.Client(), MaxRetries: -1},
+				Tokens:  map[string]string{oldHost: "old-token", newHost: "new-token"},
+				Logger:  slog.New(slog.NewTextHandler(&logs, nil)),
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			exec := NewExecutor(reg, ExecutorOptions{Backoff: func(int) time.Duration { return 0 }})
+			q := resolved(t, exec, dualresp.Query{Kind: QueryKind, Text: "SELECT n ORDER BY n, :id",
+				Params: map[string]string{"dataset_id": "abcd-1234", "domain": oldHost}})
+			if err := fake.SetMoved(oldHost, newHost); err != nil {
+				t.Fatal(err)
+			}
+			before := len(fake.Requests())
+			want := map[string]int{"count": 37, "page": 7, "stream": 32}[tc.name]
+			for i := range 2 {
+				got, err := tc.read(t, q)
+				if err != nil || got != want {
+					t.Fatalf("%s #%d of a query stored on %s, after it moved: %d rows, %v; want %d", tc.name, i+1, oldHost, got, err, want)
+				}
+			}
+			old := 0
+			for _, r := range fake.Requests()[before:] {
+				if r.Host == oldHost {
+					old++
+				}
+			}
+			if old != 1 {
+				t.Errorf("%s: %d requests went to the old host; want 1 (its answer is the move)", tc.name, old)
+			}
+			if n := strings.Count(logs.String(), "domain="+oldHost+" moved_to="+newHost); n != 1 {
+				t.Errorf("%s: the move was logged %d times; want once:\n%s", tc.name, n, logs.String())
+			}
+		})
+	}
 }

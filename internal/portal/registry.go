@@ -24,6 +24,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	lru "github.com/hashicorp/golang-lru/v2"
@@ -53,9 +54,12 @@ import (
 // *socrata.MovedError and follows nothing) is followed by Run, which
 // checks the new host as Get checks any domain (its name, the allowlist,
 // public addresses), gives it its own client, limits and token, and runs
-// the request again there. A move is remembered for the process (Get
-// resolves the old name from then on), logged once, and an answer says it
-// in one line (Moved).
+// the request again there. A tool's reads of a portal all follow a move
+// that way: its first read through Run, every later one through a Reader
+// (Run's loop: a Query's count, pages and stream, the hints, the null
+// group's count, the column statistics, search's row counts). A move is
+// remembered for the process (Get resolves the old name from
+// then on), logged once, and an answer says it in one line (Moved).
 
 // MaxDomains bounds the other portals whose clients and schema caches a
 // server keeps at once (without an allowlist).
@@ -262,29 +266,117 @@ func (p *Registry) current(domain string) string {
 // host that is refused is the *socrata.MovedError, its Refused set; a
 // chain of more than socrata.MaxMoves moves, or a loop, is an error.
 func (p *Registry) Run(ctx context.Context, v *Target, f func(*Target) error) (*Target, error) {
-	seen := []string{v.Domain}
-	for hops := 0; ; hops++ {
-		err := f(v)
-		var mv *socrata.MovedError
-		if !errors.As(err, &mv) || mv.Refused != nil {
-			return v, err
+	t := p.Reader(v).Try()
+	for {
+		again, err := t.Next(ctx, f(t.Portal()))
+		if !again {
+			return t.Portal(), err
 		}
-		if hops >= socrata.MaxMoves {
-			return v, fmt.Errorf("portal: %s moved more than %d times in a row; not followed further: %w", seen[0], socrata.MaxMoves, err)
-		}
-		next, ferr := p.Get(ctx, mv.To)
-		if ferr != nil {
-			refused := *mv // a copy: f's error may be shared (a schema cache's)
-			refused.Refused = ferr
-			return v, &refused
-		}
-		if slices.Contains(seen, next.Domain) {
-			return v, fmt.Errorf("portal: %s and %s redirect to each other; the portal cannot be reached: %w", v.Domain, mv.To, err)
-		}
-		p.learn(v.Domain, next.Domain)
-		seen = append(seen, next.Domain)
-		v = next
 	}
+}
+
+// Reader reads one portal through the registry: each request is a Try,
+// so a move the portal answers to any request (a tool's first read of
+// it, or a later one: a count, a page, a hint, a stored query's export)
+// is followed as Run follows it, and the Reader's later requests go to
+// the new host. It is safe for concurrent use.
+type Reader struct {
+	reg *Registry // nil: moves are not followed
+	on  atomic.Pointer[Target]
+}
+
+// Reader returns the Reader of v, a portal Get or Run gave. On a nil
+// Registry, a move is not followed: it is the *socrata.MovedError.
+func (p *Registry) Reader(v *Target) *Reader {
+	r := &Reader{reg: p}
+	r.on.Store(v)
+	return r
+}
+
+// Portal returns the portal r reads now: the one it was made for, or the
+// one a move it followed led to.
+func (r *Reader) Portal() *Target { return r.on.Load() }
+
+// Query runs soql on a dataset of r's portal (socrata.Client.Query), a
+// move followed.
+func (r *Reader) Query(ctx context.Context, datasetID, soql string) (*socrata.Result, error) {
+	t := r.Try()
+	for {
+		res, err := t.Portal().Client.Query(ctx, datasetID, soql)
+		if again, err := t.Next(ctx, err); !again {
+			return res, err
+		}
+	}
+}
+
+// Schema returns a dataset's schema through r's portal's cache
+// (schemacache.Cache.Schema: cached reports whether it was kept), a move
+// followed.
+func (r *Reader) Schema(ctx context.Context, datasetID string) (*socrata.Schema, bool, error) {
+	t := r.Try()
+	for {
+		sc, cached, err := t.Portal().Schemas.Schema(ctx, datasetID)
+		if again, err := t.Next(ctx, err); !again {
+			return sc, cached, err
+		}
+	}
+}
+
+// Try is one request through a Reader: sent to Portal and, after each
+// move Next follows, sent again there. It is Run's loop without a
+// function value, for the paths whose frames are counted (a query's
+// sample and count, docs/architecture.md):
+//
+//	t := r.Try()
+//	for again := true; again; {
+//		res, err = t.Portal().Client.Query(ctx, id, soql)
+//		again, err = t.Next(ctx, err)
+//	}
+type Try struct {
+	r    *Reader
+	at   *Target
+	seen []string // the hosts tried, in order
+}
+
+// Try starts a request on r's portal.
+func (r *Reader) Try() *Try {
+	at := r.on.Load()
+	return &Try{r: r, at: at, seen: []string{at.Domain}}
+}
+
+// Portal returns the portal to send the request to.
+func (t *Try) Portal() *Target { return t.at }
+
+// Next reads err, Portal's answer to the request. When it is a
+// *socrata.MovedError the registry follows (the new host checked as Get
+// checks any domain, the move remembered for the process and logged
+// once), Portal becomes the new host's, as does the Reader's, and again
+// is true: send the request again. Otherwise it returns err, or why the
+// move was not followed: the *socrata.MovedError with Refused set, a
+// chain of more than socrata.MaxMoves moves, a loop.
+func (t *Try) Next(ctx context.Context, err error) (again bool, _ error) {
+	var mv *socrata.MovedError
+	reg := t.r.reg
+	if reg == nil || !errors.As(err, &mv) || mv.Refused != nil {
+		return false, err
+	}
+	if len(t.seen) > socrata.MaxMoves {
+		return false, fmt.Errorf("portal: %s moved more than %d times in a row; not followed further: %w", t.seen[0], socrata.MaxMoves, err)
+	}
+	next, ferr := reg.Get(ctx, mv.To)
+	if ferr != nil {
+		refused := *mv // a copy: the error may be shared (a schema cache's)
+		refused.Refused = ferr
+		return false, &refused
+	}
+	if slices.Contains(t.seen, next.Domain) {
+		return false, fmt.Errorf("portal: %s and %s redirect to each other; the portal cannot be reached: %w", t.at.Domain, mv.To, err)
+	}
+	reg.learn(t.at.Domain, next.Domain)
+	t.r.on.CompareAndSwap(t.at, next) // a concurrent request may have moved it already
+	t.seen = append(t.seen, next.Domain)
+	t.at = next
+	return true, nil
 }
 
 // learn remembers that the portal from moved to to, logging it the first
