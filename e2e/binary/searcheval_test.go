@@ -138,7 +138,7 @@ above Socrata's rule.
 ` + table + `
 The same sets through the live path (the fake Discovery API serving the same catalog with its
 tags and page views, read whole by search_datasf as it reads data.sf.gov's) are measured by
-` + "`go test ./datasf -run TestSearchDevSet -v`" + `.
+` + "`go test -tags e2e ./datasf -run TestSearchDevSet -v`" + `.
 `
 	doc = strings.TrimRight(doc, "\n") + "\n\n" + section
 	if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
