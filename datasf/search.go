@@ -456,8 +456,10 @@ func searchFacts(query string, shown int, found rankedHits) string {
 		return fmt.Sprintf("%s %s%s; the first is also the most used (%s views). Check its name and description fit the question.",
 			facts, strings.ToUpper(why[:1]), why[1:], compactCount(hits[0].PageViews))
 	}
-	return fmt.Sprintf("%s %s%s; the most used of these is %s (%s, %s views). Compare names and descriptions before choosing.",
-		facts, strings.ToUpper(why[:1]), why[1:], hits[most].ID, clipText(hits[most].Name, 60), compactCount(hits[most].PageViews))
+	// The hit's id and use, not its name: the name is in the hit's own
+	// row, and a search answer's text keeps within 1,200 bytes.
+	return fmt.Sprintf("%s %s%s; the most used of these is %s (%s views). Compare names and descriptions before choosing.",
+		facts, strings.ToUpper(why[:1]), why[1:], hits[most].ID, compactCount(hits[most].PageViews))
 }
 
 // weakMatch reports whether a hit matched only in its description or

@@ -17,11 +17,13 @@ type searchItem struct {
 
 // Search answers are made for choosing: each hit says why it matched, its
 // row count, its last update and its first field names; five of them fit
-// in 1,200 Claude tokens, as structuredContent and as text.
+// in 1,200 Claude tokens, as structuredContent and as text, and the text
+// in 1,200 bytes (issue 56's budget for a search answer's text), a
+// warning line included ("crime" is broad).
 func TestSearchAnswerForChoosing(t *testing.T) {
 	t.Parallel()
 	h := sharedHarness(t)
-	for _, q := range []string{"food trucks", "police incident reports", "Which intersections have the most traffic collisions where someone was injured?", "311"} {
+	for _, q := range []string{"food trucks", "police incident reports", "Which intersections have the most traffic collisions where someone was injured?", "311", "crime"} {
 		args := map[string]any{"query": q}
 		res := h.call(t, "search_datasf", args)
 		var out struct {
@@ -46,6 +48,9 @@ func TestSearchAnswerForChoosing(t *testing.T) {
 		t.Logf("search_datasf(%q): structuredContent %d bytes, %d tokens; text %d bytes, %d tokens (budget 1,200)", q, len(sc), n, len(text), nt)
 		if n > 1200 || nt > 1200 {
 			t.Errorf("search_datasf(%q): %d tokens structured, %d as text; want at most 1,200 for 5 hits", q, n, nt)
+		}
+		if len(text) > 1200 {
+			t.Errorf("search_datasf(%q): text of %d bytes; want at most 1,200 for 5 hits:\n%s", q, len(text), text)
 		}
 	}
 }
