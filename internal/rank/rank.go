@@ -26,6 +26,11 @@
 //     Spaces (POPOS)") find the words they stand for, and the other way
 //     round: the only synonyms, taken from the catalog, never from a list
 //     of questions;
+//   - a search that names years ("from 2005 to 2015", "since 2020")
+//     wants the datasets whose names hold them: a name that says other
+//     years ("…: 2018 to Present", "Census 2010") has its score
+//     multiplied by down to one half, by the share of the years asked
+//     that it leaves out; a name without a year is left alone (years.go);
 //   - a misspelt word ("evicitons") that the catalog lacks finds the
 //     catalog's words one edit away (two for long words);
 //   - a word that few datasets have or none ("toilets", "criminal") also
@@ -181,6 +186,7 @@ type docInfo struct {
 	cols    [][]int32 // term ids of each column's name and field name
 	tags    [][]int32 // term ids of each tag
 	prior   float64
+	years   span // the years the name names (years.go)
 }
 
 // Index ranks the datasets it was built from: an inverted index (term ->
@@ -201,6 +207,9 @@ type Index struct {
 	// vocab are the catalog's words with a GloVe vector, for the nearest
 	// words of a rare typed word (neighbours).
 	vocab []vocabWord
+	// now is the year of the catalog's latest update, where "since 2020"
+	// and "2018 to Present" end (years.go).
+	now int
 }
 
 // New indexes docs. The slice is kept (not copied): do not change it
@@ -211,6 +220,12 @@ func New(docs []Doc) *Index {
 		ix.byID[strings.ToLower(d.ID)] = int32(i)
 	}
 	ix.acronyms = catalogAcronyms(docs)
+	for _, d := range docs {
+		ix.now = max(ix.now, d.UpdatedAt.Year())
+	}
+	if ix.now <= 1 {
+		ix.now = time.Now().Year()
+	}
 	an := analyzer{stems: map[string]string{}}
 	id := func(term string) int32 {
 		if t, ok := ix.terms[term]; ok {
@@ -269,6 +284,7 @@ func New(docs []Doc) *Index {
 		for f := range numFields {
 			total[f] += float64(di.length[f])
 		}
+		di.years = nameSpan(d.Name, d.UpdatedAt.Year(), ix.now)
 		di.prior = prior(d.PageViews)
 		if retired(d.Name) {
 			di.prior *= retiredFactor
@@ -413,12 +429,13 @@ func (ix *Index) Search(query string, limit int) []Hit {
 			nTyped++
 		}
 	}
+	asked := querySpan(query, ix.now)
 	hits := make([]Hit, 0, len(scores)+len(ids))
 	top := 0.0
 	for doc, score := range scores {
 		di := &ix.info[doc]
 		score += ix.phrases(di, typed)
-		score = math.Pow(score, textExponent) * di.prior
+		score = math.Pow(score, textExponent) * di.prior * yearsWeight(asked, di.years)
 		if nTyped > 0 {
 			score *= 1 + titleBonus*float64(bits.OnesCount64(titled[doc]))/float64(nTyped)
 		}

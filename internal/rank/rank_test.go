@@ -178,3 +178,35 @@ func TestSearchAcronymAsCommonAsItsWords(t *testing.T) {
 		t.Errorf("Search(sf growth) = %v; want grow-0001 first", got)
 	}
 }
+
+// A search that names years finds the dataset whose name holds them: the
+// historical reports for 2005 to 2015, though the current ones are used
+// more; the current ones since 2020, and without years.
+func TestSearchYears(t *testing.T) {
+	t.Parallel()
+	docs := []rank.Doc{
+		{ID: "hist-0001", Name: "Police Incident Reports: Historical 2003 to May 2018", Description: "Incidents reported to the police.", PageViews: 20000, UpdatedAt: time.Date(2018, 5, 1, 0, 0, 0, 0, time.UTC)},
+		{ID: "curr-0001", Name: "Police Incident Reports: 2018 to Present", Description: "Incidents reported to the police.", PageViews: 90000, UpdatedAt: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)},
+		{ID: "zone-2005", Name: "Historic Zoning Districts - 2005", Description: "Zoning districts.", UpdatedAt: day(1)},
+		{ID: "zone-2015", Name: "Historic Zoning Districts - 2015", Description: "Zoning districts.", UpdatedAt: day(2)},
+		{ID: "zone-0001", Name: "Zoning Districts", Description: "Zoning districts in force.", PageViews: 5000, UpdatedAt: day(1)},
+	}
+	ix := rank.New(docs)
+	for _, tt := range []struct{ query, want string }{
+		{"police incidents from 2005 to 2015", "hist-0001"},
+		{"police incidents between 2009 and 2012", "hist-0001"},
+		{"police incidents since 2020", "curr-0001"},
+		{"police incidents", "curr-0001"},
+		{"zoning districts", "zone-0001"},
+	} {
+		if got := idsOf(ix, ix.Search(tt.query, 0)); len(got) == 0 || got[0] != tt.want {
+			t.Errorf("Search(%q) = %v; want %s first", tt.query, got, tt.want)
+		}
+	}
+	// A name that names no year is left as it is; of two that do, the
+	// one nearer the years asked comes first, though the other is newer.
+	got := idsOf(ix, ix.Search("zoning districts between 2004 and 2006", 0))
+	if want := []string{"zone-0001", "zone-2005", "zone-2015"}; !slices.Equal(got, want) {
+		t.Errorf("Search(zoning districts between 2004 and 2006) = %v; want %v", got, want)
+	}
+}
