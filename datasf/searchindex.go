@@ -58,6 +58,10 @@ type catalogIndexes struct {
 	// values gathers the catalogs' column values (searchvalues.go); nil:
 	// search ranks without them.
 	values *searchValues
+	// rowless, offline, reports the datasets of a domain the portal holds
+	// no rows of (catalog entries only), whose Views documents have no
+	// values: the gathering passes them over (nil: none).
+	rowless func(domain, id string) bool
 	// stop ends the background work (refreshes, gatherings) when the
 	// server closes.
 	stop   context.Context
@@ -266,7 +270,11 @@ func (c *catalogIndexes) gatherValues(client *socrata.Client, key string, ds []s
 	ctx, cancel := context.WithTimeout(c.stop, valueGatherTimeout)
 	defer cancel()
 	start := c.now()
-	vals, err := gather(ctx, client, ds)
+	withRows := ds
+	if c.rowless != nil {
+		withRows = slices.DeleteFunc(slices.Clone(ds), func(d socrata.CatalogDataset) bool { return c.rowless(key, d.ID) })
+	}
+	vals, err := gather(ctx, client, withRows)
 	if c.stop.Err() != nil {
 		return // the server closed
 	}

@@ -29,6 +29,13 @@ func TestSearchRanksByColumnValues(t *testing.T) {
 		c := newCatalogIndexes(slog.New(slog.DiscardHandler))
 		c.now = clock.now
 		c.values = &searchValues{dir: dir, now: clock.now}
+		// The fixtures' datasets with rows, as the offline portal tells
+		// them apart: 4 Views requests a gathering instead of 630 (the
+		// race tier's longest datasf test when it asked them all;
+		// TestSearchValuesPassOverRowlessDatasets tests the filter).
+		c.rowless = func(_, id string) bool {
+			return !slices.Contains([]string{"wg3w-h783", "rqzj-sfat", "vw6y-z8j6", "yitu-d5am"}, id)
+		}
 		t.Cleanup(c.close)
 		return c
 	}
@@ -124,5 +131,40 @@ func TestSearchValuesStopWithTheServer(t *testing.T) {
 	}
 	if after := srv.RequestCount("views"); after != n {
 		t.Errorf("%d Views requests after Close; want none", after-n)
+	}
+}
+
+// Offline, the gathering asks the Views API only of the datasets the
+// portal holds rows of: a catalog entry alone has no values to give, and
+// asking the 630 of DataSF's built-in catalog at every start was 630
+// requests for nothing.
+func TestSearchValuesPassOverRowlessDatasets(t *testing.T) {
+	t.Parallel()
+	srv := fixtureportal.New(t)
+	client := srv.SocrataClient(socrata.Options{})
+	c := newCatalogIndexes(slog.New(slog.DiscardHandler))
+	c.values = &searchValues{now: time.Now}
+	var asked []string
+	c.rowless = func(domain, id string) bool {
+		asked = append(asked, domain)
+		return id != "wg3w-h783"
+	}
+	t.Cleanup(c.close)
+	if _, err := c.search(t.Context(), client, "data.sfgov.org", "larceny theft", 5); err != nil {
+		t.Fatal(err)
+	}
+	c.bg.Wait()
+	if n := srv.RequestCount("views"); n != 1 {
+		t.Errorf("Views requests: %d; want 1 (wg3w-h783, the one dataset with rows)", n)
+	}
+	if len(asked) == 0 || asked[0] != "data.sfgov.org" {
+		t.Errorf("rowless asked for domains %q; want data.sfgov.org", asked[:min(len(asked), 3)])
+	}
+	found, err := c.search(t.Context(), client, "data.sfgov.org", "larceny theft", 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(found.hits) == 0 || found.hits[0].ID != "wg3w-h783" {
+		t.Errorf("after the values: search(larceny theft) = %v; want wg3w-h783 first", ids(found))
 	}
 }

@@ -122,6 +122,7 @@ func newToolServer(opts toolServerOptions) (*toolServer, error) {
 		s.log = slog.New(slog.DiscardHandler)
 	}
 	s.indexes = newCatalogIndexes(s.log)
+	s.indexes.rowless = s.catalogOnly
 	if opts.SearchValues {
 		s.indexes.values = &searchValues{dir: opts.SearchValuesDir, now: time.Now}
 	}
