@@ -62,15 +62,7 @@ modules:
 # e2e/binary's tests run in one test process, which go test kills after
 # 10 minutes by default: on a loaded 2-core machine they took 11 (with the
 # race run beside them), hence E2E_TIMEOUT.
-#
-# E2E_PARALLEL is go test's -parallel for the e2e tier: how many of a
-# package's parallel tests run at once (default: the number of CPUs). The
-# e2e tests spend much of their time waiting (on a timeout, a slow reader,
-# a child process starting), so four at a time on 2 cores keep the CPU
-# busier: make test took 295.7 s with 4 and 305.9 s with 2, on a quiet
-# 2-core machine with the build cache warm.
 E2E_TIMEOUT ?= 30m
-E2E_PARALLEL ?= 4
 E2E_PKGS = ./e2e/... $(sort $(patsubst %/,%,$(dir $(shell grep -rl --include='*_test.go' --exclude-dir=e2e --exclude-dir=node_modules '^//go:build e2e' .))))
 #
 # The race run does not instrument SQLite (RACE_GCFLAGS): modernc.org/sqlite/lib,
@@ -116,11 +108,11 @@ test: vet modules test-deps race-gcflags-check
 	GORACE="atexit_sleep_ms=0 $$GORACE" \
 	DATASF_MCP_TEST_BINARY="$$shared/datasf-mcp" DATASF_MCP_TEST_CACHE="$$shared/offline" \
 	$(GO) run ./cmd/testreport -race -gcflags='$(RACE_GCFLAGS)' -count=1 $(RACE_FIRST) $(ALL) \
-		-- -tags e2e -tagged-only e2e -count=1 -timeout $(E2E_TIMEOUT) -parallel $(E2E_PARALLEL) $(E2E_PKGS)
+		-- -tags e2e -tagged-only e2e -count=1 -timeout $(E2E_TIMEOUT) $(E2E_PKGS)
 
 # The e2e tier alone (the slow tests; see test), without the race detector.
 test-e2e: test-deps
-	$(GO) test -tags e2e -count=1 -timeout $(E2E_TIMEOUT) -parallel $(E2E_PARALLEL) $(E2E_PKGS)
+	$(GO) test -tags e2e -count=1 -timeout $(E2E_TIMEOUT) $(E2E_PKGS)
 
 # The uninstrumented package of the race run (RACE_GCFLAGS) may define no
 # function another package could share but type equality: that of its C
