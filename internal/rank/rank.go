@@ -284,7 +284,11 @@ func New(docs []Doc) *Index {
 		for f := range numFields {
 			total[f] += float64(di.length[f])
 		}
-		di.years = nameSpan(d.Name, d.UpdatedAt.Year(), ix.now)
+		updated := 0 // unknown: nameSpan takes now
+		if !d.UpdatedAt.IsZero() {
+			updated = d.UpdatedAt.Year()
+		}
+		di.years = nameSpan(d.Name, updated, ix.now)
 		di.prior = prior(d.PageViews)
 		if retired(d.Name) {
 			di.prior *= retiredFactor

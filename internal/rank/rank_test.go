@@ -209,4 +209,13 @@ func TestSearchYears(t *testing.T) {
 	if want := []string{"zone-0001", "zone-2005", "zone-2015"}; !slices.Equal(got, want) {
 		t.Errorf("Search(zoning districts between 2004 and 2006) = %v; want %v", got, want)
 	}
+	// "2019 to Present" runs to now also when the catalog gives the
+	// dataset no date.
+	open := rank.New([]rank.Doc{
+		{ID: "clos-open", Name: "Street Closures: 2019 to Present", Description: "Closures.", PageViews: 50000},
+		{ID: "clos-none", Name: "Street Closures", Description: "Closures.", PageViews: 10000, UpdatedAt: day(1)},
+	})
+	if got := idsOf(open, open.Search("street closures since 2022", 0)); len(got) == 0 || got[0] != "clos-open" {
+		t.Errorf("Search(street closures since 2022) = %v; want clos-open (2019 to Present, no date) first", got)
+	}
 }
