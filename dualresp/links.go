@@ -3,6 +3,7 @@ package dualresp
 import (
 	"crypto/subtle"
 	"net/http"
+	pathpkg "path"
 	"strings"
 )
 
@@ -16,7 +17,9 @@ import (
 // gets, so that a refusal tells nothing.
 func CheckLink(path string, linkKey func(id string) string) (rest string, ok bool) {
 	after, found := strings.CutPrefix(path, "/k/")
-	if !found || linkKey == nil {
+	// A path with "." or ".." segments (or doubled slashes) is no link we
+	// made: refused, so that what passes on names the id it was checked for.
+	if !found || linkKey == nil || pathpkg.Clean(path) != path {
 		return "", false
 	}
 	key, tail, _ := strings.Cut(after, "/")

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"testing"
 
 	"github.com/datasf-mcp/datasf-mcp/dualresp"
 )
@@ -67,4 +68,24 @@ func ExampleServer_LinkHandler() {
 	// 404 /k/0000000000000000/resources/ID
 	// true /resources/ID/export
 	// false
+}
+
+// A keyed link with "." or ".." segments is refused: what passes on names
+// the id the key was checked for.
+func TestCheckLinkRefusesDotSegments(t *testing.T) {
+	t.Parallel()
+	linkKey := func(id string) string { return "k" + id[:4] }
+	id, other := "0123456789abcdef0123456789abcdef", "fedcba9876543210fedcba9876543210"
+	for _, p := range []string{
+		"/k/" + linkKey(id) + "/resources/" + id + "/../" + other,
+		"/k/" + linkKey(id) + "/resources/" + id + "/./export",
+		"/k/" + linkKey(id) + "//resources/" + id,
+	} {
+		if rest, ok := dualresp.CheckLink(p, linkKey); ok {
+			t.Errorf("CheckLink(%q) = %q, true; want refused", p, rest)
+		}
+	}
+	if _, ok := dualresp.CheckLink("/k/"+linkKey(id)+"/resources/"+id+"/export", linkKey); !ok {
+		t.Error("CheckLink refused a clean keyed link")
+	}
 }

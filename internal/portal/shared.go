@@ -45,8 +45,13 @@ import (
 // kept from all the waiters: the budget stays as busy as before (a slot
 // may stay free for one pause between asks, pollWait, or for waiterTTL
 // after a caller stopped waiting). A caller is named by a hash of its
-// identity, never its token or address; the callers in Redis are bounded
-// by the leases (at most the bound) and by waiterTTL. Turns of the rate
+// identity, never by it: a bearer token's owner is already a keyed hash
+// (HMAC under the store's key), so nothing in Redis leads back to a
+// token; an address is hashed without a key, which hides it from a
+// glance but not from someone who can read Redis and hash every IPv4
+// address, and it stays only while its lease or wait lasts. The callers
+// in Redis are bounded by the leases (at most the bound) and by
+// waiterTTL. Turns of the rate
 // are taken by requests holding a slot, so with both bounds set a
 // caller's turns follow its slots; a rate with no bound on requests in
 // flight is first come, first served. The per-replica fair queue (package socrata's)
@@ -130,7 +135,9 @@ func (b *SharedBudget) limiter(domain, token string, maxConcurrent int, perSecon
 		return nil
 	}
 	sum := sha256.Sum256([]byte("datasf-upstream\x00" + token))
-	key := b.prefix + strings.ToLower(strings.TrimSpace(domain)) + ":" + hex.EncodeToString(sum[:6])
+	// The portal's part of the keys in braces, Redis Cluster's hash tag:
+	// the take script reads two of them, which must be in one slot.
+	key := b.prefix + "{" + strings.ToLower(strings.TrimSpace(domain)) + ":" + hex.EncodeToString(sum[:6]) + "}"
 	l := &sharedLimiter{b: b, slotsKey: key + ":inflight", waitKey: key + ":waiting", rateKey: key + ":rate", max: maxConcurrent}
 	if perSecond > 0 {
 		// GCRA's emission interval is Period/Rate: a rate in thousandths

@@ -50,26 +50,26 @@ func Cos(a, b Vector) float64 {
 	return float64(s) / (scale * scale)
 }
 
-var (
-	once  sync.Once
-	words map[string]Vector
-	err   error
-)
+// words is the embedded file parsed, once, on first use.
+var words = sync.OnceValues(func() (map[string]Vector, error) { return parse(data) })
 
 // Lookup returns the vector of word (lower-case), or nil when the word is
 // not among the 30,000 kept.
 func Lookup(word string) Vector {
-	once.Do(func() { words, err = parse(data) })
-	if err != nil {
-		panic(err) // the embedded file is checked by this package's tests
-	}
-	return words[word]
+	return parsed()[word]
 }
 
 // Len is the number of words with a vector.
-func Len() int {
-	Lookup("")
-	return len(words)
+func Len() int { return len(parsed()) }
+
+// parsed is words' map; the embedded file is checked by this package's
+// tests, so an error is a broken build.
+func parsed() map[string]Vector {
+	m, err := words()
+	if err != nil {
+		panic(err)
+	}
+	return m
 }
 
 // parse reads vectors.bin: records of a length byte, the word, then Dims

@@ -6,6 +6,7 @@ import "testing"
 // says of English: a word is close to its synonyms, far from an unrelated
 // word, and exactly itself.
 func TestVectors(t *testing.T) {
+	t.Parallel()
 	if n := Len(); n != 30000 {
 		t.Fatalf("vectors.bin holds %d words; want 30000 (gen -n 30000)", n)
 	}
@@ -40,6 +41,7 @@ func TestVectors(t *testing.T) {
 }
 
 func TestParseRefusesACutFile(t *testing.T) {
+	t.Parallel()
 	if _, err := parse(data[:len(data)-3]); err == nil {
 		t.Error("a cut vectors.bin parsed without error")
 	}

@@ -8,8 +8,8 @@
 // It keeps the -n most frequent words (the package lists them by
 // frequency) made of lower-case ASCII letters only, each vector scaled to
 // unit length and rounded to int8 (a component times 254, clamped to
-// ±127; no component of a unit 100-dimensional GloVe vector comes near
-// 0.5). The file is the words' records one after another: the word's
+// ±127: gen says which words had a component over 0.5; of the 30,000
+// kept, a few of the most frequent, such as "the"). The file is the words' records one after another: the word's
 // length in a byte, the word, then its 100 components.
 package main
 
@@ -17,10 +17,10 @@ import (
 	"bufio"
 	"encoding/json"
 	"flag"
-	"fmt"
 	"log"
 	"math"
 	"os"
+	"slices"
 )
 
 func main() {
@@ -53,6 +53,7 @@ func main() {
 	}
 	w := bufio.NewWriter(f)
 	kept := 0
+	var clamped []string // words with a component over 0.5, clamped
 	for _, word := range m.Words {
 		if kept == *n {
 			break
@@ -72,7 +73,12 @@ func main() {
 		w.WriteByte(byte(len(word)))
 		w.WriteString(word)
 		for _, x := range v[:dims] {
-			w.WriteByte(byte(int8(max(-127, min(127, math.Round(x/norm*254))))))
+			q := math.Round(x / norm * 254)
+			if q < -127 || q > 127 {
+				clamped = append(clamped, word)
+				q = max(-127, min(127, q))
+			}
+			w.WriteByte(byte(int8(q)))
 		}
 		kept++
 	}
@@ -82,7 +88,7 @@ func main() {
 	if err := f.Close(); err != nil {
 		log.Fatal(err)
 	}
-	fmt.Printf("gen: %d words to %s\n", kept, *out)
+	log.Printf("gen: %d words to %s; %d components over 0.5 clamped to ±127, of %q", kept, *out, len(clamped), slices.Compact(clamped))
 }
 
 // lowerASCII reports whether s is 2 to 30 lower-case ASCII letters.
