@@ -192,9 +192,18 @@ func TestFairSharesAcrossReplicasBinary(t *testing.T) {
 	// next: the one that got the slot freed.
 	var order []string
 	held := slots
+	// release lets one held request go; bounded, should none be held (its
+	// caller gone) after all.
+	release := func() {
+		select {
+		case portal.proceed <- struct{}{}:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("no held request took the go-ahead in 30 s; order so far %v", order)
+		}
+	}
 	for done := false; !done; {
 		if held == slots {
-			portal.proceed <- struct{}{}
+			release()
 			held--
 			continue
 		}
@@ -208,7 +217,7 @@ func TestFairSharesAcrossReplicasBinary(t *testing.T) {
 			if held == 0 {
 				t.Fatalf("no request reached the portal for 2 s with none in flight; order so far %v", order)
 			}
-			portal.proceed <- struct{}{}
+			release()
 			held--
 		}
 	}
