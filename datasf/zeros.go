@@ -1,6 +1,7 @@
 package datasf
 
 import (
+	"fmt"
 	"strings"
 )
 
@@ -68,7 +69,9 @@ func (s *toolServer) catalogOnlyNote(domain string, items []datasetItem) string 
 	case 1:
 		return "Offline, " + ids[0] + " has no rows (only the catalog describes it)."
 	}
-	named := clipNames(ids, 5)
-	list := strings.Join(named[:len(named)-1], ", ") + " and " + named[len(named)-1]
+	list := strings.Join(ids[:len(ids)-1], ", ") + " and " + ids[len(ids)-1]
+	if len(ids) > 5 {
+		list = strings.Join(ids[:5], ", ") + fmt.Sprintf(" and %d more", len(ids)-5)
+	}
 	return "Offline, " + list + " have no rows (only the catalog describes them)."
 }

@@ -594,6 +594,12 @@ func (ix *Index) expand(typed []string) []queryTerm {
 func (ix *Index) matchedColumns(doc int, terms []int32) []string {
 	var out []string
 	for j, col := range ix.info[doc].cols {
+		if strings.HasPrefix(ix.docs[doc].Columns[j].FieldName, ":") {
+			// A computed region column (":@computed_region_…") matches
+			// by its name ("Current Police Districts"), but its field
+			// name tells a reader nothing: not named.
+			continue
+		}
 		for _, t := range terms {
 			if slices.Contains(col, t) {
 				out = append(out, ix.docs[doc].Columns[j].FieldName)

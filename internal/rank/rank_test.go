@@ -219,3 +219,21 @@ func TestSearchYears(t *testing.T) {
 		t.Errorf("Search(street closures since 2022) = %v; want clos-open (2019 to Present, no date) first", got)
 	}
 }
+
+// A computed region column matches by its name, but a hit does not name
+// its field (":@computed_region_…" tells a reader nothing).
+func TestSearchNamesNoComputedColumn(t *testing.T) {
+	t.Parallel()
+	ix := rank.New([]rank.Doc{{ID: "trees-001", Name: "Street Trees", Description: "Trees.", UpdatedAt: day(1), Columns: []rank.Column{
+		{Name: "Species", FieldName: "species"},
+		{Name: "Current Police Districts", FieldName: ":@computed_region_qgnn_b9vv"},
+		{Name: "Police Beat", FieldName: "police_beat"},
+	}}})
+	hits := ix.Search("police", 0)
+	if len(hits) != 1 {
+		t.Fatalf("Search(police) = %d hits; want trees-001 by its columns", len(hits))
+	}
+	if want := []string{"police_beat"}; !slices.Equal(hits[0].Columns, want) {
+		t.Errorf("Columns = %q; want %q", hits[0].Columns, want)
+	}
+}
