@@ -26,6 +26,7 @@ type report struct {
 	// Part 5: the exported query and the rows of the generated --data file.
 	exportQuery string
 	csvRows     int
+	startup     startupSet
 }
 
 func newReport(cfg config) *report {
