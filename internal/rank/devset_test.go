@@ -1,6 +1,8 @@
 package rank_test
 
 import (
+	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/datasf-mcp/datasf-mcp/internal/rank"
@@ -35,5 +37,32 @@ func BenchmarkSearchCatalog(b *testing.B) {
 				i++
 			}
 		})
+	}
+}
+
+// TestUnreachable checks the reach of the catalog's words: a search that
+// shares with its dataset only words most datasets have is unreachable;
+// one that shares a rarer word, even a stemmed form of it, is not.
+func TestUnreachable(t *testing.T) {
+	var docs []rank.Doc
+	for i := range 20 {
+		docs = append(docs, rank.Doc{ID: fmt.Sprintf("d%03d-0000", i), Name: "San Francisco city things", Description: "A <b>table</b> of records"})
+	}
+	docs[0].Name, docs[0].Tags = "311 Cases", []string{"customer service"}
+	docs[1].Columns = []rank.Column{{Name: "Complaint Type", FieldName: "complaint_type"}}
+	cases := []ranktest.Case{
+		{ID: docs[0].ID, Query: "what people complain about in San Francisco"},
+		{ID: docs[0].ID, Query: "customer services in the city"},
+		{ID: docs[1].ID, Query: "complaints by type"},
+		{ID: docs[2].ID, Query: "city records"},
+	}
+	got := ranktest.Unreachable(docs, cases)
+	var queries []string
+	for _, c := range got {
+		queries = append(queries, c.Query)
+	}
+	want := []string{"what people complain about in San Francisco", "city records"}
+	if !slices.Equal(queries, want) {
+		t.Errorf("Unreachable = %q; want %q", queries, want)
 	}
 }

@@ -425,3 +425,48 @@ func top20(ids []string, scores []float64) []string {
 	}
 	return out
 }
+
+// distinctShare is the share of a catalog's datasets below which a word
+// tells datasets apart (Unreachable).
+const distinctShare = 0.10
+
+// Unreachable returns the cases whose words share with their dataset's
+// text (name, description, category, department, tags, column names and
+// descriptions) no word, stemmed as the ranker stems, that fewer than a
+// tenth of docs have: the dataset can only come first by words most
+// datasets have, by words the catalog does not hold at all, or by use.
+// It says how far the catalog's own words can carry a set: a case here
+// needs knowledge the catalog does not write down ("what people complain
+// about" for 311 Cases, whose entry says "SF311 cases" and nothing of
+// complaints).
+func Unreachable(docs []rank.Doc, cases []Case) []Case {
+	words := map[string]map[string]bool{}
+	df := map[string]int{}
+	for _, d := range docs {
+		var b strings.Builder
+		for _, s := range []string{d.Name, rank.PlainText(d.Description), d.Category, d.Department, strings.Join(d.Tags, " ")} {
+			b.WriteString(s + " ")
+		}
+		for _, c := range d.Columns {
+			b.WriteString(c.Name + " " + c.FieldName + " " + c.Description + " ")
+		}
+		set := map[string]bool{}
+		for _, t := range rank.Terms(b.String()) {
+			set[t] = true
+		}
+		words[d.ID] = set
+		for t := range set {
+			df[t]++
+		}
+	}
+	var out []Case
+	for _, c := range cases {
+		distinct := slices.ContainsFunc(rank.Terms(c.Query), func(t string) bool {
+			return words[c.ID][t] && float64(df[t]) < distinctShare*float64(len(docs))
+		})
+		if !distinct {
+			out = append(out, c)
+		}
+	}
+	return out
+}
