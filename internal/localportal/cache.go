@@ -526,7 +526,7 @@ func (s *Emulator) addSampleCached(schema Schema, version string, n int, gen fun
 	if !isDatasetID(schema.ID) {
 		return fmt.Errorf("localportal: dataset id %q is not a 4x4 identifier like \"abcd-1234\"", schema.ID)
 	}
-	s.addPending(schema, true, func(ctx context.Context) error {
+	s.addPending(schema, int64(n), func(ctx context.Context) error {
 		// Rows at a few places stand for the generator's code: a change
 		// that makes other rows makes another key even without a version
 		// change.

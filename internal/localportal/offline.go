@@ -212,7 +212,7 @@ func (s *Emulator) addPendingFile(f *dataFile) {
 	if sample {
 		s.log.Info("localportal: a data file replaces the sample dataset", "file", f.path, "dataset", f.id, "matched_by", f.matched)
 	}
-	s.addPending(placeholder, false, func(ctx context.Context) error {
+	s.addPending(placeholder, -1, func(ctx context.Context) error {
 		rep := s.loadFile(ctx, f, LoadOptions{})
 		s.addReports(rep)
 		return rep.Err

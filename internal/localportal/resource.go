@@ -104,6 +104,10 @@ func (s *Emulator) serveResource(w http.ResponseWriter, r *http.Request) {
 		notFoundService(w)
 		return
 	}
+	params := r.URL.Query()
+	if s.answerPendingCount(w, r, id, func(ds *dataset) (string, error) { return queryText(ds, params) }, true, nil) {
+		return
+	}
 	ds, ok, err := s.lookup(r.Context(), id)
 	if err != nil {
 		writeError(w, err)
@@ -114,7 +118,7 @@ func (s *Emulator) serveResource(w http.ResponseWriter, r *http.Request) {
 			"message": "Not found", "data": map[string]any{"id": id}})
 		return
 	}
-	src, err := queryText(ds, r.URL.Query())
+	src, err := queryText(ds, params)
 	if err != nil {
 		writeError(w, err)
 		return

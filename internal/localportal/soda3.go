@@ -137,6 +137,10 @@ func (s *Emulator) serveSODA3(w http.ResponseWriter, r *http.Request) {
 		notFoundService(w)
 		return
 	}
+	if req.Page == nil && s.answerPendingCount(w, r, id, func(*dataset) (string, error) { return *req.Query, nil }, true,
+		func(ds *dataset) func(*compiled) *compiled { return s.soda3LiveNow().rowKeys(ds, id) }) {
+		return
+	}
 	ds, found, err := s.lookup(r.Context(), id)
 	if err != nil {
 		writeError(w, err)
