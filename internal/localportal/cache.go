@@ -499,7 +499,7 @@ func (s *Emulator) loadFileCached(ctx context.Context, f *dataFile, opts LoadOpt
 	}
 	rep.Rows, rep.Name, rep.Columns = meta.Rows, meta.Schema.Name, meta.Schema.Columns
 	rep.Inferred, rep.BadValues, rep.Problems = meta.Inferred, meta.BadValues, meta.Problems
-	if err := s.publishCached(ctx, meta, db); err != nil {
+	if err := s.publishCached(ctx, meta, db, name); err != nil {
 		return "", err
 	}
 	if built {
@@ -508,14 +508,15 @@ func (s *Emulator) loadFileCached(ctx context.Context, f *dataFile, opts LoadOpt
 	return "reused", nil
 }
 
-// publishCached serves the dataset of a cache file.
-func (s *Emulator) publishCached(ctx context.Context, meta *cacheMeta, db *sql.DB) error {
+// publishCached serves the dataset of the cache file name.
+func (s *Emulator) publishCached(ctx context.Context, meta *cacheMeta, db *sql.DB, name string) error {
 	ds, err := newDataset(meta.Schema, s.opts.Now())
 	if err != nil {
 		db.Close()
 		return err
 	}
 	ds.table, ds.db = meta.Table, db
+	ds.statsPath, ds.statsKey = filepath.Join(s.cache.dir, name+statsFileSuffix), meta.Key
 	s.publish(ctx, ds)
 	return nil
 }
@@ -550,7 +551,7 @@ func (s *Emulator) addSampleCached(schema Schema, version string, n int, gen fun
 		if err != nil {
 			return fmt.Errorf("localportal: sample dataset %s: %w", schema.ID, err)
 		}
-		return s.publishCached(ctx, meta, db)
+		return s.publishCached(ctx, meta, db, name)
 	})
 	return nil
 }

@@ -2,8 +2,11 @@ package localportal
 
 import (
 	"context"
+	"crypto/rand"
 	"database/sql"
+	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 
@@ -36,6 +39,56 @@ type topValue struct {
 	Count int64  `json:"count"`
 }
 
+// The statistics of a cache file's dataset are kept beside the file, in
+// NAME.stats.json with the file's key, once computed: the next start of
+// the offline portal, or another process on the same cache, reads them
+// instead of scanning the rows again (3 CPU-s for the 250,000 rows of
+// wg3w-h783, which every process describing it spent). A file that does
+// not read, or has another key (the cache file was rebuilt for other
+// data), is ignored and rewritten.
+const statsFileSuffix = ".stats.json"
+
+type statsFile struct {
+	Key   string                  `json:"key"`
+	Stats map[string]*columnStats `json:"stats"`
+}
+
+// readStats returns the statistics kept for ds's cache file, or nil.
+func readStats(ds *dataset) map[string]*columnStats {
+	if ds.statsPath == "" {
+		return nil
+	}
+	b, err := os.ReadFile(ds.statsPath)
+	if err != nil {
+		return nil
+	}
+	var f statsFile
+	if err := json.Unmarshal(b, &f); err != nil || f.Key != ds.statsKey || f.Stats == nil {
+		return nil
+	}
+	return f.Stats
+}
+
+// writeStats keeps st beside ds's cache file (best effort: the statistics
+// are computed again when it fails).
+func (s *Emulator) writeStats(ds *dataset, st map[string]*columnStats) {
+	if ds.statsPath == "" {
+		return
+	}
+	b, err := json.Marshal(statsFile{Key: ds.statsKey, Stats: st})
+	if err == nil {
+		tmp := ds.statsPath + ".tmp-" + rand.Text()[:10]
+		if err = os.WriteFile(tmp, b, 0o644); err == nil {
+			if err = os.Rename(tmp, ds.statsPath); err != nil {
+				os.Remove(tmp) //nolint:errcheck // best effort
+			}
+		}
+	}
+	if err != nil {
+		s.log.Debug("localportal: column statistics not kept", "file", ds.statsPath, "err", err)
+	}
+}
+
 // statsCache keeps each loaded dataset's column statistics.
 type statsCache struct {
 	mu        sync.Mutex
@@ -53,6 +106,10 @@ const statsSyncRows = 50000
 // statsAfterLoad computes a just-published dataset's statistics when it
 // is small.
 func (s *Emulator) statsAfterLoad(ctx context.Context, ds *dataset) {
+	if st := readStats(ds); st != nil {
+		s.storeStats(ds, st)
+		return
+	}
 	db := ds.db
 	if db == nil {
 		db = s.db
@@ -76,6 +133,10 @@ func (s *Emulator) storedStats(ds *dataset) map[string]*columnStats {
 		return st
 	}
 	if !s.stats.computing[ds] {
+		if st := readStats(ds); st != nil {
+			s.storeStatsLocked(ds, st)
+			return st
+		}
 		if s.stats.computing == nil {
 			s.stats.computing = map[*dataset]bool{}
 		}
@@ -89,6 +150,9 @@ func (s *Emulator) storedStats(ds *dataset) map[string]*columnStats {
 // portal closing) leaves them to a later Views request.
 func (s *Emulator) computeAndStore(ctx context.Context, ds *dataset) {
 	st, err := s.computeStats(ctx, ds)
+	if err == nil {
+		s.writeStats(ds, st)
+	}
 	s.stats.mu.Lock()
 	defer s.stats.mu.Unlock()
 	delete(s.stats.computing, ds)
@@ -96,6 +160,18 @@ func (s *Emulator) computeAndStore(ctx context.Context, ds *dataset) {
 		s.log.Debug("localportal: column statistics not computed", "dataset", ds.schema.ID, "err", err)
 		return
 	}
+	s.storeStatsLocked(ds, st)
+}
+
+// storeStats keeps st as ds's statistics.
+func (s *Emulator) storeStats(ds *dataset, st map[string]*columnStats) {
+	s.stats.mu.Lock()
+	defer s.stats.mu.Unlock()
+	s.storeStatsLocked(ds, st)
+}
+
+// storeStatsLocked is storeStats with s.stats.mu held.
+func (s *Emulator) storeStatsLocked(ds *dataset, st map[string]*columnStats) {
 	if s.stats.byDS == nil {
 		s.stats.byDS = map[*dataset]map[string]*columnStats{}
 	}

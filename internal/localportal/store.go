@@ -23,6 +23,10 @@ type dataset struct {
 	// db holds the table when it is not the portal's in-memory database:
 	// a cache file of its own (see cache.go), closed when the dataset goes.
 	db *sql.DB
+	// statsPath and statsKey, for a cache file's dataset: where its
+	// column statistics are kept, and the file's key they are valid for
+	// (colstats.go).
+	statsPath, statsKey string
 }
 
 // column is a dataset column with its storage details.
