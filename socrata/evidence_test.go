@@ -2,6 +2,7 @@ package socrata_test
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"io/fs"
 	"maps"
@@ -154,6 +155,12 @@ func TestEvidenceCitations(t *testing.T) {
 		b, err := os.ReadFile(path)
 		if err != nil {
 			return err
+		}
+		// Both patterns start with a word no line break can split: a
+		// file without either has nothing to check (and most files have
+		// neither; folding their lines cost seconds under -race).
+		if !bytes.Contains(b, []byte("evidence")) && !bytes.Contains(b, []byte("find_string")) {
+			return nil
 		}
 		text := lineBreak.ReplaceAllString(string(b), " ")
 		if loc := indexID.FindStringIndex(text); loc != nil {
