@@ -21,6 +21,7 @@ import { join } from "node:path";
 import { chromium } from "playwright-core";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { serverEnv } from "./server_env.mjs";
 
 const esbuild = createRequire(import.meta.url)("esbuild");
 const [shots, bin, ...serverArgs] = process.argv.slice(2);
@@ -68,7 +69,7 @@ async function rest(url, body) {
 
 // startServer spawns the binary and relays the page's MCP messages to it.
 async function startServer(page, args) {
-  const transport = new StdioClientTransport({ command: bin, args, stderr: "inherit" });
+  const transport = new StdioClientTransport({ command: bin, args, env: serverEnv(), stderr: "inherit" });
   let chain = Promise.resolve();
   transport.onmessage = (msg) => {
     debug("<-", JSON.stringify(msg).slice(0, 200));
@@ -183,7 +184,7 @@ try {
   const tableCalls = (await page.evaluate(() => window.host.log.calls.result_page)) || 0;
 
   // The model's payload is the same for a client without the extension.
-  const plainTransport = new StdioClientTransport({ command: bin, args: serverArgs, stderr: "inherit" });
+  const plainTransport = new StdioClientTransport({ command: bin, args: serverArgs, env: serverEnv(), stderr: "inherit" });
   const plain = new Client({ name: "datasf-plain-client", version: "1.0.0" });
   await plain.connect(plainTransport);
   const plainTools = (await plain.listTools()).tools.map((t) => t.name);

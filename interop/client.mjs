@@ -10,6 +10,7 @@
 // It prints one JSON line of figures and exits non-zero on any failure.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { serverEnv } from "./server_env.mjs";
 
 const [bin, ...serverArgs] = process.argv.slice(2);
 if (!bin) {
@@ -24,6 +25,7 @@ function check(cond, msg) {
 const transport = new StdioClientTransport({
   command: bin,
   args: serverArgs,
+  env: serverEnv(),
   stderr: "inherit",
 });
 const client = new Client({ name: "datasf-interop", version: "1.0.0" });

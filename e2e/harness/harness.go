@@ -99,6 +99,16 @@ func WarmIncidents() error {
 	return nil
 }
 
+// CacheDir is the offline cache directory a test's servers use: make
+// test's shared one (DATASF_MCP_TEST_CACHE, where wg3w-h783 is built
+// once for every test process), or a directory of the test's own.
+func CacheDir(t testing.TB) string {
+	if dir := os.Getenv("DATASF_MCP_TEST_CACHE"); dir != "" {
+		return dir
+	}
+	return t.TempDir()
+}
+
 // Main runs a test package's tests in dir (the module directory whose
 // relative paths the tests use, e.g. "interop" for its Node scripts),
 // after setup when not nil, and removes the binary it built, if any.

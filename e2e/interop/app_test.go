@@ -56,7 +56,7 @@ func TestAppInChromium(t *testing.T) {
 		shots = t.TempDir()
 	}
 	cmd := exec.CommandContext(ctx, node, "app_host.mjs", shots, bin, "--offline", "--rest-addr", "127.0.0.1:0")
-	cmd.Env = append(os.Environ(), "CHROMIUM="+chromium, "DATASF_LOG_LEVEL=warn", "DATASF_CACHE_DIR="+t.TempDir(), "APP_HOST_REST_ARGS=--cors-origins *")
+	cmd.Env = append(os.Environ(), "CHROMIUM="+chromium, "DATASF_LOG_LEVEL=warn", "DATASF_CACHE_DIR="+harness.CacheDir(t), "APP_HOST_REST_ARGS=--cors-origins *")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

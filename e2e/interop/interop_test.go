@@ -8,6 +8,7 @@
 package interop
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -37,14 +38,19 @@ func TestTypeScriptSDKClient(t *testing.T) {
 	bin := buildBinary(t)
 
 	cmd := exec.CommandContext(ctx, node, "client.mjs", bin, "--offline", "--rest-addr", "127.0.0.1:0")
-	cmd.Env = append(os.Environ(), "DATASF_LOG_LEVEL=warn", "DATASF_CACHE_DIR="+t.TempDir())
+	cmd.Env = append(os.Environ(), "DATASF_LOG_LEVEL=warn", "DATASF_CACHE_DIR="+harness.CacheDir(t))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		var stderr []byte
-		if ee, ok := err.(*exec.ExitError); ok {
-			stderr = ee.Stderr
-		}
-		t.Fatalf("node client.mjs: %v\nstdout: %s\nstderr: %s", err, out, stderr)
+		t.Fatalf("node client.mjs: %v\nstdout: %s\nstderr: %s", err, out, stderr.Bytes())
+	}
+	// The server the SDK started got the script's DATASF_* settings (the
+	// SDK passes only HOME, PATH and a few others unless given env): at
+	// DATASF_LOG_LEVEL=warn it logs no INFO line, among them its start.
+	// Without them it built its offline cache in the user's ~/.cache.
+	if bytes.Contains(stderr.Bytes(), []byte("level=INFO")) {
+		t.Errorf("the server logged at INFO though DATASF_LOG_LEVEL=warn: the SDK did not pass it the environment:\n%s", stderr.Bytes())
 	}
 	var figures struct {
 		Tools      int    `json:"tools"`
