@@ -81,6 +81,9 @@ modules:
 # "Test tiers"). The Node and Chromium tests stay at two: at four, a
 # Chromium page missed its 30 s timeout once.
 E2E_TIMEOUT ?= 30m
+# The e2e/ packages but e2e/binary, which runs as a go test of its own
+# (see above): found by their test files, so that a new one runs too.
+E2E_DIRS = $(filter-out ./e2e/binary,$(sort $(patsubst %/,./%,$(dir $(wildcard e2e/*/*_test.go)))))
 E2E_PKGS = ./e2e/... $(sort $(patsubst %/,%,$(dir $(shell grep -rl --include='*_test.go' --exclude-dir=e2e --exclude-dir=node_modules '^//go:build e2e' .))))
 #
 # The race run does not instrument SQLite (RACE_GCFLAGS): modernc.org/sqlite/lib,
@@ -132,7 +135,7 @@ test:
 	GORACE="atexit_sleep_ms=0 $$GORACE" \
 	DATASF_MCP_TEST_BINARY="$$shared/datasf-mcp" DATASF_MCP_TEST_CACHE="$$shared/offline" \
 	$(GO) run ./cmd/testreport -race -gcflags='$(RACE_GCFLAGS)' -count=1 $(RACE_FIRST) $(ALL) \
-		-- -tags e2e -tagged-only e2e -count=1 -timeout $(E2E_TIMEOUT) $(filter-out ./e2e/...,$(E2E_PKGS)) ./e2e/harness ./e2e/interop \
+		-- -tags e2e -tagged-only e2e -count=1 -timeout $(E2E_TIMEOUT) $(filter-out ./e2e/...,$(E2E_PKGS)) $(E2E_DIRS) \
 		-- -tags e2e -count=1 -parallel 4 -timeout $(E2E_TIMEOUT) ./e2e/binary
 
 # The e2e tier alone (the slow tests; see test), without the race detector.
